@@ -1,0 +1,3 @@
+from envport.cli import main
+
+raise SystemExit(main())
