@@ -1,0 +1,107 @@
+"""Command line: parse, validate, call one function per command.
+
+Every error a user can act on is printed as one line on stderr with exit code 2 (usage,
+spec) or 1 (the port failed); no traceback reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from envport.errors import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EnvportError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse prints the whole usage block; one line is the house style.
+        self.exit(EXIT_USAGE, f"envport: {message} (see `{self.prog} --help`)\n")
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _levels(text: str) -> tuple[str, ...]:
+    return tuple(part.strip().lower() for part in text.split(",") if part.strip())
+
+
+def _add_verify(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "verify",
+        help="check a port against its reference (CI gate: exit 0 pass, 1 divergence, 2 usage)",
+    )
+    p.add_argument("spec", help="envport.toml or the directory holding it")
+    p.add_argument("--port", required=True, help="directory of the port's modules")
+    p.add_argument("--target", default="auto", choices=["auto", "jax", "numpy"])
+    p.add_argument("--levels", type=_levels, default=("l3",), help="comma list (default l3)")
+    p.add_argument("--episodes", type=_positive, help="L3 episodes (default from the spec)")
+    p.add_argument("--steps", type=_positive, help="L3 steps per episode at most")
+    p.add_argument("--mode", choices=["free", "resync", "both"], help="L3 rollout mode")
+    p.add_argument("--seed", type=int, default=0, help="seed of the episode plan")
+    p.add_argument("--episode", type=int, help="run only this episode of the plan (replay)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per port request")
+    p.add_argument("--junit", type=Path, help="write JUnit XML here")
+    p.add_argument("--json", type=Path, help="write the full report as JSON here")
+    p.set_defaults(func=_run_verify)
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from envport.verifiers.junit import write_junit
+    from envport.verifiers.verify import VerifyOptions, verify
+
+    options = VerifyOptions(
+        levels=args.levels,
+        target=args.target,
+        episodes=args.episodes,
+        steps=args.steps,
+        mode=args.mode,
+        seed=args.seed,
+        only_episode=args.episode,
+        timeout=args.timeout,
+    )
+    report = verify(args.spec, args.port, options)
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(report.text(), markup=False)
+    timing = report.seconds
+    console.print(
+        f"{'verified' if report.passed else 'DIVERGED'}: backend {report.backend or '?'}, "
+        f"reference {timing.get('reference', 0):.2f} s, total {timing.get('total', 0):.2f} s",
+        style="bold green" if report.passed else "bold red",
+    )
+    if args.json:
+        args.json.write_text(report.model_dump_json(indent=2), encoding="utf-8")
+    if args.junit:
+        write_junit(report, args.junit)
+    return EXIT_OK if report.passed else EXIT_DIVERGED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="envport", description=__doc__.splitlines()[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_verify(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except EnvportError as error:
+        print(f"envport: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        print("envport: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

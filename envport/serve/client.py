@@ -1,0 +1,109 @@
+"""Start a port worker process and talk to it with a timeout on every request."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+from envport.errors import PortError
+from envport.serve.wire import Request, pack, unpack_response
+
+# Never hand credentials to untrusted port code.
+_SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
+
+
+def worker_environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in _SECRET_MARKERS)}
+    env.setdefault("JAX_PLATFORMS", "cpu")
+    return env
+
+
+class PortWorker:
+    """One worker process hosting one port. Use as a context manager."""
+
+    def __init__(self, timeout: float = 60.0) -> None:
+        self.timeout = timeout
+        self._context = zmq.Context.instance()
+        self._socket = self._context.socket(zmq.PAIR)
+        self._socket.setsockopt(zmq.LINGER, 0)
+        port = self._socket.bind_to_random_port("tcp://127.0.0.1")
+        self._scratch = tempfile.TemporaryDirectory(prefix="envport-worker-")
+        self._stderr = open(Path(self._scratch.name) / "stderr.log", "w+b")  # noqa: SIM115
+        self._next_id = 0
+        self._pending: int | None = None
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "envport.serve.worker", "--address", f"tcp://127.0.0.1:{port}"],
+            cwd=self._scratch.name,
+            env=worker_environment(),
+            stdin=subprocess.DEVNULL,
+            stdout=self._stderr,
+            stderr=self._stderr,
+        )
+
+    def __enter__(self) -> PortWorker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def send(self, op: str, **args: Any) -> None:
+        """Send a request without waiting, so the caller can work while the port does."""
+        self._next_id += 1
+        self._pending = self._next_id
+        self._socket.send(pack(Request(id=self._next_id, op=op, args=args)))  # type: ignore[arg-type]
+        self._pending_op = op
+
+    def receive(self, timeout: float | None = None) -> Any:
+        limit = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        while True:
+            if self._socket.poll(100):
+                response = unpack_response(self._socket.recv())
+                if response.id != self._pending:
+                    continue  # a late answer to a request we gave up on
+                if not response.ok:
+                    raise PortError(f"port failed in `{self._pending_op}`: {response.error}")
+                return response.result
+            if self.process.poll() is not None:
+                raise PortError(f"port worker died in `{self._pending_op}`: {self._death_note()}")
+            if time.monotonic() > deadline:
+                self.kill()
+                raise PortError(
+                    f"port did not answer `{self._pending_op}` within {limit:g} s; the worker "
+                    "was stopped (raise --timeout if the port is just slow)"
+                )
+
+    def request(self, op: str, timeout: float | None = None, **args: Any) -> Any:
+        self.send(op, **args)
+        return self.receive(timeout)
+
+    def _death_note(self) -> str:
+        code = self.process.returncode
+        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        self._stderr.flush()
+        self._stderr.seek(0)
+        lines = [ln for ln in self._stderr.read().decode(errors="replace").splitlines() if ln]
+        return f"{how}; last output: {lines[-1]}" if lines else how
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self._socket.send(pack(Request(id=0, op="shutdown")), zmq.NOBLOCK)
+                self.process.wait(timeout=2)
+            except (zmq.ZMQError, subprocess.TimeoutExpired):
+                self.kill()
+        self._socket.close()
+        self._stderr.close()
+        self._scratch.cleanup()

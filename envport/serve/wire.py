@@ -1,0 +1,68 @@
+"""Wire format between the verifier and a worker: typed envelopes, msgpack bodies.
+
+Arrays travel as msgpack extension 1 (dtype, shape, raw bytes) so that a float32 port
+observation arrives as float32: dtype is part of what is checked.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgpack
+import numpy as np
+from pydantic import BaseModel, ConfigDict
+
+_NDARRAY = 1
+
+Op = Literal["ping", "load", "rollout", "step_batch", "shutdown"]
+
+
+class Request(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    id: int
+    op: Op
+    args: dict[str, Any] = {}
+
+
+class Response(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    id: int
+    ok: bool
+    result: Any = None
+    # What went wrong in the port, in the port's own words (exception type and message).
+    error: str | None = None
+    detail: str | None = None
+
+
+def _default(obj: Any) -> Any:
+    if isinstance(obj, np.ndarray):
+        array = np.ascontiguousarray(obj)
+        header = msgpack.packb([array.dtype.str, list(array.shape)])
+        return msgpack.ExtType(_NDARRAY, header + array.tobytes())
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if hasattr(obj, "__array__"):  # jax arrays and friends
+        return _default(np.asarray(obj))
+    raise TypeError(f"cannot send {type(obj).__name__} over the wire")
+
+
+def _ext_hook(code: int, data: bytes) -> Any:
+    if code != _NDARRAY:
+        return msgpack.ExtType(code, data)
+    unpacker = msgpack.Unpacker()
+    unpacker.feed(data)
+    dtype, shape = next(unpacker)
+    offset = unpacker.tell()
+    return np.frombuffer(data[offset:], dtype=np.dtype(dtype)).reshape(shape).copy()
+
+
+def pack(message: BaseModel) -> bytes:
+    return msgpack.packb(dict(message), default=_default, use_bin_type=True)
+
+
+def unpack_request(data: bytes) -> Request:
+    return Request.model_validate(msgpack.unpackb(data, ext_hook=_ext_hook, raw=False))
+
+
+def unpack_response(data: bytes) -> Response:
+    return Response.model_validate(msgpack.unpackb(data, ext_hook=_ext_hook, raw=False))

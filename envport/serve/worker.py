@@ -1,0 +1,114 @@
+"""A worker process that hosts one port and answers requests over ZMQ.
+
+Started by `PortWorker`; never imported by the verifier. Everything the port raises is sent
+back as the port's own error text, so a broken port is a failed check, not a dead verifier.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+from envport.serve.wire import Request, Response, pack, unpack_request
+from envport.targets.loader import PACKAGE, ContractError, import_modules
+
+
+def _limit_self() -> None:
+    # No core dumps from a crashing port; the wider sandbox comes with the worker pool.
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+class Host:
+    def __init__(self) -> None:
+        self.port: Any = None
+
+    def load(self, port_dir: str, modules: list[dict[str, Any]], entry: str, target: str) -> dict:
+        entry_module = import_modules(Path(port_dir), modules, entry)
+        if target == "auto":
+            target = "numpy" if hasattr(entry_module, "VectorEnv") else "jax"
+        if target == "numpy":
+            from envport.targets.numpy_port import NumpyPort
+
+            self.port = NumpyPort(entry_module)
+        elif target == "jax":
+            from envport.targets.jax_port import JaxPort
+
+            self.port = JaxPort(entry_module)
+        else:
+            raise ContractError(f"target `{target}` cannot be loaded by the Python worker")
+        return {"backend": self.port.backend}
+
+    def handle(self, request: Request) -> Any:
+        if request.op == "ping":
+            return {"pid": os.getpid()}
+        if request.op == "load":
+            return self.load(**request.args)
+        if self.port is None:
+            raise ContractError("no port loaded")
+        if request.op == "rollout":
+            return self.port.rollout(**request.args)
+        if request.op == "step_batch":
+            return self.port.step_batch(**request.args)
+        raise ContractError(f"unknown op {request.op}")
+
+
+def _port_frames(error: BaseException) -> str:
+    """The traceback lines that point into the port, which is what a repair needs."""
+    frames = traceback.extract_tb(error.__traceback__)
+    inside = [f for f in frames if f"/{PACKAGE}" in f.filename or "/ports/" in f.filename]
+    return "".join(traceback.format_list(inside or frames[-3:]))
+
+
+def _exit_with_parent(parent: int) -> None:
+    # A worker whose verifier died must not live on holding a CPU.
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def serve(address: str) -> None:
+    _limit_self()
+    _exit_with_parent(os.getppid())
+    context = zmq.Context()
+    socket = context.socket(zmq.PAIR)
+    socket.setsockopt(zmq.LINGER, 0)
+    socket.connect(address)
+    host = Host()
+    while True:
+        request = unpack_request(socket.recv())
+        if request.op == "shutdown":
+            socket.send(pack(Response(id=request.id, ok=True)))
+            break
+        try:
+            response = Response(id=request.id, ok=True, result=host.handle(request))
+        except BaseException as error:  # the port's failure is data to report, not a crash
+            response = Response(
+                id=request.id,
+                ok=False,
+                error=f"{type(error).__name__}: {error}".strip(),
+                detail=_port_frames(error),
+            )
+        socket.send(pack(response))
+    socket.close()
+    context.term()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="envport port worker (started by envport)")
+    parser.add_argument("--address", required=True)
+    serve(parser.parse_args().address)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,196 @@
+"""PortSpec: what to port, how to reach the reference's state, and how to judge the port.
+
+A spec lives in `envport.toml`. Every validation problem becomes one `SpecError` line that
+names the key and what is expected, so a user can fix the file without reading a traceback.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from envport.errors import SpecError
+
+SPEC_FILENAME = "envport.toml"
+TARGETS = ("jax", "numpy", "rust")
+POLICIES = ("uniform", "sticky", "biased")
+
+# Default tolerances: a float32 port of a float64 reference (DESIGN.md, contract 4).
+DEFAULT_ATOL = 1e-5
+DEFAULT_RTOL = 1e-5
+
+
+class _Strict(BaseModel):
+    # A typo in a key is an error, not a silently ignored setting.
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ReferenceSpec(_Strict):
+    entry: str = Field(description="`gymnasium:EnvId-v1` or `package.module:factory`")
+    kwargs: dict[str, Any] = Field(default_factory=dict)
+    sources: list[str] = Field(
+        default_factory=list, description="modules whose text goes into prompts"
+    )
+
+    @field_validator("entry")
+    @classmethod
+    def _entry_shape(cls, value: str) -> str:
+        prefix, sep, rest = value.partition(":")
+        if not sep or not prefix or not rest:
+            raise ValueError("expected `gymnasium:EnvId-v1` or `package.module:factory`")
+        return value
+
+
+class StateSpec(_Strict):
+    """How the harness reads and writes the reference's state.
+
+    Either `fields` (name -> attribute path on the env that `make` returns; `unwrapped.x`
+    reaches the base env) or a `read`/`write` bridge (`package.module:function`).
+    """
+
+    fields: dict[str, str] = Field(default_factory=dict)
+    read: str | None = None
+    write: str | None = None
+    step_counter: str | None = Field(
+        default=None, description="state field counting steps; lets L3 start near the time limit"
+    )
+
+    @field_validator("fields")
+    @classmethod
+    def _paths(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, path in value.items():
+            if not path or any(not part.isidentifier() for part in path.split(".")):
+                raise ValueError(f"field `{name}`: expected a dotted attribute path, got {path!r}")
+        return value
+
+
+class ModuleSpec(_Strict):
+    name: str
+    exports: list[str] = Field(default_factory=list)
+    depends_on: list[str] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _identifier(cls, value: str) -> str:
+        if not value.isidentifier():
+            raise ValueError(f"expected a Python module name, got {value!r}")
+        return value
+
+
+class TargetSpec(_Strict):
+    """The port's layout for one backend: modules in dependency order, `entry` last."""
+
+    entry: str = "env"
+    modules: list[ModuleSpec] = Field(default_factory=list)
+
+
+class Tolerance(_Strict):
+    atol: float = Field(default=DEFAULT_ATOL, ge=0)
+    rtol: float = Field(default=DEFAULT_RTOL, ge=0)
+    # Free-running rollouts let float error accumulate; the spec bounds it separately.
+    free_atol: float | None = Field(default=None, ge=0)
+    free_rtol: float | None = Field(default=None, ge=0)
+
+    def bounds(self, free_running: bool) -> tuple[float, float]:
+        if free_running:
+            return (
+                self.atol if self.free_atol is None else self.free_atol,
+                self.rtol if self.free_rtol is None else self.free_rtol,
+            )
+        return self.atol, self.rtol
+
+
+class L3Spec(_Strict):
+    episodes: int = Field(default=100, gt=0)
+    steps: int = Field(default=500, gt=0)
+    mode: Literal["free", "resync", "both"] = "both"
+    policies: list[Literal["uniform", "sticky", "biased"]] = Field(
+        default_factory=lambda: list(POLICIES), min_length=1
+    )
+    late_start_fraction: float = Field(default=0.2, ge=0, le=1)
+
+
+class LevelsSpec(_Strict):
+    l3: L3Spec = Field(default_factory=L3Spec)
+
+
+class ObservationSpec(_Strict):
+    names: list[str] = Field(default_factory=list, description="one name per component")
+
+
+class PortSpec(_Strict):
+    name: str
+    description: str = ""
+    reference: ReferenceSpec
+    state: StateSpec
+    observation: ObservationSpec = Field(default_factory=ObservationSpec)
+    targets: dict[str, TargetSpec] = Field(default_factory=dict)
+    tolerance: dict[str, Tolerance] = Field(default_factory=dict)
+    levels: LevelsSpec = Field(default_factory=LevelsSpec)
+
+    @field_validator("targets")
+    @classmethod
+    def _known_targets(cls, value: dict[str, TargetSpec]) -> dict[str, TargetSpec]:
+        for name, target in value.items():
+            if name not in TARGETS:
+                raise ValueError(f"unknown target `{name}`; expected one of {', '.join(TARGETS)}")
+            names = [module.name for module in target.modules]
+            if target.modules and target.entry not in names:
+                raise ValueError(f"`{name}.entry` = {target.entry!r} is not one of its modules")
+        return value
+
+    def tolerance_for(self, field: str) -> Tolerance:
+        """Tolerance for a field: its own entry, else `obs` for observation parts, else default."""
+        if field in self.tolerance:
+            return self.tolerance[field]
+        if field.startswith("obs") and "obs" in self.tolerance:
+            return self.tolerance["obs"]
+        return Tolerance()
+
+    def target(self, name: str) -> TargetSpec:
+        return self.targets.get(name, TargetSpec())
+
+
+def _location(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc) or "(top level)"
+
+
+def _one_line(error: ValidationError) -> str:
+    first = error.errors()[0]
+    key = _location(first["loc"])
+    message = first["msg"].removeprefix("Value error, ")
+    if first["type"] == "missing":
+        return f"key `{key}` is missing"
+    if first["type"] == "extra_forbidden":
+        return f"key `{key}` is not a spec key (check the spelling; see README 'Spec format')"
+    got = first.get("input")
+    shown = "" if isinstance(got, dict | list) else f" (got {got!r})"
+    return f"key `{key}`: {message}{shown}"
+
+
+def spec_path(path: str | Path) -> Path:
+    """The `envport.toml` a user means: the path itself, or the file inside a directory."""
+    candidate = Path(path)
+    if candidate.is_dir():
+        candidate = candidate / SPEC_FILENAME
+    if not candidate.is_file():
+        raise SpecError(f"{candidate}: no such spec file; pass a directory holding {SPEC_FILENAME}")
+    return candidate
+
+
+def load_spec(path: str | Path) -> PortSpec:
+    """Read and validate a spec; raises SpecError with one line on any problem."""
+    file = spec_path(path)
+    try:
+        data = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as error:
+        raise SpecError(f"{file}: not valid TOML: {error}") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise SpecError(f"{file}: cannot read: {error}") from None
+    try:
+        return PortSpec.model_validate(data)
+    except ValidationError as error:
+        raise SpecError(f"{file}: {_one_line(error)}") from None

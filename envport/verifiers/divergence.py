@@ -1,0 +1,114 @@
+"""Divergence reports: what differed, where, and the command that shows it again.
+
+These models are the verifier's output and the repair prompt's input, so they carry
+everything a reader (human or model) needs without re-running anything.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class FieldDiff(BaseModel):
+    field: str
+    expected: Any
+    actual: Any
+    difference: float | None = None
+    atol: float | None = None
+    rtol: float | None = None
+
+    def line(self) -> str:
+        text = f"{self.field}: expected {_fmt(self.expected)}, got {_fmt(self.actual)}"
+        if self.difference is not None:
+            text += f" (|diff| {self.difference:.3g}; atol {self.atol:g}, rtol {self.rtol:g})"
+        return text
+
+
+class Divergence(BaseModel):
+    level: str
+    mode: str | None = None
+    module: str | None = None
+    episode: int | None = None
+    step: int | None = None
+    seed: int | None = None
+    reset_seed: int | None = None
+    policy: str | None = None
+    late_start: int | None = None
+    start_state: dict[str, Any] = Field(default_factory=dict)
+    action_prefix: list[Any] = Field(default_factory=list)
+    fields: list[FieldDiff] = Field(default_factory=list)
+    message: str = ""
+    replay: str = ""
+
+    def text(self) -> str:
+        where = [f"{self.level.upper()}" + (f" {self.mode}" if self.mode else "")]
+        if self.module:
+            where.append(f"module {self.module}")
+        if self.episode is not None:
+            where.append(
+                f"episode {self.episode} (policy {self.policy}, reset seed {self.reset_seed})"
+            )
+        if self.step is not None:
+            where.append(f"step {self.step}")
+        lines = [", ".join(where) + (f": {self.message}" if self.message else "")]
+        if self.late_start is not None:
+            lines.append(f"  started with the step counter at {self.late_start}")
+        if self.start_state:
+            lines.append(f"  start state: {_fmt(self.start_state)}")
+        if self.action_prefix:
+            lines.append(f"  actions up to the divergence: {_fmt(self.action_prefix)}")
+        lines.extend(f"  {diff.line()}" for diff in self.fields)
+        if self.replay:
+            lines.append(f"  replay: {self.replay}")
+        return "\n".join(lines)
+
+
+class LevelResult(BaseModel):
+    level: str
+    mode: str | None = None
+    passed: bool
+    episodes: int = 0
+    steps_compared: int = 0
+    diverged_episodes: int = 0
+    divergences: list[Divergence] = Field(default_factory=list)
+    seconds: dict[str, float] = Field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.level + (f".{self.mode}" if self.mode else "")
+
+
+class VerifyReport(BaseModel):
+    spec: str
+    port: str
+    backend: str | None = None
+    passed: bool
+    error: str | None = None
+    levels: list[LevelResult] = Field(default_factory=list)
+    seconds: dict[str, float] = Field(default_factory=dict)
+
+    def text(self) -> str:
+        lines = []
+        if self.error:
+            lines.append(f"FAIL port: {self.error}")
+        for level in self.levels:
+            status = "pass" if level.passed else "FAIL"
+            lines.append(
+                f"{status} {level.name}: {level.episodes} episodes, "
+                f"{level.steps_compared} steps compared"
+                + (f", {level.diverged_episodes} diverged" if level.diverged_episodes else "")
+            )
+            lines.extend(d.text() for d in level.divergences[:1])
+        return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.9g}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_fmt(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_fmt(v)}" for k, v in value.items()) + "}"
+    return str(value)

@@ -1,0 +1,44 @@
+"""JUnit XML for CI systems: one test case per level and mode, divergences as failures."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from envport.verifiers.divergence import VerifyReport
+
+
+def junit_xml(report: VerifyReport) -> str:
+    suite = ET.Element("testsuite", name=f"envport verify {report.port}")
+    cases = 0
+    failures = 0
+    load = ET.SubElement(suite, "testcase", classname="envport.port", name="load")
+    cases += 1
+    if report.error:
+        failures += 1
+        ET.SubElement(load, "failure", message=report.error).text = report.error
+    for level in report.levels:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"envport.{level.level}",
+            name=level.name,
+            time=f"{sum(level.seconds.values()):.3f}",
+        )
+        cases += 1
+        if not level.passed:
+            failures += 1
+            first = level.divergences[0]
+            summary = f"{level.diverged_episodes} of {level.episodes} episodes diverged"
+            failure = ET.SubElement(
+                case, "failure", message=f"{summary}; first at step {first.step}"
+            )
+            failure.text = "\n\n".join(d.text() for d in level.divergences)
+    suite.set("tests", str(cases))
+    suite.set("failures", str(failures))
+    suite.set("time", f"{report.seconds.get('total', 0.0):.3f}")
+    return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+def write_junit(report: VerifyReport, path: Path) -> None:
+    path.write_text(junit_xml(report), encoding="utf-8")

@@ -1,0 +1,133 @@
+"""The reference side: make a Gymnasium env, reset, step, read and write its state.
+
+The reference is the user's trusted code, so it runs in the verifier's process; only port
+code is kept at arm's length (DESIGN.md, contract 7).
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from envport.errors import SpecError
+from envport.spec import PortSpec
+
+State = dict[str, np.ndarray]
+
+
+def _import_attr(target: str, key: str) -> Callable[..., Any]:
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise SpecError(f"key `{key}`: cannot import module `{module_name}`: {error}") from None
+    try:
+        return getattr(module, attr)
+    except AttributeError:
+        raise SpecError(f"key `{key}`: module `{module_name}` has no `{attr}`") from None
+
+
+def make_env(spec: PortSpec) -> Any:
+    """Build the reference env named by `reference.entry`."""
+    prefix, _, name = spec.reference.entry.partition(":")
+    if prefix == "gymnasium":
+        import gymnasium
+
+        try:
+            return gymnasium.make(name, **spec.reference.kwargs)
+        except gymnasium.error.Error as error:
+            raise SpecError(
+                f"key `reference.entry`: unknown Gymnasium env id `{name}` ({error}); "
+                "check `gymnasium.envs.registry` for the ids installed here"
+            ) from None
+        except TypeError as error:
+            raise SpecError(f"key `reference.kwargs`: {error}") from None
+    factory = _import_attr(spec.reference.entry, "reference.entry")
+    try:
+        return factory(**spec.reference.kwargs)
+    except TypeError as error:
+        raise SpecError(f"key `reference.kwargs`: {error}") from None
+
+
+def _resolve(env: Any, path: str) -> tuple[Any, str]:
+    """The object holding the last attribute of `path`, and that attribute's name."""
+    *parents, last = path.split(".")
+    holder = env
+    for part in parents:
+        holder = getattr(holder, part)
+    return holder, last
+
+
+@dataclass
+class Transition:
+    obs: np.ndarray
+    reward: float
+    terminated: bool
+    truncated: bool
+
+
+class Reference:
+    """One reference env with state access as the spec describes it."""
+
+    def __init__(self, spec: PortSpec) -> None:
+        self.spec = spec
+        # Stepping past termination or unusual states triggers Gymnasium warnings that are
+        # noise here: the harness decides what is compared.
+        logging.getLogger("gymnasium").setLevel(logging.ERROR)
+        warnings.filterwarnings("ignore", module="gymnasium")
+        self.env = make_env(spec)
+        self._reader = _import_attr(spec.state.read, "state.read") if spec.state.read else None
+        self._writer = _import_attr(spec.state.write, "state.write") if spec.state.write else None
+        if not spec.state.fields and not (self._reader and self._writer):
+            raise SpecError("key `state`: give `fields` or both `read` and `write` bridges")
+        self.action_space = self.env.action_space
+        self.observation_space = self.env.observation_space
+        self.max_episode_steps: int | None = getattr(self.env.spec, "max_episode_steps", None)
+
+    def reset(self, seed: int) -> np.ndarray:
+        obs, _ = self.env.reset(seed=seed)
+        return np.asarray(obs)
+
+    def step(self, action: Any) -> Transition:
+        obs, reward, terminated, truncated, _ = self.env.step(action)
+        return Transition(np.asarray(obs), float(reward), bool(terminated), bool(truncated))
+
+    def read_state(self) -> State:
+        if self._reader is not None:
+            return {k: np.array(v) for k, v in self._reader(self.env).items()}
+        state = {}
+        for name, path in self.spec.state.fields.items():
+            holder, attr = _resolve(self.env, path)
+            try:
+                value = getattr(holder, attr)
+            except AttributeError:
+                raise SpecError(
+                    f"key `state.fields.{name}`: the reference has no attribute `{path}`"
+                ) from None
+            state[name] = np.array(value)
+        return state
+
+    def write_state(self, state: State) -> None:
+        if self._writer is not None:
+            self._writer(self.env, state)
+            return
+        for name, path in self.spec.state.fields.items():
+            holder, attr = _resolve(self.env, path)
+            current = getattr(holder, attr)
+            value = state[name]
+            # Keep the reference's own types: it may compare with `is None` or index arrays.
+            if isinstance(current, np.ndarray):
+                value = np.array(value, dtype=current.dtype)
+            elif isinstance(current, bool | np.bool_):
+                value = bool(value)
+            elif isinstance(current, int | np.integer):
+                value = int(value)
+            elif isinstance(current, float | np.floating):
+                value = float(value)
+            setattr(holder, attr, value)
