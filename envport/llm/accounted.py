@@ -1,0 +1,128 @@
+"""The model the pipeline uses: cache, budget, ledger and journal around any Model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from envport.llm.budget import Budget, BudgetExhausted
+from envport.llm.cache import ResponseCache, request_key
+from envport.llm.failures import one_line
+from envport.llm.ledger import CallRecord, Ledger, utc_now
+from envport.llm.prices import PriceTable
+from envport.llm.types import Model, ModelRequest, ModelResponse
+
+
+class AccountedModel:
+    """Every call goes: cache (free) -> budget check (may refuse) -> model -> ledger, journal.
+
+    `prices` prices the worst case for the budget; it defaults to the inner model's table
+    (providers carry one) and a model without one (replay) is treated as free.
+    """
+
+    def __init__(
+        self,
+        model: Model,
+        *,
+        cache_dir: Path | str | None = None,
+        ledger: Ledger | None = None,
+        budget: Budget | None = None,
+        journal_path: Path | str | None = None,
+        prices: PriceTable | None = None,
+    ) -> None:
+        self.model = model
+        self.name = model.name
+        self.provider = model.provider
+        self.model_id = model.model_id
+        self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
+        self.ledger = ledger if ledger is not None else Ledger()
+        self.budget = budget
+        self.journal_path = Path(journal_path) if journal_path is not None else None
+        self.prices = prices if prices is not None else getattr(model, "prices", None)
+        # Identical requests in flight at once wait for one another instead of both paying.
+        self._key_locks: dict[str, asyncio.Lock] = {}
+
+    async def complete(self, request: ModelRequest) -> ModelResponse:
+        key = request_key(self.name, request)
+        lock = self._key_locks.setdefault(key, asyncio.Lock())
+        async with lock:
+            return await self._complete(key, request)
+
+    async def _complete(self, key: str, request: ModelRequest) -> ModelResponse:
+        if self.cache is not None:
+            hit = self.cache.get(key)
+            if hit is not None:
+                response = hit.model_copy(update={"cached": True, "cost_usd": 0.0, "attempts": 0})
+                self._record(key, request, response, latency_s=0.0)
+                return response
+
+        reservation = None
+        if self.budget is not None:
+            price = self.prices.price_or_warn(self.model_id) if self.prices else None
+            worst = self.budget.worst_case(request, price)
+            try:
+                reservation = self.budget.reserve(worst, f"{request.purpose.label()} call")
+            except BudgetExhausted as exc:
+                self._journal({"event": "budget_exhausted", "message": str(exc)}, request)
+                raise
+
+        started = time.monotonic()
+        try:
+            response = await self.model.complete(request)
+        except BaseException as exc:
+            if reservation is not None and self.budget is not None:
+                self.budget.release(reservation)
+            if isinstance(exc, Exception):
+                # Only envport's own one-line messages reach the journal, scrubbed again.
+                self._journal({"event": "model_error", "message": one_line(str(exc))}, request)
+            raise
+        latency = time.monotonic() - started
+
+        if reservation is not None and self.budget is not None:
+            self.budget.settle(reservation, response.cost_usd, response.usage.total)
+        if self.cache is not None:
+            self.cache.put(key, self.name, response)
+        self._record(key, request, response, latency_s=latency)
+        return response
+
+    def _record(
+        self, key: str, request: ModelRequest, response: ModelResponse, *, latency_s: float
+    ) -> None:
+        record = CallRecord(
+            purpose=request.purpose,
+            model=self.name,
+            served_by=response.model,
+            usage=response.usage,
+            cost_usd=response.cost_usd,
+            stop_reason=response.stop_reason,
+            cached=response.cached,
+            attempts=response.attempts,
+            latency_s=round(latency_s, 3),
+            request_key=key,
+        )
+        self.ledger.record(record)
+        if self.journal_path is not None:
+            self._append({"event": "model_call", **record.model_dump(mode="json")})
+
+    def _journal(self, fields: dict[str, Any], request: ModelRequest) -> None:
+        if self.journal_path is None:
+            return
+        self._append(
+            {
+                "event": fields.pop("event"),
+                "at": utc_now().isoformat(),
+                "purpose": request.purpose.model_dump(mode="json"),
+                "model": self.name,
+                **fields,
+            }
+        )
+
+    def _append(self, record: dict[str, Any]) -> None:
+        assert self.journal_path is not None
+        self.journal_path.parent.mkdir(parents=True, exist_ok=True)
+        # One write of one line: a crash leaves whole records, at most one torn last line.
+        with self.journal_path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")

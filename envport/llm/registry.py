@@ -1,0 +1,44 @@
+"""Providers chosen by a model string: `anthropic:<model>`, `openai:<model>`, `replay:<dir>`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from envport.errors import EnvportError
+from envport.llm.anthropic_provider import AnthropicModel
+from envport.llm.openai_provider import OpenAIModel
+from envport.llm.prices import PriceTable, load_prices
+from envport.llm.replay import ReplayModel
+from envport.llm.retry import RetryPolicy
+from envport.llm.types import Model
+
+PROVIDERS = ("anthropic", "openai", "replay")
+DEFAULT_TIMEOUT_S = 600.0
+
+
+def load_model(
+    spec: str,
+    *,
+    base_url: str | None = None,
+    api_key: str | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    retry: RetryPolicy | None = None,
+    prices: PriceTable | Path | str | None = None,
+) -> Model:
+    """The model a spec string names.
+
+    `base_url` falls back to ANTHROPIC_BASE_URL / OPENAI_BASE_URL, `api_key` to
+    ANTHROPIC_API_KEY / OPENAI_API_KEY. `prices` is a table, or a TOML file overriding the
+    shipped one (else $ENVPORT_PRICES).
+    """
+    provider, sep, rest = spec.partition(":")
+    if not sep or not rest or provider not in PROVIDERS:
+        raise EnvportError(
+            f"model {spec!r} is not <provider>:<model>; use anthropic:<model>, "
+            "openai:<model> or replay:<session dir>"
+        )
+    if provider == "replay":
+        return ReplayModel(rest)
+    table = prices if isinstance(prices, PriceTable) else load_prices(prices)
+    cls = AnthropicModel if provider == "anthropic" else OpenAIModel
+    return cls(rest, prices=table, api_key=api_key, base_url=base_url, timeout=timeout, retry=retry)
