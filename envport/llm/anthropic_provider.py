@@ -81,9 +81,10 @@ class AnthropicModel:
         params: dict[str, Any] = {
             "model": self.model_id,
             "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
             "messages": messages,
         }
+        # No temperature: the Messages API of the anthropic 2.x SDK takes no sampling
+        # parameters, so request.temperature only keys the cache for this provider.
         if request.system:
             params["system"] = request.system
         return params

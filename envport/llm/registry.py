@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from envport.errors import EnvportError
-from envport.llm.anthropic_provider import AnthropicModel
-from envport.llm.openai_provider import OpenAIModel
 from envport.llm.prices import PriceTable, load_prices
 from envport.llm.replay import ReplayModel
 from envport.llm.retry import RetryPolicy
@@ -40,5 +38,9 @@ def load_model(
     if provider == "replay":
         return ReplayModel(rest)
     table = prices if isinstance(prices, PriceTable) else load_prices(prices)
-    cls = AnthropicModel if provider == "anthropic" else OpenAIModel
+    # Imported here: each SDK takes a second or more to import.
+    if provider == "anthropic":
+        from envport.llm.anthropic_provider import AnthropicModel as cls
+    else:
+        from envport.llm.openai_provider import OpenAIModel as cls
     return cls(rest, prices=table, api_key=api_key, base_url=base_url, timeout=timeout, retry=retry)

@@ -9,6 +9,7 @@ ModelCallError line naming the status and the attempts, with secrets scrubbed.
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import logging
 import time
@@ -16,8 +17,6 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import anthropic
-import openai
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
@@ -26,18 +25,38 @@ from envport.llm.failures import MalformedResponse, ModelCallError, one_line
 log = logging.getLogger("envport.llm")
 
 T = TypeVar("T")
-
-STATUS_ERRORS = (anthropic.APIStatusError, openai.APIStatusError)
-CONNECTION_ERRORS = (anthropic.APIConnectionError, openai.APIConnectionError)
-TIMEOUT_ERRORS = (anthropic.APITimeoutError, openai.APITimeoutError)
-MALFORMED_ERRORS = (
-    json.JSONDecodeError,
-    MalformedResponse,
-    anthropic.APIResponseValidationError,
-    openai.APIResponseValidationError,
-)
 # 408 request timeout, 409 lock contention and 429 rate limit clear up by themselves.
 TRANSIENT_4XX = frozenset({408, 409, 429})
+
+
+@dataclass(frozen=True)
+class SdkErrors:
+    """Exception classes of both SDKs, grouped by what envport does with them."""
+
+    status: tuple[type[Exception], ...]
+    connection: tuple[type[Exception], ...]
+    timeout: tuple[type[Exception], ...]
+    malformed: tuple[type[Exception], ...]
+
+
+@functools.cache
+def sdk_errors() -> SdkErrors:
+    # Imported on first use: the SDKs take seconds to import, and commands that never call
+    # a model (verify, audit) should not pay for that.
+    import anthropic
+    import openai
+
+    return SdkErrors(
+        status=(anthropic.APIStatusError, openai.APIStatusError),
+        connection=(anthropic.APIConnectionError, openai.APIConnectionError),
+        timeout=(anthropic.APITimeoutError, openai.APITimeoutError),
+        malformed=(
+            json.JSONDecodeError,
+            MalformedResponse,
+            anthropic.APIResponseValidationError,
+            openai.APIResponseValidationError,
+        ),
+    )
 
 
 @dataclass(frozen=True)
@@ -64,12 +83,13 @@ class CallContext:
 
 
 def is_transient(exc: BaseException) -> bool:
-    if isinstance(exc, STATUS_ERRORS):
+    errors = sdk_errors()
+    if isinstance(exc, errors.status):
         verdict = exc.response.headers.get("x-should-retry")
         if verdict in ("true", "false"):
             return verdict == "true"  # the server knows better than the status code
         return exc.status_code in TRANSIENT_4XX or exc.status_code >= 500
-    return isinstance(exc, CONNECTION_ERRORS + MALFORMED_ERRORS)
+    return isinstance(exc, errors.connection + errors.malformed)
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:
@@ -98,7 +118,7 @@ class _Wait:
     def __init__(self, policy: RetryPolicy) -> None:
         self.policy = policy
         self.backoff = wait_exponential_jitter(
-            initial=policy.initial_wait, max=policy.max_wait, jitter=policy.initial_wait
+            multiplier=policy.initial_wait, max=policy.max_wait, jitter=policy.initial_wait
         )
 
     def __call__(self, state: RetryCallState) -> float:
@@ -146,7 +166,7 @@ async def call_with_retries(
 
 def as_model_call_error(exc: Exception, context: CallContext, attempts: int) -> Exception:
     """The one-line error for a failed call; unknown exceptions pass through unchanged."""
-    status = exc.status_code if isinstance(exc, STATUS_ERRORS) else None
+    status = exc.status_code if isinstance(exc, sdk_errors().status) else None
     if is_transient(exc):
         tries = "attempt" if attempts == 1 else "attempts"
         return ModelCallError(
@@ -182,13 +202,14 @@ def refusal_message(status: int, exc: Exception, context: CallContext) -> str:
 
 
 def describe(exc: BaseException | None, context: CallContext) -> str:
-    if isinstance(exc, STATUS_ERRORS):
+    errors = sdk_errors()
+    if isinstance(exc, errors.status):
         return f"HTTP {exc.status_code}: {api_detail(exc, context)}"
-    if isinstance(exc, TIMEOUT_ERRORS):
+    if isinstance(exc, errors.timeout):
         return f"no answer within {context.timeout:g}s (timeout)"
-    if isinstance(exc, CONNECTION_ERRORS):
+    if isinstance(exc, errors.connection):
         return f"cannot connect to {context.base_url}"
-    if isinstance(exc, MALFORMED_ERRORS):
+    if isinstance(exc, errors.malformed):
         return "malformed response body"
     return one_line(repr(exc), context.secrets)
 
