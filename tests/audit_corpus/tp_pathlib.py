@@ -1,0 +1,15 @@
+"""pathlib I/O through a constructed path, a variable, an annotated parameter and self."""
+from pathlib import Path
+
+
+class RunDir:
+    def __init__(self, root: Path):
+        self.root = root
+
+    async def write_state(self, text, scratch: Path):
+        Path("run.json").write_text(text)  # expect: high Path.write_text
+        journal = self.root / "journal"
+        journal.mkdir(parents=True, exist_ok=True)  # expect: high Path.mkdir
+        (journal / "old.jsonl").unlink(missing_ok=True)  # expect: high Path.unlink
+        data = scratch.read_bytes()  # expect: high Path.read_bytes
+        return data
