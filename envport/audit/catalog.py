@@ -105,6 +105,12 @@ COMPRESSION = Rule(
     "run it in a `ProcessPoolExecutor` via `loop.run_in_executor`, or "
     "`await asyncio.to_thread(...)`",
 )
+SHALLOW_MODEL_COPY = Rule(
+    "shallow-model-copy",
+    Severity.LOW,
+    "copies a pydantic model's top-level fields (a shallow copy)",
+    "cheap for small models; avoid it in per-step code on large ones",
+)
 SMALL_SYNC_IO = Rule(
     "small-sync-io",
     Severity.LOW,
@@ -126,6 +132,7 @@ RULES: tuple[Rule, ...] = (
     REGEX_IN_LOOP,
     CPU_HEAVY_LOOP,
     COMPRESSION,
+    SHALLOW_MODEL_COPY,
     SMALL_SYNC_IO,
 )
 
@@ -336,7 +343,8 @@ PATH_METHODS: dict[str, Rule] = {
 # Method names that only pathlib-like objects have, flagged whatever the receiver is.
 PATH_ONLY_METHODS = frozenset(["read_text", "write_text", "read_bytes", "write_bytes"])
 
-# Pydantic's copy: a deep copy when asked, and a full model walk even when not.
+# Pydantic's copy: `deep=True` walks the whole model (high, like copy.deepcopy); without it
+# only the top-level field dict is copied, which is reported but low.
 MODEL_COPY_METHOD = "model_copy"
 
 # Synchronous client classes: constructing one in async code is the finding, and so is

@@ -151,6 +151,11 @@ class Resolver:
             return None
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Div):
             return catalog.PATH if self.kind(expr.left, fn) == catalog.PATH else None
+        if isinstance(expr, ast.IfExp):
+            # `Path(p) if p is not None else None`: a None branch does not change the kind.
+            branches = [b for b in (expr.body, expr.orelse) if not _is_none(b)]
+            kinds = {self.kind(branch, fn) for branch in branches}
+            return kinds.pop() if len(kinds) == 1 else None
         return None
 
     def _constructed_kind(self, call: ast.Call, fn: FunctionInfo | None) -> str | None:
@@ -260,6 +265,10 @@ def _bindings(body: list[ast.stmt]) -> list[tuple[str, ast.expr | None]]:
             found.append((node.lineno, node.col_offset, node.id, None))
     found.sort(key=lambda binding: (binding[0], binding[1]))
     return [(name, value) for _, _, name, value in found]
+
+
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
 
 
 def _kind_of_type(qualname: str) -> str | None:

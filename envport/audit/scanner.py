@@ -177,7 +177,8 @@ class _BodyScanner(ast.NodeVisitor):
             case MethodRef(name=name) if name in catalog.PATH_ONLY_METHODS:
                 return catalog.FILE_IO, f"Path.{name}"
             case MethodRef(name=catalog.MODEL_COPY_METHOD):
-                return catalog.DEEP_COPY, f".{catalog.MODEL_COPY_METHOD}"
+                rule = catalog.DEEP_COPY if _asks_deep_copy(node) else catalog.SHALLOW_MODEL_COPY
+                return rule, f".{catalog.MODEL_COPY_METHOD}"
         # A fresh client's method call is covered by the finding on its constructor.
         return None
 
@@ -219,6 +220,17 @@ def _is_offload(node: ast.Call, callee: Callee | None) -> bool:
     if isinstance(callee, ModuleRef) and callee.qualname in catalog.OFFLOAD_FUNCTIONS:
         return True
     return isinstance(node.func, ast.Attribute) and node.func.attr in catalog.OFFLOAD_METHODS
+
+
+def _asks_deep_copy(node: ast.Call) -> bool:
+    """`deep=` set to anything but a literal False (a variable may well be True)."""
+    for keyword in node.keywords:
+        if keyword.arg == "deep":
+            value = keyword.value
+            return not (isinstance(value, ast.Constant) and value.value is False)
+        if keyword.arg is None:
+            return True  # `**options` may carry deep=True
+    return False
 
 
 def _payload(node: ast.Call) -> ast.expr | None:
