@@ -17,6 +17,7 @@ from envport.audit import catalog
 from envport.audit.index import ClassInfo, FunctionInfo, ModuleIndex, scope_nodes
 
 _BUILTIN_NAMES = frozenset(dir(builtins))
+_OPTIONAL_TYPES = frozenset(["typing.Optional", "typing.Union"])
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,14 @@ class Resolver:
                 annotation.right, fn
             )
         if isinstance(annotation, ast.Subscript):
-            # `Optional[Path]`
-            return self.annotation_kind(annotation.slice, fn)
+            # `Optional[Path]`, `Union[Path, str]`; not `list[Path]`, which is no path.
+            wrapper = self.callee(annotation.value, fn)
+            if not (isinstance(wrapper, ModuleRef) and wrapper.qualname in _OPTIONAL_TYPES):
+                return None
+            members = annotation.slice
+            options = members.elts if isinstance(members, ast.Tuple) else [members]
+            kinds = {self.annotation_kind(option, fn) for option in options} - {None}
+            return kinds.pop() if len(kinds) == 1 else None
         callee = self.callee(annotation, fn)
         return _kind_of_type(callee.qualname) if isinstance(callee, ModuleRef) else None
 
@@ -205,9 +212,12 @@ class Resolver:
             return self._class_kinds[owner]
         kinds: dict[str, str | None] = {}
         self._class_kinds[owner] = kinds
+        # A declared attribute type (`client: httpx.Client` in the class body) wins over
+        # whatever the assignments in methods make evident.
+        declared: dict[str, str | None] = {}
         for stmt in owner.node.body:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                _bind(kinds, stmt.target.id, self.annotation_kind(stmt.annotation, None))
+                _bind(declared, stmt.target.id, self.annotation_kind(stmt.annotation, None))
         for method in owner.methods.values():
             receiver = method.receiver
             for node in scope_nodes(method.node.body):
@@ -221,6 +231,7 @@ class Resolver:
                         and target.value.id == receiver
                     ):
                         _bind(kinds, target.attr, self.kind(node.value, method))
+        kinds.update({name: kind for name, kind in declared.items() if kind is not None})
         return kinds
 
     def _binding_kind(self, value: ast.expr | None, fn: FunctionInfo) -> str | None:
