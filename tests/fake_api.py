@@ -106,7 +106,7 @@ Responder = Callable[[Flavour, dict[str, Any]], "Scripted | str"]
 class RecordedRequest:
     flavour: Flavour
     path: str
-    headers: dict[str, str]
+    headers: dict[str, str]  # names lower-cased
     body: Any  # parsed JSON, or the raw text when it was not JSON
 
 
@@ -210,11 +210,10 @@ def _make_handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             if flavour is None:
                 self._send(404, {"error": {"type": "not_found", "message": f"no {self.path}"}})
                 return
+            headers = {name.lower(): value for name, value in self.headers.items()}
             with api._lock:
                 api.hits[flavour] += 1
-                api.requests.append(
-                    RecordedRequest(flavour, self.path, dict(self.headers.items()), body)
-                )
+                api.requests.append(RecordedRequest(flavour, self.path, headers, body))
             item = api._next(flavour, body)
             # The client may have given up (timeout); then there is no one to answer.
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):

@@ -31,10 +31,17 @@ class MalformedResponse(Exception):
     """The server answered 2xx with a body that is not a completion; treated as transient."""
 
 
+MIN_SECRET_CHARS = 8
+
+
 def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace every secret (and its 8+ character tails, as servers echo masked keys) in text."""
+    """Replace every secret (and its 8+ character tails, as servers echo masked keys) in text.
+
+    Strings shorter than 8 characters are left alone: no real API key is that short, and
+    scrubbing a placeholder like "k" would garble every word that contains the letter.
+    """
     for secret in secrets:
-        if not secret:
+        if not secret or len(secret) < MIN_SECRET_CHARS:
             continue
         text = text.replace(secret, REDACTED)
         # "sk-...SECRET-123" style echoes keep a suffix; a long suffix still identifies the key.

@@ -58,7 +58,11 @@ class OpenAIModel:
             api_key=key, base_url=self.base_url, timeout=timeout, max_retries=0
         )
         self.context = CallContext(
-            name=self.name, key_env=KEY_ENV, base_url=self.base_url, timeout=timeout, secrets=(key,)
+            name=self.name,
+            key_env=KEY_ENV,
+            base_url=self.base_url,
+            timeout=timeout,
+            secrets=(key,) if key != LOCAL_PLACEHOLDER_KEY else (),
         )
 
     def request_params(self, request: ModelRequest) -> dict[str, Any]:
