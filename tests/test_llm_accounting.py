@@ -284,3 +284,14 @@ def test_ledger_round_trips_and_journal_has_one_line_per_call(api: FakeAPI, tmp_
     assert records[0]["usage"]["input_tokens"] == 7 and records[0]["stop_reason"] == "end"
     assert [r["cached"] for r in records] == [False, False, True]
     assert {"cost_usd", "attempts", "latency_s", "request_key"} <= set(records[0])
+
+
+def test_budget_sees_through_a_session_recorder(api: FakeAPI, tmp_path: Path) -> None:
+    from envport.llm import SessionRecorder
+
+    model = load_model("openai:gpt-4o", base_url=api.openai_base_url, api_key=KEY, retry=FAST)
+    recorder = SessionRecorder(model, tmp_path / "session")
+    accounted = AccountedModel(recorder, budget=Budget(max_usd=1e-9))
+    with pytest.raises(BudgetExhausted):
+        asyncio.run(accounted.complete(make_request()))
+    assert api.total_hits == 0

@@ -176,3 +176,12 @@ def test_bad_model_string(spec: str) -> None:
 def test_request_must_start_with_a_user_turn() -> None:
     with pytest.raises(ValueError, match="start with a user message"):
         make_request(messages=[Message(role="assistant", text="hi")])
+
+
+def test_missing_anthropic_credentials_are_one_clear_line(tmp_path, monkeypatch) -> None:
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ANTHROPIC_CONFIG_DIR", str(tmp_path))  # no profiles on disk
+    with pytest.raises(EnvportError, match="set ANTHROPIC_API_KEY") as caught:
+        load_model("anthropic:claude-haiku-4-5")
+    assert "\n" not in str(caught.value)

@@ -43,13 +43,21 @@ class AccountedModel:
         self.journal_path = Path(journal_path) if journal_path is not None else None
         self.prices = prices if prices is not None else getattr(model, "prices", None)
         # Identical requests in flight at once wait for one another instead of both paying.
+        # A lock lives only while some call uses it, so none outlives its event loop.
         self._key_locks: dict[str, asyncio.Lock] = {}
+        self._key_users: dict[str, int] = {}
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         key = request_key(self.name, request)
         lock = self._key_locks.setdefault(key, asyncio.Lock())
-        async with lock:
-            return await self._complete(key, request)
+        self._key_users[key] = self._key_users.get(key, 0) + 1
+        try:
+            async with lock:
+                return await self._complete(key, request)
+        finally:
+            self._key_users[key] -= 1
+            if self._key_users[key] == 0:
+                del self._key_users[key], self._key_locks[key]
 
     async def _complete(self, key: str, request: ModelRequest) -> ModelResponse:
         if self.cache is not None:

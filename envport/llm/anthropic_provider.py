@@ -8,7 +8,7 @@ from typing import Any
 import anthropic
 
 from envport.errors import EnvportError
-from envport.llm.failures import MalformedResponse
+from envport.llm.failures import MalformedResponse, one_line
 from envport.llm.prices import PriceTable
 from envport.llm.retry import CallContext, RetryPolicy, call_with_retries
 from envport.llm.types import STOP_END, STOP_MAX_TOKENS, ModelRequest, ModelResponse, TokenUsage
@@ -52,9 +52,14 @@ class AnthropicModel:
             )
         else:
             # Let the SDK find other credentials (auth token, profile); fail early if none.
-            self.client = anthropic.AsyncAnthropic(
-                base_url=self.base_url, timeout=timeout, max_retries=0
-            )
+            try:
+                self.client = anthropic.AsyncAnthropic(
+                    base_url=self.base_url, timeout=timeout, max_retries=0
+                )
+            except anthropic.CredentialsError as exc:
+                raise EnvportError(
+                    f"{self.name}: no usable credentials ({one_line(str(exc))}); set {KEY_ENV}"
+                ) from None
             if not (self.client.api_key or self.client.auth_token or self.client.credentials):
                 raise EnvportError(f"{self.name}: no API key; set {KEY_ENV}")
         self.context = CallContext(

@@ -176,6 +176,8 @@ class SessionRecorder:
         self.name = inner.name
         self.provider = inner.provider
         self.model_id = inner.model_id
+        # Passed through so AccountedModel prices the budget by the live model's rates.
+        self.prices = getattr(inner, "prices", None)
         existing = self.directory / SESSION_FILE
         self.session = read_session(self.directory) if existing.is_file() else Session()
 
