@@ -70,6 +70,10 @@ class RetryPolicy:
     # sleep for an hour on one header.
     max_retry_after: float = 300.0
 
+    def __post_init__(self) -> None:
+        if self.attempts < 1:
+            raise ValueError("RetryPolicy.attempts counts the first try and must be at least 1")
+
 
 @dataclass(frozen=True)
 class CallContext:
