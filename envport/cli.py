@@ -68,18 +68,22 @@ def _run_verify(args: argparse.Namespace) -> int:
         timeout=args.timeout,
     )
     report = verify(args.spec, args.port, options)
-    console = Console(highlight=False, soft_wrap=True)
-    console.print(report.text(), markup=False)
-    timing = report.seconds
-    console.print(
-        f"{'verified' if report.passed else 'DIVERGED'}: backend {report.backend or '?'}, "
-        f"reference {timing.get('reference', 0):.2f} s, total {timing.get('total', 0):.2f} s",
-        style="bold green" if report.passed else "bold red",
-    )
     if args.json:
         args.json.write_text(report.model_dump_json(indent=2), encoding="utf-8")
     if args.junit:
         write_junit(report, args.junit)
+    if report.error:
+        # The port could not be run at all: one line, in the port's own words.
+        print(f"envport: {report.error}", file=sys.stderr)
+        return EXIT_DIVERGED
+    console = Console(highlight=False, soft_wrap=True)
+    console.print(report.text(), markup=False)
+    timing = report.seconds
+    console.print(
+        f"{'verified' if report.passed else 'DIVERGED'}: backend {report.backend}, "
+        f"reference {timing.get('reference', 0):.2f} s, total {timing.get('total', 0):.2f} s",
+        style="bold green" if report.passed else "bold red",
+    )
     return EXIT_OK if report.passed else EXIT_DIVERGED
 
 

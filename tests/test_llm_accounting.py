@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_api import Answer, FakeAPI
 
 from envport.errors import EnvportError
 from envport.llm import (
@@ -26,6 +25,8 @@ from envport.llm import (
     load_model,
     load_prices,
 )
+
+from fake_api import Answer, FakeAPI
 
 FAST = RetryPolicy(attempts=3, initial_wait=0.001, max_wait=0.01)
 KEY = "sk-test-key-0000"

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from fake_api import FakeAPI
 
 from envport.errors import EnvportError
 from envport.llm import Message, ModelRequest, Purpose, RetryPolicy, load_model
+
+from fake_api import FakeAPI
 
 FAST = RetryPolicy(attempts=3, initial_wait=0.001, max_wait=0.01)
 

@@ -6,7 +6,6 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from fake_api import Answer, FakeAPI, Malformed, Truncated
 
 from envport.errors import EnvportError
 from envport.llm import (
@@ -20,6 +19,8 @@ from envport.llm import (
     load_model,
     load_prices,
 )
+
+from fake_api import Answer, FakeAPI, Malformed, Truncated
 
 FAST = RetryPolicy(attempts=3, initial_wait=0.001, max_wait=0.01)
 KEY = "sk-test-key-0000"

@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fake_api import FakeAPI, Truncated
 
 from envport.errors import EnvportError
 from envport.llm import (
@@ -23,6 +22,8 @@ from envport.llm import (
     prompt_sha256,
     read_session,
 )
+
+from fake_api import FakeAPI, Truncated
 
 FAST = RetryPolicy(attempts=2, initial_wait=0.001, max_wait=0.01)
 

@@ -8,7 +8,6 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from fake_api import Answer, FakeAPI, RateLimited, ServerError, Slow, Status, Unauthorized
 
 from envport.errors import EnvportError
 from envport.llm import (
@@ -21,6 +20,8 @@ from envport.llm import (
     load_model,
 )
 from envport.llm.retry import retry_after_seconds
+
+from fake_api import Answer, FakeAPI, RateLimited, ServerError, Slow, Status, Unauthorized
 
 FAST = RetryPolicy(attempts=6, initial_wait=0.001, max_wait=0.01)
 KEY = "sk-test-key-0000"

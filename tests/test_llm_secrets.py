@@ -7,7 +7,6 @@ import logging
 from pathlib import Path
 
 import pytest
-from fake_api import Answer, FakeAPI, RateLimited, ServerError, Status, Unauthorized
 
 from envport.llm import (
     AccountedModel,
@@ -20,6 +19,8 @@ from envport.llm import (
     load_model,
 )
 from envport.llm.failures import one_line
+
+from fake_api import Answer, FakeAPI, RateLimited, ServerError, Status, Unauthorized
 
 SECRET = "sk-test-SECRET-123"
 FAST = RetryPolicy(attempts=2, initial_wait=0.001, max_wait=0.01)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -28,7 +29,7 @@ def worker_environment() -> dict[str, str]:
 class PortWorker:
     """One worker process hosting one port. Use as a context manager."""
 
-    def __init__(self, timeout: float = 60.0) -> None:
+    def __init__(self, timeout: float = 60.0, load: dict[str, Any] | None = None) -> None:
         self.timeout = timeout
         self._context = zmq.Context.instance()
         self._socket = self._context.socket(zmq.PAIR)
@@ -38,8 +39,21 @@ class PortWorker:
         self._stderr = open(Path(self._scratch.name) / "stderr.log", "w+b")  # noqa: SIM115
         self._next_id = 0
         self._pending: int | None = None
+        command = [
+            sys.executable,
+            "-m",
+            "envport.serve.worker",
+            "--address",
+            f"tcp://127.0.0.1:{port}",
+        ]
+        if load is not None:
+            # The worker imports the port as soon as it starts, while the caller works; its
+            # answer arrives as the reply to request 1.
+            command += ["--load", json.dumps(load)]
+            self._next_id = self._pending = 1
+            self._pending_op = "load"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "envport.serve.worker", "--address", f"tcp://127.0.0.1:{port}"],
+            command,
             cwd=self._scratch.name,
             env=worker_environment(),
             stdin=subprocess.DEVNULL,

@@ -7,6 +7,7 @@ back as the port's own error text, so a broken port is a failed check, not a dea
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import threading
@@ -77,37 +78,46 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def serve(address: str) -> None:
+def _answer(host: Host, request: Request) -> Response:
+    try:
+        return Response(id=request.id, ok=True, result=host.handle(request))
+    except BaseException as error:  # the port's failure is data to report, not a crash
+        return Response(
+            id=request.id,
+            ok=False,
+            error=f"{type(error).__name__}: {error}".strip(),
+            detail=_port_frames(error),
+        )
+
+
+def serve(address: str, preload: dict[str, Any] | None = None) -> None:
     _limit_self()
     _exit_with_parent(os.getppid())
     context = zmq.Context()
     socket = context.socket(zmq.PAIR)
-    socket.setsockopt(zmq.LINGER, 0)
+    socket.setsockopt(zmq.LINGER, 1000)
     socket.connect(address)
     host = Host()
+    if preload is not None:
+        socket.send(pack(_answer(host, Request(id=1, op="load", args=preload))))
     while True:
         request = unpack_request(socket.recv())
         if request.op == "shutdown":
             socket.send(pack(Response(id=request.id, ok=True)))
             break
-        try:
-            response = Response(id=request.id, ok=True, result=host.handle(request))
-        except BaseException as error:  # the port's failure is data to report, not a crash
-            response = Response(
-                id=request.id,
-                ok=False,
-                error=f"{type(error).__name__}: {error}".strip(),
-                detail=_port_frames(error),
-            )
-        socket.send(pack(response))
+        socket.send(pack(_answer(host, request)))
     socket.close()
     context.term()
+    # Nothing is left to save: skip interpreter teardown (slow with JAX loaded).
+    os._exit(0)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="envport port worker (started by envport)")
     parser.add_argument("--address", required=True)
-    serve(parser.parse_args().address)
+    parser.add_argument("--load", help="JSON arguments of a load request to run at start-up")
+    args = parser.parse_args()
+    serve(args.address, json.loads(args.load) if args.load else None)
 
 
 if __name__ == "__main__":

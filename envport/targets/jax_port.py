@@ -50,33 +50,39 @@ class JaxPort:
         obs, _, reward, terminated, truncated, _ = self.entry.step(key, state, action, self.params)
         return obs, reward, terminated, truncated
 
-    def _run(self, name: str, fn: Any, *args: Any) -> dict[str, Any]:
+    def _batched(self, fn: Any) -> Any:
         jax = self.jax
-        shapes = (name, *(str(jax.tree_util.tree_map(np.shape, a)) for a in args))
+
+        def run(states: Any, actions: Any) -> Any:
+            # Deterministic envs ignore the key; stochastic ones get noise passed explicitly.
+            keys = jax.random.split(jax.random.PRNGKey(0), actions.size)
+            keys = keys.reshape(*actions.shape, *keys.shape[1:])
+            return jax.vmap(fn)(states, actions, keys)
+
+        return run
+
+    def _run(self, name: str, fn: Any, states: Any, actions: np.ndarray) -> dict[str, Any]:
+        jax = self.jax
+        signature = (name, actions.shape, tuple((k, v.shape) for k, v in sorted(states.items())))
         compile_s = 0.0
-        if shapes not in self._compiled:
+        if signature not in self._compiled:
             started = time.perf_counter()
-            self._compiled[shapes] = jax.jit(jax.vmap(fn)).lower(*args).compile()
+            self._compiled[signature] = jax.jit(self._batched(fn)).lower(states, actions).compile()
             compile_s = time.perf_counter() - started
         started = time.perf_counter()
-        obs, reward, terminated, truncated = jax.block_until_ready(self._compiled[shapes](*args))
+        outputs = jax.block_until_ready(self._compiled[signature](states, actions))
+        obs, reward, terminated, truncated = (np.asarray(o) for o in outputs)
         return {
-            "obs": np.asarray(obs),
-            "reward": np.asarray(reward),
-            "terminated": np.asarray(terminated),
-            "truncated": np.asarray(truncated),
+            "obs": obs,
+            "reward": reward,
+            "terminated": terminated,
+            "truncated": truncated,
             "compile_s": compile_s,
             "run_s": time.perf_counter() - started,
         }
 
-    def _keys(self, *shape: int) -> Any:
-        # Deterministic envs ignore the key; stochastic ones get their noise passed explicitly.
-        count = int(np.prod(shape))
-        keys = self.jax.random.split(self.jax.random.PRNGKey(0), count)
-        return keys.reshape(*shape, *keys.shape[1:])
-
     def rollout(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
-        return self._run("rollout", self._episode, states, actions, self._keys(*actions.shape))
+        return self._run("rollout", self._episode, states, actions)
 
     def step_batch(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
-        return self._run("step", self._single, states, actions, self._keys(actions.shape[0]))
+        return self._run("step", self._single, states, actions)

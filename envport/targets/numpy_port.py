@@ -54,7 +54,9 @@ class NumpyPort:
             for t in range(actions.shape[1])
         ]
         run_s = time.perf_counter() - started
-        obs, reward, terminated, truncated = (np.stack(part, axis=1) for part in zip(*steps))
+        obs, reward, terminated, truncated = (
+            np.stack(part, axis=1) for part in zip(*steps, strict=True)
+        )
         return {
             "obs": obs,
             "reward": reward,

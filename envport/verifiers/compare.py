@@ -77,46 +77,51 @@ def _columns(
     return columns
 
 
-def first_divergence(
-    spec: PortSpec, expected: Steps, actual: Steps, free_running: bool
-) -> tuple[int, list[FieldDiff]] | None:
-    """The first step at which any field differs beyond tolerance, with every differing field."""
+def divergent_steps(
+    spec: PortSpec, expected: Steps, actual: Steps, free_running: bool, starts: np.ndarray
+) -> list[tuple[int, list[FieldDiff]]]:
+    """For each segment (episode) that diverges: its first differing step and every field
+    differing there. Steps of all episodes come joined; `starts` marks where each begins."""
     length = len(expected.reward)
     if length == 0:
-        return None
-    mismatches = []
-    bounds = []
-    for name, want, got in _columns(spec, expected, actual):
-        exact = want.dtype.kind in "biu" and got.dtype.kind in "biu"
-        if exact:
-            bad = want != got
-            bounds.append((0.0, 0.0))
+        return []
+    columns = _columns(spec, expected, actual)
+    mismatches, bounds = [], []
+    for name, want, got in columns:
+        if want.dtype.kind in "biu" and got.dtype.kind in "biu":
+            mismatches.append(want != got)
+            bounds.append(None)
         else:
             atol, rtol = spec.tolerance_for(name).bounds(free_running)
             want_f, got_f = want.astype(np.float64), got.astype(np.float64)
-            bad = ~np.isclose(got_f, want_f, atol=atol, rtol=rtol, equal_nan=True)
+            mismatches.append(~np.isclose(got_f, want_f, atol=atol, rtol=rtol, equal_nan=True))
             bounds.append((atol, rtol))
-        mismatches.append(bad)
-    table = np.stack(mismatches, axis=1)
-    failing_steps = np.flatnonzero(table.any(axis=1))
-    if failing_steps.size == 0:
-        return None
-    step = int(failing_steps[0])
-    diffs = []
-    for column, (name, want, got) in enumerate(_columns(spec, expected, actual)):
-        if not table[step, column]:
-            continue
-        expected_value, actual_value = want[step].item(), got[step].item()
-        exact = isinstance(expected_value, bool | int) and isinstance(actual_value, bool | int)
-        atol, rtol = bounds[column]
-        diffs.append(
-            FieldDiff(
-                field=name,
-                expected=expected_value,
-                actual=actual_value,
-                difference=None if exact else abs(float(actual_value) - float(expected_value)),
-                atol=None if exact else atol,
-                rtol=None if exact else rtol,
+    bad_steps = np.stack(mismatches, axis=1).any(axis=1)
+    failing = np.flatnonzero(bad_steps)
+    if failing.size == 0:
+        return []
+    segment = np.searchsorted(starts, failing, side="right") - 1
+    # The first failing step of each diverging segment.
+    firsts = failing[np.concatenate([[True], segment[1:] != segment[:-1]])]
+    found = []
+    for step in firsts:
+        diffs = []
+        for column, (name, want, got) in enumerate(columns):
+            if not mismatches[column][step]:
+                continue
+            expected_value, actual_value = want[step].item(), got[step].item()
+            tolerance = bounds[column]
+            diffs.append(
+                FieldDiff(
+                    field=name,
+                    expected=expected_value,
+                    actual=actual_value,
+                    difference=None
+                    if tolerance is None
+                    else abs(float(actual_value) - float(expected_value)),
+                    atol=None if tolerance is None else tolerance[0],
+                    rtol=None if tolerance is None else tolerance[1],
+                )
             )
-        )
-    return step, diffs
+        found.append((int(step), diffs))
+    return found

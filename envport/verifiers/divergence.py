@@ -72,6 +72,8 @@ class LevelResult(BaseModel):
     episodes: int = 0
     steps_compared: int = 0
     diverged_episodes: int = 0
+    # How the reference's episodes ended: what the level actually exercised.
+    endings: dict[str, int] = Field(default_factory=dict)
     divergences: list[Divergence] = Field(default_factory=list)
     seconds: dict[str, float] = Field(default_factory=dict)
 
@@ -99,6 +101,7 @@ class VerifyReport(BaseModel):
                 f"{status} {level.name}: {level.episodes} episodes, "
                 f"{level.steps_compared} steps compared"
                 + (f", {level.diverged_episodes} diverged" if level.diverged_episodes else "")
+                + f" (episodes ended: {_fmt(level.endings)})"
             )
             lines.extend(d.text() for d in level.divergences[:1])
         return "\n".join(lines)

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from envport.spec import PortSpec
-from envport.verifiers.compare import Steps, contract_problems, first_divergence
+from envport.verifiers.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, LevelResult
-from envport.verifiers.policies import EpisodePlan, make_policy, plan_episode
+from envport.verifiers.policies import EpisodePlan, plan_actions, plan_episode
 from envport.verifiers.reference import Reference, State
 
 # Divergences kept per level: the first few tell the story; the count tells the extent.
@@ -70,13 +70,13 @@ def _play(
         state = reference.read_state()
         state[counter] = np.asarray(plan.late_start)
         reference.write_state(state)
-    policy = make_policy(plan.policy, reference.action_space, options.seed, plan.index)
+    actions = plan_actions(
+        plan.policy, reference.action_space, options.seed, plan.index, options.steps
+    )
     episode = ReferenceEpisode(plan)
     obs, rewards, terminated, truncated = [], [], [], []
-    action = None
-    for _ in range(options.steps):
+    for action in actions:
         episode.states.append(reference.read_state())
-        action = policy(action)
         episode.actions.append(action)
         out = reference.step(action)
         obs.append(out.obs)
@@ -95,8 +95,9 @@ def stack_states(states: list[State]) -> dict[str, np.ndarray]:
     return {name: np.stack([s[name] for s in states]) for name in states[0]}
 
 
-def free_request(episodes: list[ReferenceEpisode], steps: int) -> dict[str, Any]:
-    """Start states and actions padded to `steps` (past an episode's end nothing is compared)."""
+def free_request(episodes: list[ReferenceEpisode]) -> dict[str, Any]:
+    """Start states, and actions padded to the longest episode (nothing past an end is compared)."""
+    steps = max(len(e.actions) for e in episodes)
     actions = []
     for episode in episodes:
         padded = list(episode.actions) + [episode.actions[-1]] * (steps - len(episode.actions))
@@ -114,6 +115,12 @@ def _port_steps(result: dict[str, Any]) -> Steps:
     return Steps(result["obs"], result["reward"], result["terminated"], result["truncated"])
 
 
+def _flatten_free(port: Steps, lengths: list[int]) -> Steps:
+    """Rows of a (B, T, ...) free-running answer cut to each episode's length and joined."""
+    mask = np.arange(port.reward.shape[1])[None, :] < np.asarray(lengths)[:, None]
+    return Steps(port.obs[mask], port.reward[mask], port.terminated[mask], port.truncated[mask])
+
+
 def judge(
     spec: PortSpec,
     episodes: list[ReferenceEpisode],
@@ -124,44 +131,52 @@ def judge(
 ) -> LevelResult:
     """Compare the port's answer for one mode with the reference episodes."""
     started = time.perf_counter()
-    port = _port_steps(result)
     free = mode == "free"
+    lengths = [len(e.actions) for e in episodes]
+    expected = Steps(
+        *(np.concatenate(parts) for parts in zip(*(_parts(e.steps) for e in episodes), strict=True))
+    )
+    answer = Steps(result["obs"], result["reward"], result["terminated"], result["truncated"])
+    actual = _flatten_free(answer, lengths) if free else answer
     level = LevelResult(level="l3", mode=mode, passed=True, episodes=len(episodes))
-    reference_obs = episodes[0].steps.obs  # type: ignore[union-attr]
-    problems = contract_problems(reference_obs, port.obs[0] if free else port.obs)
-    offset = 0
-    for row, episode in enumerate(episodes):
-        expected = episode.steps
-        assert expected is not None
-        length = len(expected.reward)
-        if free:
-            actual = Steps(
-                port.obs[row], port.reward[row], port.terminated[row], port.truncated[row]
-            )
-        else:
-            actual = port
-            actual = Steps(
-                *(
-                    a[offset : offset + length]
-                    for a in (port.obs, port.reward, port.terminated, port.truncated)
-                )
-            )
-            offset += length
-        actual = actual.head(length)
-        level.steps_compared += length
-        found = (0, problems) if problems else first_divergence(spec, expected, actual, free)
-        if found is None:
-            continue
+    level.steps_compared = int(sum(lengths))
+    for episode in episodes:
+        ending = _ending(episode.steps)  # type: ignore[arg-type]
+        level.endings[ending] = level.endings.get(ending, 0) + 1
+    problems = contract_problems(expected.obs, actual.obs)
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(int)
+    if problems:
+        found = [(row, (0, problems)) for row in range(len(episodes))]
+    else:
+        found = [
+            (int(np.searchsorted(starts, index, side="right") - 1), (index, diffs))
+            for index, diffs in divergent_steps(spec, expected, actual, free, starts)
+        ]
+    for row, (index, diffs) in found:
         level.passed = False
         level.diverged_episodes += 1
         if len(level.divergences) < KEEP_DIVERGENCES:
-            level.divergences.append(_divergence(episode, found, mode, options, replay))
+            step = index - int(starts[row]) if not problems else 0
+            level.divergences.append(
+                _divergence(episodes[row], (step, diffs), mode, options, replay)
+            )
     level.seconds = {
         "port_compile": float(result.get("compile_s", 0.0)),
         "port_run": float(result.get("run_s", 0.0)),
         "compare": time.perf_counter() - started,
     }
     return level
+
+
+def _parts(steps: Steps | None) -> tuple[np.ndarray, ...]:
+    assert steps is not None
+    return steps.obs, steps.reward, steps.terminated, steps.truncated
+
+
+def _ending(steps: Steps) -> str:
+    if steps.terminated[-1]:
+        return "terminated"
+    return "truncated" if steps.truncated[-1] else "step limit"
 
 
 def _divergence(

@@ -6,14 +6,11 @@ start offset and every action follow from them, which is what makes a replay com
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-
-Policy = Callable[[Any], Any]
 
 STICKY_REPEAT = 0.75
 BIAS = 0.8
@@ -45,30 +42,33 @@ def plan_episode(
     return EpisodePlan(index, seed * 100_003 + index, policies[index % len(policies)], late)
 
 
-def _uniform(space: spaces.Space, rng: np.random.Generator) -> Any:
+def _uniform(space: spaces.Space, rng: np.random.Generator, count: int) -> np.ndarray:
     if isinstance(space, spaces.Discrete):
-        return int(space.start + rng.integers(space.n))
+        return space.start + rng.integers(space.n, size=count)
     if isinstance(space, spaces.Box):
         low = np.where(np.isfinite(space.low), space.low, -1.0)
         high = np.where(np.isfinite(space.high), space.high, 1.0)
-        return rng.uniform(low, high).astype(space.dtype)
+        return rng.uniform(low, high, size=(count, *space.shape)).astype(space.dtype)
     raise TypeError(f"no policies for action space {space}")
 
 
-def make_policy(kind: str, space: spaces.Space, seed: int, index: int) -> Policy:
-    """A policy for one episode: called with the previous action (None at the start)."""
+def plan_actions(kind: str, space: spaces.Space, seed: int, index: int, count: int) -> list[Any]:
+    """The episode's actions, drawn up front: these policies do not look at the state, and
+    drawing in bulk keeps the reference's episodes close to the cost of bare stepping."""
     rng = np.random.default_rng([seed, index, 1])
-    if kind == "uniform":
-        return lambda previous: _uniform(space, rng)
+    draws = _uniform(space, rng, count)
     if kind == "sticky":
-
-        def sticky(previous: Any) -> Any:
-            if previous is not None and rng.random() < STICKY_REPEAT:
-                return previous
-            return _uniform(space, rng)
-
-        return sticky
-    if kind == "biased":
-        favourite = _uniform(space, rng)
-        return lambda previous: favourite if rng.random() < BIAS else _uniform(space, rng)
-    raise ValueError(f"unknown policy {kind!r}")
+        keep = rng.random(count) < STICKY_REPEAT
+        keep[0] = False
+        # Each step repeats the last fresh draw at or before it.
+        last_fresh = np.maximum.accumulate(np.where(keep, 0, np.arange(count)))
+        draws = draws[last_fresh]
+    elif kind == "biased":
+        favourite = _uniform(space, rng, 1)[0]
+        chosen = rng.random(count) < BIAS
+        draws = np.where(chosen.reshape(-1, *[1] * (draws.ndim - 1)), favourite, draws)
+    elif kind != "uniform":
+        raise ValueError(f"unknown policy {kind!r}")
+    if isinstance(space, spaces.Discrete):
+        return draws.tolist()  # plain ints, as a Gymnasium env expects
+    return list(draws)

@@ -89,10 +89,25 @@ class Reference:
         self.action_space = self.env.action_space
         self.observation_space = self.env.observation_space
         self.max_episode_steps: int | None = getattr(self.env.spec, "max_episode_steps", None)
+        self._holders: dict[str, tuple[Any, str]] = {}
 
     def reset(self, seed: int) -> np.ndarray:
         obs, _ = self.env.reset(seed=seed)
+        # Resolved once per episode: reading state every step must stay cheap.
+        self._holders = {
+            name: self._holder(name, path) for name, path in self.spec.state.fields.items()
+        }
         return np.asarray(obs)
+
+    def _holder(self, name: str, path: str) -> tuple[Any, str]:
+        try:
+            holder, attr = _resolve(self.env, path)
+            getattr(holder, attr)
+        except AttributeError:
+            raise SpecError(
+                f"key `state.fields.{name}`: the reference has no attribute `{path}`"
+            ) from None
+        return holder, attr
 
     def step(self, action: Any) -> Transition:
         obs, reward, terminated, truncated, _ = self.env.step(action)
@@ -101,24 +116,13 @@ class Reference:
     def read_state(self) -> State:
         if self._reader is not None:
             return {k: np.array(v) for k, v in self._reader(self.env).items()}
-        state = {}
-        for name, path in self.spec.state.fields.items():
-            holder, attr = _resolve(self.env, path)
-            try:
-                value = getattr(holder, attr)
-            except AttributeError:
-                raise SpecError(
-                    f"key `state.fields.{name}`: the reference has no attribute `{path}`"
-                ) from None
-            state[name] = np.array(value)
-        return state
+        return {name: np.array(getattr(h, attr)) for name, (h, attr) in self._holders.items()}
 
     def write_state(self, state: State) -> None:
         if self._writer is not None:
             self._writer(self.env, state)
             return
-        for name, path in self.spec.state.fields.items():
-            holder, attr = _resolve(self.env, path)
+        for name, (holder, attr) in self._holders.items():
             current = getattr(holder, attr)
             value = state[name]
             # Keep the reference's own types: it may compare with `is None` or index arrays.

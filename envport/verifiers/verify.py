@@ -85,26 +85,26 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
         )
     target, modules, entry = port_target(spec, port, options.target)
     report = VerifyReport(spec=str(spec_path(spec_arg)), port=str(port), passed=False)
-    with PortWorker(timeout=options.timeout) as worker:
-        # The worker imports the port (and JAX) while the reference plays its episodes.
-        worker.send(
-            "load", port_dir=str(port.resolve()), modules=modules, entry=entry, target=target
-        )
+    load = {"port_dir": str(port.resolve()), "modules": modules, "entry": entry, "target": target}
+    # The worker imports the port (and JAX) while the reference plays its episodes.
+    with PortWorker(timeout=options.timeout, load=load) as worker:
         reference = Reference(spec)
+        report.seconds["setup"] = time.perf_counter() - started
         ref_started = time.perf_counter()
         episodes = l3.play_reference(reference, spec, l3_options)
         report.seconds["reference"] = time.perf_counter() - ref_started
         try:
+            load_started = time.perf_counter()
             report.backend = worker.receive()["backend"]
+            # Worker start-up and port import not hidden behind the reference's episodes.
+            report.seconds["port_load_wait"] = time.perf_counter() - load_started
             replay = _replay_template(
                 spec_arg, port, options, l3_options.episodes, l3_options.steps
             )
             modes = ["free", "resync"] if l3_options.mode == "both" else [l3_options.mode]
             for mode in modes:
                 request = (
-                    l3.free_request(episodes, l3_options.steps)
-                    if mode == "free"
-                    else l3.resync_request(episodes)
+                    l3.free_request(episodes) if mode == "free" else l3.resync_request(episodes)
                 )
                 port_started = time.perf_counter()
                 result = worker.request("rollout" if mode == "free" else "step_batch", **request)

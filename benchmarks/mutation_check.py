@@ -1,0 +1,52 @@
+"""Mutation self-check: plant known bugs in the known-good ports and count what is caught.
+
+    python benchmarks/mutation_check.py [examples/cartpole]
+
+Prints a table and writes benchmarks/results/mutants.json. Exit 1 if any behaviour-changing
+mutant is missed, if an equivalent one is flagged, or if a replay command does not reproduce.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from envport.verifiers.selfcheck import run_selfcheck
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main() -> int:
+    example = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "examples" / "cartpole"
+    results = run_selfcheck(example)
+    table = Table(title=f"mutants of {example.name}")
+    for column in ("mutant", "what", "caught by", "first field", "replay", "ok"):
+        table.add_column(column)
+    for r in results:
+        first = r.first.fields[0].field if r.first and r.first.fields else (r.error or "-")
+        table.add_row(
+            r.id,
+            r.what if not r.equivalent else f"{r.what} (equivalent)",
+            ", ".join(r.caught_by) or "-",
+            first,
+            {True: "same", False: "DIFFERS", None: "-"}[r.replay_matches],
+            "yes" if r.ok else "NO",
+        )
+    console = Console()
+    console.print(table)
+    firsts = Counter(r.caught_by[0] for r in results if r.caught_by)
+    missed = [r.id for r in results if not r.ok]
+    console.print(f"first level to catch: {dict(firsts)}; not ok: {missed or 'none'}")
+    out = ROOT / "benchmarks" / "results" / "mutants.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps([r.model_dump() for r in results], indent=2), encoding="utf-8")
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

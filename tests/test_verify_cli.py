@@ -1,0 +1,163 @@
+"""`envport verify` as a user and a CI job meet it: real subprocesses, real worker, real envs."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT, run_envport
+
+
+@pytest.mark.parametrize("port", [NUMPY_PORT, JAX_PORT], ids=["numpy", "jax"])
+def test_known_good_ports_verify(port: Path, tmp_path: Path) -> None:
+    report_path, junit_path = tmp_path / "report.json", tmp_path / "junit.xml"
+    done = run_envport(
+        "verify",
+        str(CARTPOLE),
+        "--port",
+        str(port),
+        "--json",
+        str(report_path),
+        "--junit",
+        str(junit_path),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "100 episodes" in done.stdout
+    report = json.loads(report_path.read_text())
+    assert report["passed"] and report["backend"] == port.name
+    assert [lv["mode"] for lv in report["levels"]] == ["free", "resync"]
+    for level in report["levels"]:
+        assert level["episodes"] == 100
+        assert level["steps_compared"] >= 1000
+        # Both ways an episode ends were exercised, not only pole falls.
+        assert level["endings"].get("terminated", 0) > 0
+        assert level["endings"].get("truncated", 0) > 0
+    suite = ET.parse(junit_path).getroot()
+    assert suite.get("tests") == "3" and suite.get("failures") == "0"
+
+
+def _one_line_failure(done, code: int, fragment: str) -> None:
+    assert done.returncode == code, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    lines = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1, done.stderr
+    assert fragment in lines[0]
+
+
+def test_missing_spec_file(tmp_path: Path) -> None:
+    done = run_envport("verify", str(tmp_path / "nope.toml"), "--port", str(NUMPY_PORT))
+    _one_line_failure(done, 2, "no such spec file")
+
+
+def test_malformed_toml(tmp_path: Path) -> None:
+    (tmp_path / "envport.toml").write_text("name = 'x'\n[reference\n")
+    done = run_envport("verify", str(tmp_path), "--port", str(NUMPY_PORT))
+    _one_line_failure(done, 2, "not valid TOML")
+
+
+def test_unknown_env_id(tmp_path: Path) -> None:
+    text = (CARTPOLE / "envport.toml").read_text().replace("CartPole-v1", "CartPoleX-v9")
+    (tmp_path / "envport.toml").write_text(text)
+    done = run_envport("verify", str(tmp_path), "--port", str(NUMPY_PORT))
+    _one_line_failure(done, 2, "unknown Gymnasium env id `CartPoleX-v9`")
+
+
+def test_missing_port_directory(tmp_path: Path) -> None:
+    done = run_envport("verify", str(CARTPOLE), "--port", str(tmp_path / "absent"))
+    _one_line_failure(done, 2, "no such port directory")
+
+
+def test_unknown_flag_is_one_line() -> None:
+    done = run_envport("verify", str(CARTPOLE), "--port", str(NUMPY_PORT), "--mode", "sideways")
+    _one_line_failure(done, 2, "--mode")
+
+
+def test_port_missing_a_contract_function(numpy_port_copy: Path) -> None:
+    env = numpy_port_copy / "env.py"
+    env.write_text(env.read_text().replace("def state_from_reference(", "def state_from_ref("))
+    done = run_envport("verify", str(CARTPOLE), "--port", str(numpy_port_copy))
+    _one_line_failure(done, 1, "does not export `state_from_reference`")
+
+
+def test_port_raising_at_import(numpy_port_copy: Path) -> None:
+    physics = numpy_port_copy / "physics.py"
+    physics.write_text(physics.read_text() + "\nraise RuntimeError('bad constant table')\n")
+    done = run_envport("verify", str(CARTPOLE), "--port", str(numpy_port_copy))
+    _one_line_failure(done, 1, "RuntimeError: bad constant table")
+
+
+def test_port_sleeping_forever_in_step(numpy_port_copy: Path) -> None:
+    env = numpy_port_copy / "env.py"
+    env.write_text(
+        env.read_text().replace(
+            "    def step(self, actions):\n",
+            "    def step(self, actions):\n        import time\n\n        time.sleep(10**6)\n",
+        )
+    )
+    started = time.monotonic()
+    done = run_envport(
+        "verify", str(CARTPOLE), "--port", str(numpy_port_copy), "--timeout", "3", timeout=60
+    )
+    elapsed = time.monotonic() - started
+    _one_line_failure(done, 1, "did not answer `rollout` within 3 s")
+    assert elapsed < 20
+
+
+def test_port_killing_its_worker(numpy_port_copy: Path) -> None:
+    env = numpy_port_copy / "env.py"
+    env.write_text(
+        env.read_text().replace(
+            "    def step(self, actions):\n",
+            "    def step(self, actions):\n        import os\n\n        os._exit(7)\n",
+        )
+    )
+    done = run_envport("verify", str(CARTPOLE), "--port", str(numpy_port_copy))
+    _one_line_failure(done, 1, "port worker died in `rollout`: exit code 7")
+
+
+def test_divergence_report_and_replay_command(numpy_port_copy: Path, tmp_path: Path) -> None:
+    physics = numpy_port_copy / "physics.py"
+    physics.write_text(physics.read_text().replace("GRAVITY = 9.8", "GRAVITY = 9.9"))
+    report_path = tmp_path / "first.json"
+    done = run_envport(
+        "verify", str(CARTPOLE), "--port", str(numpy_port_copy), "--json", str(report_path)
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "DIVERGED" in done.stdout and "replay: envport verify" in done.stdout
+    first = json.loads(report_path.read_text())["levels"][0]["divergences"][0]
+    assert first["level"] == "l3" and first["fields"]
+    differing = {f["field"] for f in first["fields"]}
+    assert differing & {"obs.x_dot", "obs.theta_dot"}
+    for diff in first["fields"]:
+        assert diff["expected"] != diff["actual"]
+    assert len(first["action_prefix"]) == first["step"] + 1
+
+    # The replay command, run as printed, shows exactly that divergence again.
+    words = shlex.split(first["replay"])
+    assert words[:2] == ["envport", "verify"]
+    again_path = tmp_path / "again.json"
+    again = run_envport(*words[1:], "--json", str(again_path))
+    assert again.returncode == 1
+    replayed = json.loads(again_path.read_text())["levels"][0]
+    assert replayed["episodes"] == 1
+    same = replayed["divergences"][0]
+    assert (same["episode"], same["step"], same["fields"]) == (
+        first["episode"],
+        first["step"],
+        first["fields"],
+    )
+
+
+def test_console_script_is_installed() -> None:
+    import shutil
+    import subprocess
+
+    script = shutil.which("envport") or str(Path(sys.executable).parent / "envport")
+    done = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "verify" in done.stdout
