@@ -91,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="envport", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_verify(sub)
+    from envport.audit.command import add_parser as add_audit
+
+    add_audit(sub)
     return parser
 
 

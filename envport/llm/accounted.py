@@ -61,10 +61,11 @@ class AccountedModel:
 
     async def _complete(self, key: str, request: ModelRequest) -> ModelResponse:
         if self.cache is not None:
-            hit = self.cache.get(key)
+            # Disk work goes to a thread: many runs share one event loop in a batch.
+            hit = await asyncio.to_thread(self.cache.get, key)
             if hit is not None:
                 response = hit.model_copy(update={"cached": True, "cost_usd": 0.0, "attempts": 0})
-                self._record(key, request, response, latency_s=0.0)
+                await asyncio.to_thread(self._record, key, request, response, latency_s=0.0)
                 return response
 
         reservation = None
@@ -74,7 +75,9 @@ class AccountedModel:
             try:
                 reservation = self.budget.reserve(worst, f"{request.purpose.label()} call")
             except BudgetExhausted as exc:
-                self._journal({"event": "budget_exhausted", "message": str(exc)}, request)
+                await asyncio.to_thread(
+                    self._journal, {"event": "budget_exhausted", "message": str(exc)}, request
+                )
                 raise
 
         started = time.monotonic()
@@ -85,15 +88,17 @@ class AccountedModel:
                 self.budget.release(reservation)
             if isinstance(exc, Exception):
                 # Only envport's own one-line messages reach the journal, scrubbed again.
-                self._journal({"event": "model_error", "message": one_line(str(exc))}, request)
+                await asyncio.to_thread(
+                    self._journal, {"event": "model_error", "message": one_line(str(exc))}, request
+                )
             raise
         latency = time.monotonic() - started
 
         if reservation is not None and self.budget is not None:
             self.budget.settle(reservation, response.cost_usd, response.usage.total)
         if self.cache is not None:
-            self.cache.put(key, self.name, response)
-        self._record(key, request, response, latency_s=latency)
+            await asyncio.to_thread(self.cache.put, key, self.name, response)
+        await asyncio.to_thread(self._record, key, request, response, latency_s=latency)
         return response
 
     def _record(

@@ -24,6 +24,7 @@ replay still answers but logs a warning, since the answer was written for anothe
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import logging
@@ -133,6 +134,10 @@ class ReplayModel:
         self.session = read_session(self.directory)
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
+        # Reading the answer file and hashing the prompt are disk and CPU work: off the loop.
+        return await asyncio.to_thread(self._answer, request)
+
+    def _answer(self, request: ModelRequest) -> ModelResponse:
         entry = self.session.find(request.purpose)
         if entry is None:
             raise EnvportError(
@@ -183,6 +188,10 @@ class SessionRecorder:
 
     async def complete(self, request: ModelRequest) -> ModelResponse:
         response = await self.inner.complete(request)
+        await asyncio.to_thread(self._save, request, response)
+        return response
+
+    def _save(self, request: ModelRequest, response: ModelResponse) -> None:
         name = answer_file_name(request.purpose)
         self.directory.mkdir(parents=True, exist_ok=True)
         write_atomically(self.directory / name, response.text)
@@ -201,4 +210,3 @@ class SessionRecorder:
         write_atomically(
             self.directory / SESSION_FILE, self.session.model_dump_json(indent=2) + "\n"
         )
-        return response
