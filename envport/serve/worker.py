@@ -31,7 +31,18 @@ class Host:
     def __init__(self) -> None:
         self.port: Any = None
 
-    def load(self, port_dir: str, modules: list[dict[str, Any]], entry: str, target: str) -> dict:
+    def load(
+        self,
+        port_dir: str,
+        modules: list[dict[str, Any]],
+        entry: str,
+        target: str,
+        only_modules: bool = False,
+    ) -> dict:
+        if only_modules:
+            # A port still being generated: its first modules exist, the entry may not.
+            import_modules(Path(port_dir), modules, modules[-1]["name"])
+            return {"backend": None}
         entry_module = import_modules(Path(port_dir), modules, entry)
         if target == "auto":
             target = "numpy" if hasattr(entry_module, "VectorEnv") else "jax"
