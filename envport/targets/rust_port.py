@@ -1,0 +1,205 @@
+"""The Rust backend's contract, driven inside a worker through ctypes.
+
+A Rust port is a cdylib crate (`Cargo.toml` with `crate-type = ["cdylib"]`, std only, built
+with `cargo build --release --offline`) exporting, as `#[no_mangle] extern "C"`:
+  envport_abi_version() -> u32                      1
+  envport_state_layout() -> *const c_char           "physics:4,elapsed_steps:1"
+  envport_obs_layout() -> *const c_char             "float32:4" (dtype:shape, e.g. "uint8:2x3")
+  envport_action_size() -> usize                    f64 values per action (1 for Discrete)
+  envport_step(n, state: *mut f64, action: *const f64, obs: *mut c_void, reward: *mut f64,
+               terminated: *mut u8, truncated: *mut u8) -> i32       0 ok, nonzero failed
+
+State bridge: one row of f64 per env; the layout names reference state fields (the spec's
+`[state]` names) with their value counts, in row order. The adapter flattens each field of
+the reference state into its columns, so integer counters travel as f64 (exact below 2**53).
+`envport_step` is the transition before any autoreset: it overwrites every state row with
+the next state and writes that step's outputs into the caller's buffers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from envport.targets.loader import ContractError
+
+ABI_VERSION = 1
+EXPORTS = (
+    "envport_abi_version",
+    "envport_state_layout",
+    "envport_obs_layout",
+    "envport_action_size",
+    "envport_step",
+)
+OBS_DTYPES = ("float32", "float64", "int8", "int32", "int64", "uint8")
+
+
+def parse_state_layout(text: str) -> list[tuple[str, int]]:
+    """`"physics:4,elapsed_steps:1"` -> [("physics", 4), ("elapsed_steps", 1)]."""
+    fields = []
+    for part in text.split(","):
+        name, _, width = part.strip().partition(":")
+        if not name.isidentifier() or not width.isdigit() or int(width) == 0:
+            raise ContractError(
+                f"envport_state_layout() returned {text!r}; expected `name:count,...` "
+                "(e.g. `physics:4,elapsed_steps:1`)"
+            )
+        fields.append((name, int(width)))
+    return fields
+
+
+def parse_obs_layout(text: str) -> tuple[np.dtype, tuple[int, ...]]:
+    """`"float32:4"` -> (float32, (4,)); `"uint8:2x3"` -> (uint8, (2, 3))."""
+    dtype, _, shape = text.strip().partition(":")
+    dims = shape.split("x") if shape else []
+    if dtype not in OBS_DTYPES or not dims or not all(d.isdigit() for d in dims):
+        raise ContractError(
+            f"envport_obs_layout() returned {text!r}; expected `dtype:shape` with dtype one "
+            f"of {', '.join(OBS_DTYPES)} (e.g. `float32:4`)"
+        )
+    return np.dtype(dtype), tuple(int(d) for d in dims)
+
+
+@dataclass
+class Outputs:
+    """Preallocated output buffers for n envs, and their addresses for the C call."""
+
+    obs: np.ndarray
+    reward: np.ndarray
+    terminated: np.ndarray
+    truncated: np.ndarray
+
+    @property
+    def pointers(self) -> tuple[int, int, int, int]:
+        return (
+            self.obs.ctypes.data,
+            self.reward.ctypes.data,
+            self.terminated.ctypes.data,
+            self.truncated.ctypes.data,
+        )
+
+
+class RustPort:
+    backend = "rust"
+    build_s = 0.0  # seconds to build (or find in the cache) the library, set by the loader
+
+    def __init__(self, library: Path) -> None:
+        lib = ctypes.CDLL(str(library))
+        missing = [name for name in EXPORTS if not hasattr(lib, name)]
+        if missing:
+            listed = ", ".join(f"`{name}`" for name in missing)
+            raise ContractError(f"the Rust port does not export {listed} (rust contract)")
+        lib.envport_abi_version.restype = ctypes.c_uint32
+        version = lib.envport_abi_version()
+        if version != ABI_VERSION:
+            raise ContractError(f"envport_abi_version() is {version}; expected {ABI_VERSION}")
+        lib.envport_state_layout.restype = ctypes.c_char_p
+        lib.envport_obs_layout.restype = ctypes.c_char_p
+        lib.envport_action_size.restype = ctypes.c_size_t
+        lib.envport_step.restype = ctypes.c_int32
+        lib.envport_step.argtypes = [ctypes.c_size_t] + [ctypes.c_void_p] * 6
+        self.lib = lib
+        self.layout = parse_state_layout((lib.envport_state_layout() or b"").decode())
+        self.state_size = sum(width for _, width in self.layout)
+        self.obs_dtype, self.obs_shape = parse_obs_layout(
+            (lib.envport_obs_layout() or b"").decode()
+        )
+        self.action_size = int(lib.envport_action_size())
+
+    def pack(self, states: dict[str, np.ndarray]) -> np.ndarray:
+        """Reference states (fields stacked over envs) as the port's f64 rows."""
+        count = len(next(iter(states.values())))
+        rows = np.empty((count, self.state_size), dtype=np.float64)
+        column = 0
+        for name, width in self.layout:
+            if name not in states:
+                raise ContractError(
+                    f"the port's state layout names `{name}`, which is not a reference state "
+                    f"field (fields: {', '.join(states)})"
+                )
+            values = np.asarray(states[name]).reshape(count, -1)
+            if values.shape[1] != width:
+                raise ContractError(
+                    f"state field `{name}` has {values.shape[1]} values per env; the port's "
+                    f"state layout says {width}"
+                )
+            rows[:, column : column + width] = values
+            column += width
+        return rows
+
+    def actions(self, actions: np.ndarray, count: int) -> np.ndarray:
+        """Actions as f64 with the port's per-action size last: (count, ..., action_size)."""
+        flat = np.ascontiguousarray(actions, dtype=np.float64)
+        if flat.size % (count * self.action_size):
+            raise ContractError(
+                f"actions of shape {list(actions.shape)} do not split into "
+                f"envport_action_size() = {self.action_size} values each"
+            )
+        return flat.reshape(count, -1, self.action_size)
+
+    def outputs(self, *lead: int) -> Outputs:
+        return Outputs(
+            obs=np.empty((*lead, *self.obs_shape), dtype=self.obs_dtype),
+            reward=np.empty(lead, dtype=np.float64),
+            terminated=np.empty(lead, dtype=np.uint8),
+            truncated=np.empty(lead, dtype=np.uint8),
+        )
+
+    def step_into(self, rows: np.ndarray, action: np.ndarray, out: Outputs) -> None:
+        """One batched step: `rows` (n, state_size) updated in place, outputs into `out`."""
+        status = self.lib.envport_step(
+            len(rows), rows.ctypes.data, action.ctypes.data, *out.pointers
+        )
+        if status != 0:
+            raise ContractError(f"envport_step returned {status} (the port failed or panicked)")
+
+    def rollout(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+        rows = self.pack(states)
+        count, steps = actions.shape[:2]
+        per_step = self.actions(actions, count).reshape(count, steps, self.action_size)
+        # Time-major buffers so each step writes one contiguous slab; (B, T) view at the end.
+        by_time = np.ascontiguousarray(per_step.transpose(1, 0, 2))
+        out = self.outputs(steps, count)
+        started = time.perf_counter()
+        for t in range(steps):
+            view = Outputs(out.obs[t], out.reward[t], out.terminated[t], out.truncated[t])
+            self.step_into(rows, by_time[t], view)
+        run_s = time.perf_counter() - started
+        return _answer(out, run_s, lambda a: np.ascontiguousarray(np.swapaxes(a, 0, 1)))
+
+    def step_batch(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+        rows = self.pack(states)
+        action = self.actions(actions, len(rows))
+        out = self.outputs(len(rows))
+        started = time.perf_counter()
+        self.step_into(rows, action, out)
+        return _answer(out, time.perf_counter() - started, lambda a: a)
+
+
+def _answer(out: Outputs, run_s: float, arrange: Any) -> dict[str, Any]:
+    return {
+        "obs": arrange(out.obs),
+        "reward": arrange(out.reward),
+        "terminated": arrange(out.terminated != 0),
+        "truncated": arrange(out.truncated != 0),
+        "compile_s": 0.0,
+        "run_s": run_s,
+    }
+
+
+def load_rust_port(port_dir: Path, build_only: bool = False) -> RustPort | None:
+    """Build the crate (unless the cache has it) and load it; `build_only` just compiles."""
+    from envport.targets.rust_build import build_crate
+
+    started = time.perf_counter()
+    library = build_crate(port_dir)
+    if build_only:
+        return None
+    port = RustPort(library)
+    port.build_s = time.perf_counter() - started
+    return port
