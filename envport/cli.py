@@ -38,7 +38,7 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("spec", help="envport.toml or the directory holding it")
     p.add_argument("--port", required=True, help="directory of the port's modules")
-    p.add_argument("--target", default="auto", choices=["auto", "jax", "numpy"])
+    p.add_argument("--target", default="auto", choices=["auto", "jax", "numpy", "rust"])
     p.add_argument("--levels", type=_levels, default=("l3",), help="comma list (default l3)")
     p.add_argument("--episodes", type=_positive, help="L3 episodes (default from the spec)")
     p.add_argument("--steps", type=_positive, help="L3 steps per episode at most")
