@@ -10,17 +10,18 @@
 //! row with the next state and writes that step's observation, reward and end flags.
 
 mod physics;
+mod pool;
 
 use std::ffi::{c_char, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::OnceLock;
 
 use physics::{dynamics, is_terminated, MAX_STEPS};
 
 const STATE_SIZE: usize = 5;
 const OBS_SIZE: usize = 4;
-// Below this many envs per thread, starting a thread costs more than it saves.
-const MIN_CHUNK: usize = 512;
+// Envs per unit of work shared between threads: large enough that handing one over costs
+// little next to stepping it, small enough that two cores finish close together.
+const CHUNK: usize = 256;
 
 #[no_mangle]
 pub extern "C" fn envport_abi_version() -> u32 {
@@ -64,7 +65,7 @@ fn step_one(
     *truncated = (elapsed >= MAX_STEPS) as u8;
 }
 
-fn step_chunk(
+fn step_rows(
     state: &mut [f64],
     action: &[f64],
     obs: &mut [f32],
@@ -82,11 +83,34 @@ fn step_chunk(
     }
 }
 
-fn threads_for(n: usize) -> usize {
-    // Asked once: on Linux the answer comes from reading cgroup files.
-    static CORES: OnceLock<usize> = OnceLock::new();
-    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |c| c.get()));
-    cores.min(n / MIN_CHUNK).max(1)
+/// The caller's buffers, shared with the pool's helpers for the length of one call.
+struct Task {
+    n: usize,
+    state: *mut f64,
+    action: *const f64,
+    obs: *mut f32,
+    reward: *mut f64,
+    terminated: *mut u8,
+    truncated: *mut u8,
+}
+
+/// Steps envs [start, end) of the task; chunks never overlap, so each row has one writer.
+unsafe fn step_range(task: &Task, start: usize, end: usize) {
+    let len = end - start;
+    step_rows(
+        std::slice::from_raw_parts_mut(task.state.add(start * STATE_SIZE), len * STATE_SIZE),
+        std::slice::from_raw_parts(task.action.add(start), len),
+        std::slice::from_raw_parts_mut(task.obs.add(start * OBS_SIZE), len * OBS_SIZE),
+        std::slice::from_raw_parts_mut(task.reward.add(start), len),
+        std::slice::from_raw_parts_mut(task.terminated.add(start), len),
+        std::slice::from_raw_parts_mut(task.truncated.add(start), len),
+    );
+}
+
+unsafe fn step_chunk(task: usize, index: usize) {
+    let task = &*(task as *const Task);
+    let start = index * CHUNK;
+    step_range(task, start, (start + CHUNK).min(task.n));
 }
 
 /// Steps `n` envs. Returns 0, or 1 if the step panicked (the buffers are then undefined).
@@ -107,35 +131,24 @@ pub unsafe extern "C" fn envport_step(
     if n == 0 {
         return 0;
     }
-    let state = std::slice::from_raw_parts_mut(state, n * STATE_SIZE);
-    let action = std::slice::from_raw_parts(action, n);
-    let obs = std::slice::from_raw_parts_mut(obs as *mut f32, n * OBS_SIZE);
-    let reward = std::slice::from_raw_parts_mut(reward, n);
-    let terminated = std::slice::from_raw_parts_mut(terminated, n);
-    let truncated = std::slice::from_raw_parts_mut(truncated, n);
-    let outcome = catch_unwind(AssertUnwindSafe(|| {
-        let threads = threads_for(n);
-        if threads == 1 {
-            step_chunk(state, action, obs, reward, terminated, truncated);
-            return;
-        }
-        let per = n.div_ceil(threads);
-        std::thread::scope(|scope| {
-            let parts = state
-                .chunks_mut(per * STATE_SIZE)
-                .zip(obs.chunks_mut(per * OBS_SIZE))
-                .zip(action.chunks(per).zip(reward.chunks_mut(per)))
-                .zip(terminated.chunks_mut(per).zip(truncated.chunks_mut(per)));
-            let mut parts: Vec<_> = parts.collect();
-            // The calling thread takes the last chunk instead of idling at the join.
-            let own = parts.pop();
-            for (((s, o), (a, r)), (te, tr)) in parts {
-                scope.spawn(move || step_chunk(s, a, o, r, te, tr));
-            }
-            if let Some((((s, o), (a, r)), (te, tr))) = own {
-                step_chunk(s, a, o, r, te, tr);
-            }
-        });
-    }));
-    outcome.map_or(1, |_| 0)
+    let task = Task {
+        n,
+        state,
+        action,
+        obs: obs as *mut f32,
+        reward,
+        terminated,
+        truncated,
+    };
+    let chunks = n.div_ceil(CHUNK);
+    let ok = if chunks < 2 {
+        catch_unwind(AssertUnwindSafe(|| step_range(&task, 0, n))).is_ok()
+    } else {
+        pool::run_chunks(chunks, &task as *const Task as usize, step_chunk)
+    };
+    if ok {
+        0
+    } else {
+        1
+    }
 }
