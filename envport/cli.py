@@ -94,6 +94,10 @@ def build_parser() -> argparse.ArgumentParser:
     from envport.audit.command import add_parser as add_audit
 
     add_audit(sub)
+    from envport.pipeline.command import add_resume, add_translate
+
+    add_translate(sub)
+    add_resume(sub)
     return parser
 
 

@@ -1,0 +1,106 @@
+"""Running the verifier for the driver and reducing its reports to named pass/fail checks.
+
+The verifier runs the port in a worker process; nothing here imports generated code. Which
+levels a module check and a composed check ask for is one constant each; levels the verifier
+does not offer yet are left out rather than failing the run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from envport.errors import PortError
+from envport.runs.state import COMPOSED, CheckOutcome
+from envport.verifiers import verify as verify_module
+from envport.verifiers.divergence import Divergence, VerifyReport
+from envport.verifiers.verify import VerifyOptions, verify
+
+# Per-module checks (imports and exports always; L1 properties where the verifier has them).
+MODULE_LEVELS = ("l1",)
+# Whole-port checks once every module exists.
+COMPOSED_LEVELS = ("l2", "l3")
+# Divergences per check that go into a repair prompt: enough to see a pattern, not a flood.
+MAX_FAILURES = 3
+MAX_FAILURE_CHARS = 4000
+CHECK_TIMEOUT_S = 120.0
+
+
+def available(levels: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(level for level in levels if level in verify_module.LEVELS)
+
+
+@dataclass
+class CheckRun:
+    scope: str
+    outcomes: list[CheckOutcome]
+    report: VerifyReport
+
+    @property
+    def passed(self) -> bool:
+        return all(outcome.passed for outcome in self.outcomes)
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_FAILURE_CHARS else text[:MAX_FAILURE_CHARS] + "\n[...]"
+
+
+def divergence_signature(name: str, divergence: Divergence) -> str:
+    """The same bug seen again: the same check, episode, step and fields (values may move)."""
+    fields = ",".join(sorted(diff.field for diff in divergence.fields))
+    where = f"ep{divergence.episode}/st{divergence.step}"
+    return f"{name}|{where}|{fields or divergence.message}"
+
+
+def _outcomes(scope: str, report: VerifyReport, load_name: str) -> list[CheckOutcome]:
+    load = CheckOutcome(
+        name=load_name,
+        scope=scope,
+        level="module" if scope != COMPOSED else "load",
+        passed=report.error is None,
+        failures=[_cut(report.error)] if report.error else [],
+        signature=f"{load_name}|{report.error}" if report.error else "",
+    )
+    outcomes = [load]
+    for level in report.levels:
+        # Names are keys of the regression baseline: unique across modules, short when the
+        # level's own name already says which module it checks ("l1.physics.dynamics").
+        own = scope == COMPOSED or f".{scope}." in f".{level.name}."
+        name = level.name if own else f"{level.name}:{scope}"
+        first = level.divergences[0] if level.divergences else None
+        outcomes.append(
+            CheckOutcome(
+                name=name,
+                scope=scope,
+                level=level.level,
+                passed=level.passed,
+                failures=[_cut(d.text()) for d in level.divergences[:MAX_FAILURES]],
+                signature=divergence_signature(name, first) if first else "",
+            )
+        )
+    return outcomes
+
+
+def _verify(run_dir: Path, port: Path, options: VerifyOptions) -> VerifyReport:
+    try:
+        return verify(str(run_dir), str(port), options)
+    except PortError as error:
+        # A worker that cannot even start is the port's failure, not the driver's.
+        return VerifyReport(spec=str(run_dir), port=str(port), passed=False, error=str(error))
+
+
+def check_module(run_dir: Path, port: Path, target: str, module: str) -> CheckRun:
+    """Import the modules up to `module` in a worker, check exports and module levels."""
+    options = VerifyOptions(
+        levels=available(MODULE_LEVELS), target=target, module=module, timeout=CHECK_TIMEOUT_S
+    )
+    report = _verify(run_dir, port, options)
+    return CheckRun(module, _outcomes(module, report, f"module:{module}"), report)
+
+
+def check_composed(run_dir: Path, port: Path, target: str) -> CheckRun:
+    options = VerifyOptions(
+        levels=available(COMPOSED_LEVELS) or ("l3",), target=target, timeout=CHECK_TIMEOUT_S
+    )
+    report = _verify(run_dir, port, options)
+    return CheckRun(COMPOSED, _outcomes(COMPOSED, report, "load"), report)

@@ -1,0 +1,127 @@
+"""`envport translate SPEC --target T` and `envport resume RUN`: arguments and exit codes.
+
+Exit codes: 0 verified, 1 gave up (a budget ended or the loop got stuck), 2 usage error,
+130 interrupted (the run is saved; `envport resume RUN` continues it).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+
+from envport.pipeline import TRANSLATE_TARGETS
+
+if TYPE_CHECKING:
+    from envport.pipeline.translate import LimitOverrides
+
+
+def _whole(minimum: int) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"expected {minimum} or more, got {text}")
+        return value
+
+    return parse
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
+    return value
+
+
+def _add_budgets(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-iterations",
+        type=_whole(0),
+        help="repairs per module and per level before giving up (default 4)",
+    )
+    parser.add_argument("--budget-usd", type=_positive_float, help="dollar cap for model calls")
+    parser.add_argument("--budget-tokens", type=_whole(1), help="token cap for model calls")
+    parser.add_argument(
+        "--max-minutes", type=_positive_float, help="wall-time cap of the run (default 60)"
+    )
+    parser.add_argument(
+        "--stuck-after",
+        type=_whole(2),
+        help="the same divergence this many times in a row is stuck (default 3)",
+    )
+
+
+def _overrides(args: argparse.Namespace) -> LimitOverrides:
+    from envport.pipeline.translate import LimitOverrides
+
+    return LimitOverrides(
+        max_iterations=args.max_iterations,
+        max_usd=args.budget_usd,
+        max_tokens=args.budget_tokens,
+        max_minutes=args.max_minutes,
+        stuck_after=args.stuck_after,
+    )
+
+
+def add_translate(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "translate",
+        help="port a reference env with a model, verify it, repair until every level passes",
+    )
+    parser.add_argument("spec", help="envport.toml or the directory holding it")
+    parser.add_argument("--target", required=True, choices=TRANSLATE_TARGETS)
+    parser.add_argument(
+        "--model",
+        help="anthropic:<model>, openai:<model> or replay:<session dir> (default: the "
+        "example's replay session when no API key is set)",
+    )
+    parser.add_argument("--base-url", help="API base URL (OpenAI-compatible servers, proxies)")
+    parser.add_argument("--out", type=Path, default=Path("runs"), help="runs directory")
+    parser.add_argument("--prompts", help="directory of .j2 templates overriding the shipped ones")
+    _add_budgets(parser)
+    parser.set_defaults(func=_run_translate)
+
+
+def add_resume(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "resume", help="continue an interrupted or stopped translate run from its last step"
+    )
+    parser.add_argument("run", help="the run directory, runs/<run-id>")
+    parser.add_argument("--base-url", help="API base URL, if it changed since the run began")
+    _add_budgets(parser)
+    parser.set_defaults(func=_run_resume)
+
+
+def _console() -> Console:
+    return Console(highlight=False, soft_wrap=True)
+
+
+def _run_translate(args: argparse.Namespace) -> int:
+    # Imported when used: the driver pulls in the model layer, git and the verifier.
+    from envport.pipeline.translate import translate
+
+    return translate(
+        args.spec,
+        args.target,
+        model=args.model,
+        base_url=args.base_url,
+        out=args.out,
+        prompts_dir=args.prompts,
+        limits=_overrides(args),
+        console=_console(),
+    )
+
+
+def _run_resume(args: argparse.Namespace) -> int:
+    from envport.pipeline.translate import resume
+
+    return resume(args.run, base_url=args.base_url, limits=_overrides(args), console=_console())

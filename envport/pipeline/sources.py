@@ -1,0 +1,60 @@
+"""The reference's source text, which goes verbatim into every prompt."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+
+from envport.errors import SpecError
+from envport.spec import PortSpec
+
+
+@dataclass(frozen=True)
+class ReferenceSource:
+    module: str
+    text: str
+
+    @property
+    def lines(self) -> int:
+        return len(self.text.splitlines())
+
+
+def _entry_module(spec: PortSpec) -> str:
+    prefix, _, rest = spec.reference.entry.partition(":")
+    if prefix != "gymnasium":
+        return prefix  # `package.module:factory`
+    import gymnasium
+
+    try:
+        entry_point = gymnasium.spec(rest).entry_point
+    except gymnasium.error.Error as error:
+        raise SpecError(f"reference.entry {spec.reference.entry!r}: {error}") from None
+    if not isinstance(entry_point, str):
+        raise SpecError(
+            f"reference.entry {spec.reference.entry!r} is registered with a callable; "
+            "list its module in reference.sources"
+        )
+    return entry_point.partition(":")[0]
+
+
+def read_sources(spec: PortSpec) -> list[ReferenceSource]:
+    """The modules `reference.sources` names, or the entry's own module when it names none.
+
+    Found by the import system without executing the modules themselves.
+    """
+    names = list(spec.reference.sources) or [_entry_module(spec)]
+    sources = []
+    for name in names:
+        try:
+            found = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            found = None
+        origin = found.origin if found is not None else None
+        if origin is None or not origin.endswith(".py"):
+            raise SpecError(
+                f"reference.sources: module {name!r} has no Python source file to put in the "
+                "prompts; list importable pure-Python modules"
+            )
+        with open(origin, encoding="utf-8") as handle:
+            sources.append(ReferenceSource(name, handle.read()))
+    return sources

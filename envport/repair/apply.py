@@ -1,0 +1,63 @@
+"""Writing parsed edits into a port directory, with the diff of each for the transcript."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+from envport.llm.cache import write_atomically
+
+
+@dataclass(frozen=True)
+class AppliedEdit:
+    path: str  # relative to the directory it was written in
+    diff: str  # unified diff; empty when the answer repeated the file unchanged
+    created: bool
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.diff)
+
+    def stat(self) -> str:
+        added = sum(
+            1 for line in self.diff.splitlines() if line.startswith("+") and line[:3] != "+++"
+        )
+        removed = sum(
+            1 for line in self.diff.splitlines() if line.startswith("-") and line[:3] != "---"
+        )
+        return f"{self.path} (+{added} -{removed})"
+
+
+def unified_diff(path: str, before: str, after: str) -> str:
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{path}" if before else "/dev/null",
+        tofile=f"b/{path}",
+    )
+    return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def apply_edits(directory: Path, files: dict[str, str]) -> list[AppliedEdit]:
+    """Write whole files (paths already checked by the parser) and say what changed."""
+    applied = []
+    for relative, content in files.items():
+        target = directory / relative
+        before = target.read_text(encoding="utf-8") if target.is_file() else ""
+        if before != content:
+            write_atomically(target, content)
+        applied.append(AppliedEdit(relative, unified_diff(relative, before, content), not before))
+    return applied
+
+
+def read_files(directory: Path, suffix: str = ".py") -> dict[str, str]:
+    """Every file of a port by relative path, in a stable order (prompts must not flicker)."""
+    if not directory.is_dir():
+        return {}
+    found = {}
+    for path in sorted(directory.rglob(f"*{suffix}")):
+        if "__pycache__" in path.parts or not path.is_file():
+            continue
+        found[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8")
+    return found

@@ -1,0 +1,296 @@
+"""Whole-file edits extracted from a model's answer.
+
+The prompts ask for every file as a fenced code block introduced by its path:
+
+    ### File: physics.py
+    ```python
+    <the whole file>
+    ```
+
+Models drift from that shape, so the parser also takes the path from the fence's info string
+(```` ```python env.py ````, ```` ```python title="env.py" ````) or from a `# file: env.py`
+first line, accepts fences without a language tag, ignores prose and untitled snippets, and
+copes with fences nested inside a file (a docstring quoting Markdown): for Python files it
+prefers the closing fence that leaves a body which parses. Anything it cannot make sense of is
+an `EditParseError` whose message goes back to the model in the one re-ask.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from envport.errors import EnvportError
+
+# Files a port may consist of: the driver never lets an answer write anything else.
+PORT_SUFFIXES = (".py",)
+# Proposed tests live under this prefix in answers; they are recorded, never run as the
+# harness's own checks (DESIGN.md contract 6).
+TESTS_PREFIX = "tests/"
+
+_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+_PATH_TOKEN = re.compile(r"^[\w.\-/]*[\w\-]\.[A-Za-z][A-Za-z0-9]{0,5}$")
+_HEADER_WORDS = re.compile(r"^(?:file(?:name)?|path|new file|updated file)\s*[:=]?\s*", re.I)
+_ELISION = re.compile(
+    r"^\s*#.*(?:\.\.\.|…).*(?:unchanged|rest of|existing code|same as before|as before)", re.I
+)
+
+
+class EditParseError(EnvportError):
+    """The answer has no usable file blocks; the message is shown to the model in a re-ask."""
+
+
+@dataclass
+class ParsedAnswer:
+    """Files to write into the port, proposed tests, and the prose around them."""
+
+    files: dict[str, str] = field(default_factory=dict)
+    tests: dict[str, str] = field(default_factory=dict)
+    prose: str = ""
+
+
+@dataclass
+class _Block:
+    start: int  # line index of the opening fence
+    end: int  # line index of the closing fence
+    path: str | None
+    body: list[str]
+    info: str = ""
+
+
+def _clean_header(line: str) -> str | None:
+    """The path a Markdown header line names, if the line is only a path (with decoration)."""
+    text = line.strip()
+    if not text or len(text) > 160:
+        return None
+    text = re.sub(r"^(?:#{1,6}|[-*+>]|\d+[.)])\s+", "", text)
+    text = text.replace("**", "").replace("__", "").strip()
+    text = _HEADER_WORDS.sub("", text)
+    text = text.strip("`'\" ")
+    # "env.py (updated):", "env.py:" and "`env.py`" all name env.py.
+    text = re.sub(r"\s*\([^)]{0,40}\)\s*", "", text).rstrip(":").strip("`'\" ")
+    return text if _PATH_TOKEN.match(text) else None
+
+
+def _info_path(info: str) -> str | None:
+    for token in re.split(r"[\s:]+", info.strip()):
+        token = re.sub(r"^(?:title|path|file|filename)=", "", token).strip("`'\"{}")
+        if _PATH_TOKEN.match(token):
+            return token
+    return None
+
+
+def _first_line_path(body: list[str]) -> str | None:
+    if not body:
+        return None
+    match = re.match(r"^\s*(?:#|//)\s*(?:file(?:name)?|path)\s*:\s*(\S+)\s*$", body[0], re.I)
+    return match.group(1) if match and _PATH_TOKEN.match(match.group(1)) else None
+
+
+def _closing_candidates(lines: list[str], start: int, fence: str, stop: int) -> list[int]:
+    """Closing-fence positions for the fence opened at `start`, best first.
+
+    First the one found by tracking nested fences (an opener with an info string nests, a bare
+    fence closes the innermost), then every other bare fence of the same kind up to `stop`.
+    """
+    depth = 0
+    tracked = None
+    bare = []
+    for index in range(start + 1, stop):
+        match = _FENCE.match(lines[index])
+        if not match or match.group("fence")[0] != fence[0]:
+            continue
+        if len(match.group("fence")) < len(fence):
+            continue
+        if match.group("info").strip():
+            if len(match.group("fence")) == len(fence):
+                depth += 1
+            continue
+        bare.append(index)
+        if tracked is None:
+            if depth == 0:
+                tracked = index
+            else:
+                depth -= 1
+    if tracked is None:
+        return bare
+    return [tracked] + [index for index in bare if index != tracked]
+
+
+def _parses(path: str | None, body: list[str]) -> bool:
+    if path is None or not path.endswith(".py"):
+        return True
+    try:
+        ast.parse("\n".join(body))
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _header_before(lines: list[str], start: int, floor: int) -> str | None:
+    # The header is the nearest non-blank line above the fence (at most two lines up).
+    index = start - 1
+    while index >= floor and index >= start - 3:
+        if lines[index].strip():
+            return _clean_header(lines[index])
+        index -= 1
+    return None
+
+
+def _blocks(text: str) -> list[_Block]:
+    lines = text.splitlines()
+    blocks: list[_Block] = []
+    floor = 0
+    index = 0
+    while index < len(lines):
+        match = _FENCE.match(lines[index])
+        if not match:
+            index += 1
+            continue
+        fence, info = match.group("fence"), match.group("info")
+        path = _info_path(info) or _header_before(lines, index, floor)
+        # A file block can only end before the next block that names a file.
+        stop = _next_file_opener(lines, index, fence) or len(lines)
+        candidates = _closing_candidates(lines, index, fence, stop)
+        if not candidates:
+            if path is None:
+                index += 1  # a stray fence in prose
+                continue
+            raise EditParseError(
+                f"the code block for `{path}` is not closed (the answer may have been cut off); "
+                "send the whole file again and end it with a closing fence"
+            )
+        body_path = path or _first_line_path(lines[index + 1 : candidates[0]])
+        end = next(
+            (c for c in candidates if _parses(body_path, lines[index + 1 : c])), candidates[0]
+        )
+        body = lines[index + 1 : end]
+        blocks.append(_Block(index, end, body_path, body, info.strip().lower()))
+        floor = end + 1
+        index = end + 1
+    return blocks
+
+
+def _next_file_opener(lines: list[str], start: int, fence: str) -> int | None:
+    """The line where the next file block begins (its header line), if any."""
+    for index in range(start + 1, len(lines)):
+        match = _FENCE.match(lines[index])
+        if not match or not match.group("info").strip():
+            continue
+        if len(match.group("fence")) != len(fence):
+            continue
+        if _info_path(match.group("info")):
+            return index
+        header = index - 1
+        while header > start and not lines[header].strip():
+            header -= 1
+        if header > start and _clean_header(lines[header]):
+            return header
+    return None
+
+
+def port_path(raw: str, port_dir: Path) -> str:
+    """The path relative to the port directory that `raw` names, or an EditParseError.
+
+    Absolute paths, `..` and symlinks that lead outside the port are refused: a model answer
+    must never write anywhere but the port.
+    """
+    text = raw.strip().replace("\\", "/")
+    while text.startswith("./"):
+        text = text[2:]
+    if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
+        raise EditParseError(f"`{raw}` is an absolute path; give paths relative to the port")
+    parts = PurePosixPath(text).parts
+    if ".." in parts:
+        raise EditParseError(f"`{raw}` is outside the port directory; `..` is not allowed")
+    if parts and parts[0] == "port" and len(parts) > 1:
+        parts = parts[1:]  # "port/env.py": the model named the directory itself
+    relative = PurePosixPath(*parts).as_posix() if parts else ""
+    if not relative or relative == ".":
+        raise EditParseError(f"`{raw}` does not name a file")
+    root = port_dir.resolve()
+    resolved = (root / relative).resolve()
+    if not resolved.is_relative_to(root):
+        raise EditParseError(f"`{raw}` leads outside the port directory")
+    if not relative.endswith(PORT_SUFFIXES):
+        raise EditParseError(f"`{raw}` is not a Python file; a port consists of .py files only")
+    return relative
+
+
+def parse_answer(text: str, port_dir: Path, required: list[str] | None = None) -> ParsedAnswer:
+    """The whole files and proposed tests in a model answer.
+
+    `required` lists port paths the answer must contain (the module being generated).
+    """
+    if not text.strip():
+        raise EditParseError("the answer is empty")
+    blocks = _blocks(text)
+    _adopt_lone_block(blocks, required or [])
+    parsed = ParsedAnswer()
+    for block in blocks:
+        if block.path is None:
+            continue  # an untitled snippet in the explanation
+        relative = port_path(block.path, port_dir)
+        for line in block.body:
+            if _ELISION.match(line):
+                raise EditParseError(
+                    f"the block for `{relative}` leaves code out ({line.strip()!r}); "
+                    "send every file whole, without elisions"
+                )
+        content = "\n".join(block.body).rstrip("\n") + "\n"
+        if relative.startswith(TESTS_PREFIX):
+            parsed.tests[relative] = content
+        else:
+            parsed.files[relative] = content
+    if not parsed.files and not parsed.tests:
+        raise EditParseError(
+            "no fenced code block with a file path was found; put each whole file in a fenced "
+            "block preceded by a line `### File: <path>`"
+        )
+    missing = [path for path in required or [] if path not in parsed.files]
+    if missing:
+        raise EditParseError(
+            f"the answer has no whole-file block for {', '.join(f'`{m}`' for m in missing)}"
+        )
+    lines = text.splitlines()
+    kept = [True] * len(lines)
+    for block in blocks:
+        for index in range(block.start, min(block.end + 1, len(lines))):
+            kept[index] = False
+    parsed.prose = "\n".join(line for line, keep in zip(lines, kept, strict=True) if keep).strip()
+    return parsed
+
+
+def _adopt_lone_block(blocks: list[_Block], required: list[str]) -> None:
+    """One untitled Python block and one file asked for: the block is that file.
+
+    Models asked for a single module sometimes drop the header; nothing else is ambiguous.
+    """
+    if len(required) != 1 or any(block.path for block in blocks):
+        return
+    untitled = [
+        block
+        for block in blocks
+        if block.info in ("", "python", "py", "python3")
+        and block.body
+        and _parses(required[0], block.body)
+    ]
+    if len(untitled) == 1:
+        untitled[0].path = required[0]
+
+
+def extract_block(text: str, languages: tuple[str, ...]) -> str | None:
+    """The body of the first fenced block tagged with one of `languages` (for plans)."""
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        match = _FENCE.match(line)
+        if not match:
+            continue
+        info = match.group("info").strip().lower()
+        if info.split(" ")[0] in languages:
+            candidates = _closing_candidates(lines, index, match.group("fence"), len(lines))
+            if candidates:
+                return "\n".join(lines[index + 1 : candidates[0]])
+    return None

@@ -1,0 +1,118 @@
+"""The run directory: where each part of a run lives, creating one and opening one.
+
+runs/<run-id>/
+  run.json           RunState, rewritten atomically after every step
+  envport.toml       frozen copy of the spec (with the module plan, when one was made)
+  port/              the generated package
+  transcript.jsonl   journal of every event (see envport.runs.journal)
+  cache/             model answers by request hash (envport.llm.ResponseCache)
+  reports/           verify.json (last full check), <module>.json, outcome.md
+  proposed_tests/    tests the model proposed, kept append-only
+  .git/              one commit per iteration
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from envport.errors import EnvportError
+from envport.runs.history import History
+from envport.runs.state import RunState, load_state, save_state
+from envport.spec import SPEC_FILENAME
+
+
+@dataclass(frozen=True)
+class RunDir:
+    root: Path
+
+    @property
+    def state_file(self) -> Path:
+        return self.root / "run.json"
+
+    @property
+    def spec_file(self) -> Path:
+        return self.root / SPEC_FILENAME
+
+    @property
+    def port(self) -> Path:
+        return self.root / "port"
+
+    @property
+    def transcript(self) -> Path:
+        return self.root / "transcript.jsonl"
+
+    @property
+    def cache(self) -> Path:
+        return self.root / "cache"
+
+    @property
+    def reports(self) -> Path:
+        return self.root / "reports"
+
+    @property
+    def proposed_tests(self) -> Path:
+        return self.root / "proposed_tests"
+
+    def load(self) -> RunState:
+        return load_state(self.state_file)
+
+    def save(self, state: RunState) -> None:
+        save_state(self.state_file, state)
+
+
+def new_run_id(spec_name: str, target: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
+    name = re.sub(r"[^A-Za-z0-9_-]+", "-", spec_name).strip("-") or "run"
+    return f"{name}-{target}-{stamp}-{secrets.token_hex(2)}"
+
+
+def _freeze_harness_files(spec_file: Path, root: Path) -> None:
+    """Copy the harness files the spec names by relative path (L1 probes) next to the copy.
+
+    The frozen spec keeps its text, so a relative path in it must resolve in the run too.
+    """
+    from envport.spec import load_spec
+
+    for target in load_spec(spec_file).targets.values():
+        relative = getattr(target, "probes", None)
+        if not relative or Path(relative).is_absolute():
+            continue
+        source = (spec_file.parent / relative).resolve()
+        destination = (root / relative).resolve()
+        if source.is_file() and destination.is_relative_to(root):
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(source, destination)
+
+
+def create_run(out: Path, spec_file: Path, state: RunState) -> RunDir:
+    """A new run directory with the frozen spec, an empty port and a first commit."""
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        root = (out / state.run_id).resolve()
+        root.mkdir()
+    except OSError as error:
+        raise EnvportError(f"--out {out}: cannot create the run directory ({error})") from None
+    run = RunDir(root)
+    shutil.copyfile(spec_file, run.spec_file)
+    _freeze_harness_files(spec_file, root)
+    run.port.mkdir()
+    run.reports.mkdir()
+    history = History.create(root)
+    state.head = history.commit(f"start {state.spec_name} -> {state.target}")
+    run.save(state)
+    return run
+
+
+def open_run(path: Path | str) -> RunDir:
+    root = Path(path)
+    if not root.is_dir():
+        raise EnvportError(f"{root}: no such run directory; pass runs/<run-id>")
+    run = RunDir(root.resolve())
+    if not run.state_file.is_file():
+        raise EnvportError(f"{root}: not an envport run (no run.json); pass runs/<run-id>")
+    return run

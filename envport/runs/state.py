@@ -1,0 +1,130 @@
+"""RunState: everything the driver needs to take the next step, saved after every step.
+
+`run.json` is rewritten atomically at the end of each completed step, together with `head`
+(the git commit holding the port as that step left it). A process killed in the middle of a
+step therefore resumes from a consistent pair: the port is reset to `head` and the step runs
+again, rendering the same prompt, which the response cache answers without a new call.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, ValidationError
+
+from envport.errors import EnvportError
+from envport.llm.cache import write_atomically
+from envport.llm.types import TokenUsage
+from envport.spec import ModuleSpec
+
+STATE_FORMAT = "envport-run/1"
+COMPOSED = "composed"
+
+Status = Literal["running", "verified", "gave_up", "interrupted", "stopped"]
+Phase = Literal["plan", "modules", "composed", "done"]
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Limits(BaseModel):
+    """Budgets of one run. None means no cap."""
+
+    max_iterations: int = Field(default=4, ge=0, description="repairs per module and per level")
+    max_usd: float | None = Field(default=None, ge=0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    max_minutes: float | None = Field(default=60.0, gt=0)
+    stuck_after: int = Field(default=3, ge=2, description="same divergence this often = stuck")
+    answer_tokens: int = Field(default=8192, gt=0, description="max_tokens of each model call")
+
+
+class CheckOutcome(BaseModel):
+    """One named check's latest result: `module:physics`, `l1:physics`, `l3.free`, ..."""
+
+    name: str
+    scope: str  # the module it belongs to, or "composed"
+    level: str  # "module" (imports and exports), "l1", "l2", "l3", "load", "answer"
+    passed: bool
+    failures: list[str] = Field(default_factory=list)  # divergence texts, the first few
+    signature: str = ""  # what "the same divergence" means for stuck detection
+
+
+class StuckState(BaseModel):
+    signature: str = ""
+    count: int = 0
+    context_added: bool = False
+
+
+class RunState(BaseModel):
+    format: Literal["envport-run/1"] = STATE_FORMAT
+    run_id: str
+    created_at: datetime = Field(default_factory=utc_now)
+    updated_at: datetime = Field(default_factory=utc_now)
+    # Where the spec came from; the run itself reads its frozen copy, envport.toml.
+    spec_source: str
+    spec_name: str
+    target: Literal["jax", "numpy"]
+    # Provider-qualified model name (never a key); with base_url it is all resume needs.
+    model: str
+    base_url: str | None = None
+    prompts_dir: str | None = None
+    limits: Limits = Field(default_factory=Limits)
+
+    status: Status = "running"
+    reason: str = ""
+    phase: Phase = "modules"
+    modules: list[ModuleSpec] = Field(default_factory=list)
+    entry: str = "env"
+    module_index: int = 0
+    # Iteration within the current scope: 0 generates a module, 1.. are repairs.
+    iteration: int = 0
+    composed_checked: bool = False
+    level_repairs: dict[str, int] = Field(default_factory=dict)
+    # Latest accepted result of every check run so far: the regression guard's baseline.
+    results: dict[str, CheckOutcome] = Field(default_factory=dict)
+    # What the next repair must fix, and what to tell the model about its last answer.
+    open_failures: list[CheckOutcome] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    history: list[str] = Field(default_factory=list)
+    stuck: StuckState = Field(default_factory=StuckState)
+
+    step: int = 0  # completed steps
+    head: str = ""  # git commit of the port after the last completed step
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    cost_usd: float = 0.0
+    paid_calls: int = 0
+    cached_calls: int = 0
+    elapsed_s: float = 0.0
+    sessions: int = 0
+
+    @property
+    def scope(self) -> str:
+        """The module being generated or repaired, "composed", or the phase's name."""
+        if self.phase == "modules" and self.module_index < len(self.modules):
+            return self.modules[self.module_index].name
+        if self.phase == "composed":
+            return COMPOSED
+        return self.phase
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("verified", "gave_up")
+
+
+def save_state(path: Path, state: RunState) -> None:
+    state.updated_at = utc_now()
+    write_atomically(path, state.model_dump_json(indent=2) + "\n")
+
+
+def load_state(path: Path) -> RunState:
+    if not path.is_file():
+        raise EnvportError(f"{path.parent}: not an envport run (no {path.name})")
+    try:
+        return RunState.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValidationError) as error:
+        first = error.errors()[0] if isinstance(error, ValidationError) else None
+        problem = f"{'.'.join(map(str, first['loc']))}: {first['msg']}" if first else str(error)
+        raise EnvportError(f"{path}: not a readable run state ({problem})") from None
