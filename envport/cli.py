@@ -39,7 +39,11 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("spec", help="envport.toml or the directory holding it")
     p.add_argument("--port", required=True, help="directory of the port's modules")
     p.add_argument("--target", default="auto", choices=["auto", "jax", "numpy", "rust"])
-    p.add_argument("--levels", type=_levels, default=("l3",), help="comma list (default l3)")
+    p.add_argument(
+        "--levels", type=_levels, default=("l1", "l2", "l3"), help="comma list (default l1,l2,l3)"
+    )
+    p.add_argument("--module", help="check one module of the port (L1 probes and exports)")
+    p.add_argument("--examples", type=_positive, help="hypothesis examples for L1 and L2")
     p.add_argument("--episodes", type=_positive, help="L3 episodes (default from the spec)")
     p.add_argument("--steps", type=_positive, help="L3 steps per episode at most")
     p.add_argument("--mode", choices=["free", "resync", "both"], help="L3 rollout mode")
@@ -66,6 +70,8 @@ def _run_verify(args: argparse.Namespace) -> int:
         seed=args.seed,
         only_episode=args.episode,
         timeout=args.timeout,
+        module=args.module,
+        examples=args.examples,
     )
     report = verify(args.spec, args.port, options)
     if args.json:

@@ -10,7 +10,15 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+import numpy as np
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from envport.errors import SpecError
 
@@ -44,6 +52,21 @@ class ReferenceSpec(_Strict):
         return value
 
 
+class Bound(_Strict):
+    """Where L1 and L2 draw a state field from: scalars or one value per component."""
+
+    low: float | list[float]
+    high: float | list[float]
+    integer: bool = False
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Bound:
+        low, high = np.broadcast_arrays(np.asarray(self.low), np.asarray(self.high))
+        if np.any(low > high):
+            raise ValueError("expected `low` <= `high` for every component")
+        return self
+
+
 class StateSpec(_Strict):
     """How the harness reads and writes the reference's state.
 
@@ -57,6 +80,8 @@ class StateSpec(_Strict):
     step_counter: str | None = Field(
         default=None, description="state field counting steps; lets L3 start near the time limit"
     )
+    # The state space L1 and L2 draw from: wider than what rollouts visit, on purpose.
+    bounds: dict[str, Bound] = Field(default_factory=dict)
 
     @field_validator("fields")
     @classmethod
@@ -71,6 +96,8 @@ class ModuleSpec(_Strict):
     name: str
     exports: list[str] = Field(default_factory=list)
     depends_on: list[str] = Field(default_factory=list)
+    # Export name -> signature and meaning: the interface contract prompts show the model.
+    contract: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("name")
     @classmethod
@@ -85,6 +112,8 @@ class TargetSpec(_Strict):
 
     entry: str = "env"
     modules: list[ModuleSpec] = Field(default_factory=list)
+    # Harness file (relative to the spec) defining L1 probes for module functions.
+    probes: str | None = None
 
 
 class Tolerance(_Strict):
@@ -113,7 +142,19 @@ class L3Spec(_Strict):
     late_start_fraction: float = Field(default=0.2, ge=0, le=1)
 
 
+class L1Spec(_Strict):
+    examples: int = Field(default=200, gt=0, description="hypothesis examples per check")
+
+
+class L2Spec(_Strict):
+    examples: int = Field(default=40, gt=0, description="hypothesis sequences")
+    steps: int = Field(default=25, gt=0, description="rules per sequence at most")
+    batch: int = Field(default=8, gt=1, description="B for the batch-equals-singles check")
+
+
 class LevelsSpec(_Strict):
+    l1: L1Spec = Field(default_factory=L1Spec)
+    l2: L2Spec = Field(default_factory=L2Spec)
     l3: L3Spec = Field(default_factory=L3Spec)
 
 
@@ -143,15 +184,23 @@ class PortSpec(_Strict):
         return value
 
     def tolerance_for(self, field: str) -> Tolerance:
-        """Tolerance for a field: its own entry, else `obs` for observation parts, else default."""
-        if field in self.tolerance:
-            return self.tolerance[field]
-        if field.startswith("obs") and "obs" in self.tolerance:
-            return self.tolerance["obs"]
+        """Tolerance for a field (`obs.theta`, `physics[2]`): its own entry, else its base
+        name's (`obs`, `physics`), else the default."""
+        base = field.split("[")[0]
+        for candidate in (field, base, base.split(".")[0]):
+            if candidate in self.tolerance:
+                return self.tolerance[candidate]
         return Tolerance()
 
     def target(self, name: str) -> TargetSpec:
         return self.targets.get(name, TargetSpec())
+
+    @model_validator(mode="after")
+    def _bounds_name_fields(self) -> PortSpec:
+        unknown = set(self.state.bounds) - set(self.state.fields)
+        if self.state.fields and unknown:
+            raise ValueError(f"state.bounds names unknown state field `{sorted(unknown)[0]}`")
+        return self
 
 
 def _location(loc: tuple[int | str, ...]) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+import shutil
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -31,15 +32,26 @@ def test_known_good_ports_verify(port: Path, tmp_path: Path) -> None:
     assert "100 episodes" in done.stdout
     report = json.loads(report_path.read_text())
     assert report["passed"] and report["backend"] == port.name
-    assert [lv["mode"] for lv in report["levels"]] == ["free", "resync"]
+    names = [f"{lv['level']}.{lv['mode']}" for lv in report["levels"]]
+    assert names == [
+        "l1.physics.dynamics",
+        "l1.physics.is_terminated",
+        "l1.transition",
+        "l2.interaction",
+        "l2.batch",
+        "l3.free",
+        "l3.resync",
+    ]
     for level in report["levels"]:
+        assert level["passed"] and level["steps_compared"] > 0
+    for level in report["levels"][-2:]:
         assert level["episodes"] == 100
         assert level["steps_compared"] >= 1000
         # Both ways an episode ends were exercised, not only pole falls.
         assert level["endings"].get("terminated", 0) > 0
         assert level["endings"].get("truncated", 0) > 0
     suite = ET.parse(junit_path).getroot()
-    assert suite.get("tests") == "3" and suite.get("failures") == "0"
+    assert suite.get("tests") == "8" and suite.get("failures") == "0"
 
 
 def _one_line_failure(done, code: int, fragment: str) -> None:
@@ -64,6 +76,7 @@ def test_malformed_toml(tmp_path: Path) -> None:
 def test_unknown_env_id(tmp_path: Path) -> None:
     text = (CARTPOLE / "envport.toml").read_text().replace("CartPole-v1", "CartPoleX-v9")
     (tmp_path / "envport.toml").write_text(text)
+    shutil.copytree(CARTPOLE / "probes", tmp_path / "probes")
     done = run_envport("verify", str(tmp_path), "--port", str(NUMPY_PORT))
     _one_line_failure(done, 2, "unknown Gymnasium env id `CartPoleX-v9`")
 
@@ -105,7 +118,7 @@ def test_port_sleeping_forever_in_step(numpy_port_copy: Path) -> None:
         "verify", str(CARTPOLE), "--port", str(numpy_port_copy), "--timeout", "3", timeout=60
     )
     elapsed = time.monotonic() - started
-    _one_line_failure(done, 1, "did not answer `rollout` within 3 s")
+    _one_line_failure(done, 1, "did not answer `step_batch` within 3 s")
     assert elapsed < 20
 
 
@@ -118,15 +131,26 @@ def test_port_killing_its_worker(numpy_port_copy: Path) -> None:
         )
     )
     done = run_envport("verify", str(CARTPOLE), "--port", str(numpy_port_copy))
-    _one_line_failure(done, 1, "port worker died in `rollout`: exit code 7")
+    _one_line_failure(done, 1, "port worker died in `step_batch`: exit code 7")
 
 
-def test_divergence_report_and_replay_command(numpy_port_copy: Path, tmp_path: Path) -> None:
-    physics = numpy_port_copy / "physics.py"
+def _gravity_mutant(port: Path) -> None:
+    physics = port / "physics.py"
     physics.write_text(physics.read_text().replace("GRAVITY = 9.8", "GRAVITY = 9.9"))
+
+
+def test_l3_divergence_report_and_replay_command(numpy_port_copy: Path, tmp_path: Path) -> None:
+    _gravity_mutant(numpy_port_copy)
     report_path = tmp_path / "first.json"
     done = run_envport(
-        "verify", str(CARTPOLE), "--port", str(numpy_port_copy), "--json", str(report_path)
+        "verify",
+        str(CARTPOLE),
+        "--port",
+        str(numpy_port_copy),
+        "--levels",
+        "l3",
+        "--json",
+        str(report_path),
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "DIVERGED" in done.stdout and "replay: envport verify" in done.stdout
@@ -152,6 +176,33 @@ def test_divergence_report_and_replay_command(numpy_port_copy: Path, tmp_path: P
         first["step"],
         first["fields"],
     )
+
+
+def test_l1_divergence_is_shrunk_and_replays(numpy_port_copy: Path, tmp_path: Path) -> None:
+    _gravity_mutant(numpy_port_copy)
+    report_path = tmp_path / "first.json"
+    done = run_envport(
+        "verify", str(CARTPOLE), "--port", str(numpy_port_copy), "--json", str(report_path)
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = json.loads(report_path.read_text())
+    first_level = report["levels"][0]
+    assert (first_level["level"], first_level["mode"]) == ("l1", "physics.dynamics")
+    first = first_level["divergences"][0]
+    assert first["module"] == "physics"
+    # Gravity acts through sin(theta): the shrunk state keeps theta and zeroes what it can.
+    physics = first["start_state"]["physics"]
+    assert physics[2] != 0.0
+    assert sum(1 for value in physics if value == 0.0) >= 2
+    assert {f["field"] for f in first["fields"]} & {"physics[1]", "physics[3]"}
+
+    words = shlex.split(first["replay"])
+    assert "--module" in words and "physics" in words
+    again_path = tmp_path / "again.json"
+    again = run_envport(*words[1:], "--json", str(again_path))
+    assert again.returncode == 1
+    same = json.loads(again_path.read_text())["levels"][0]["divergences"][0]
+    assert (same["start_state"], same["fields"]) == (first["start_state"], first["fields"])
 
 
 def test_console_script_is_installed() -> None:

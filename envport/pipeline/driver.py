@@ -125,6 +125,7 @@ class Driver:
         state = self.state
         # Whatever a killed step left half-written goes; the step runs again from its start.
         self.history.reset(state.head)
+        self.run.port.mkdir(exist_ok=True)  # git keeps no empty directories
         event = "run_started" if state.sessions == 0 else "resumed"
         state.sessions += 1
         state.status = "running"

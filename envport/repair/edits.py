@@ -31,7 +31,8 @@ PORT_SUFFIXES = (".py",)
 TESTS_PREFIX = "tests/"
 
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-_PATH_TOKEN = re.compile(r"^[\w.\-/]*[\w\-]\.[A-Za-z][A-Za-z0-9]{0,5}$")
+# A drive prefix is matched only so that such paths can be refused by name.
+_PATH_TOKEN = re.compile(r"^(?:[A-Za-z]:)?[\w.\-/\\]*[\w\-]\.[A-Za-z][A-Za-z0-9]{0,5}$")
 _HEADER_WORDS = re.compile(r"^(?:file(?:name)?|path|new file|updated file)\s*[:=]?\s*", re.I)
 _ELISION = re.compile(
     r"^\s*#.*(?:\.\.\.|…).*(?:unchanged|rest of|existing code|same as before|as before)", re.I

@@ -61,7 +61,14 @@ class History:
         return self.commit(message)
 
     def reset(self, commit: str) -> None:
-        """Put the step's paths back exactly as `commit` has them, dropping strays."""
+        """Put the step's paths back exactly as `commit` has them, dropping strays.
+
+        Called when a session starts, when no other envport works on this run: a lock file
+        then is what a killed `git commit` left behind.
+        """
+        git_dir = Path(self.repo.git_dir)
+        for lock in ("index.lock", "HEAD.lock"):
+            (git_dir / lock).unlink(missing_ok=True)
         self.repo.git.reset("--hard", "-q", commit)
         self.repo.git.clean("-fdxq", "--", *STEP_PATHS)
 

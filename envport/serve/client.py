@@ -39,6 +39,7 @@ class PortWorker:
         self._stderr = open(Path(self._scratch.name) / "stderr.log", "w+b")  # noqa: SIM115
         self._next_id = 0
         self._pending: int | None = None
+        self._stopped: str | None = None
         command = [
             sys.executable,
             "-m",
@@ -69,6 +70,10 @@ class PortWorker:
 
     def send(self, op: str, **args: Any) -> None:
         """Send a request without waiting, so the caller can work while the port does."""
+        if self._stopped is not None:
+            raise PortError(self._stopped)
+        if self.process.poll() is not None:
+            raise PortError(f"port worker died before `{op}`: {self._death_note()}")
         self._next_id += 1
         self._pending = self._next_id
         self._socket.send(pack(Request(id=self._next_id, op=op, args=args)))  # type: ignore[arg-type]
@@ -89,10 +94,12 @@ class PortWorker:
                 raise PortError(f"port worker died in `{self._pending_op}`: {self._death_note()}")
             if time.monotonic() > deadline:
                 self.kill()
-                raise PortError(
+                # Later requests fail at once with the same reason instead of blocking.
+                self._stopped = (
                     f"port did not answer `{self._pending_op}` within {limit:g} s; the worker "
                     "was stopped (raise --timeout if the port is just slow)"
                 )
+                raise PortError(self._stopped)
 
     def request(self, op: str, timeout: float | None = None, **args: Any) -> Any:
         self.send(op, **args)

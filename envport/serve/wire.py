@@ -14,7 +14,19 @@ from pydantic import BaseModel, ConfigDict
 
 _NDARRAY = 1
 
-Op = Literal["ping", "load", "rollout", "step_batch", "shutdown"]
+Op = Literal[
+    "ping",
+    "load",
+    "rollout",
+    "step_batch",
+    "probe",
+    "session_load",
+    "session_step",
+    "session_read",
+    "batch_vs_single",
+    "bench",
+    "shutdown",
+]
 
 
 class Request(BaseModel):
@@ -36,7 +48,8 @@ class Response(BaseModel):
 
 def _default(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
-        array = np.ascontiguousarray(obj)
+        # Not np.ascontiguousarray: it turns 0-d arrays into 1-d ones.
+        array = obj if obj.flags.c_contiguous else obj.copy(order="C")
         header = msgpack.packb([array.dtype.str, list(array.shape)])
         return msgpack.ExtType(_NDARRAY, header + array.tobytes())
     if isinstance(obj, np.generic):

@@ -7,6 +7,7 @@ back as the port's own error text, so a broken port is a failed check, not a dea
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import resource
@@ -16,6 +17,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import zmq
 
 from envport.serve.wire import Request, Response, pack, unpack_request
@@ -27,9 +29,17 @@ def _limit_self() -> None:
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def _numpy(outputs: dict[str, Any]) -> dict[str, np.ndarray]:
+    if not isinstance(outputs, dict):
+        raise ContractError(f"a probe must return a dict of arrays, got {type(outputs).__name__}")
+    return {key: np.asarray(value) for key, value in outputs.items()}
+
+
 class Host:
     def __init__(self) -> None:
         self.port: Any = None
+        self._probes: dict[str, Any] = {}
+        self._jitted: dict[tuple[str, str], Any] = {}
 
     def load(
         self,
@@ -39,6 +49,13 @@ class Host:
         target: str,
         only_modules: bool = False,
     ) -> dict:
+        if target == "rust" or (target == "auto" and (Path(port_dir) / "Cargo.toml").is_file()):
+            # A Rust port is a crate: built here (compile errors are the load error), then
+            # driven through its C ABI. A partial crate is only built.
+            from envport.targets.rust_port import load_rust_port
+
+            self.port = load_rust_port(Path(port_dir), build_only=only_modules)
+            return {"backend": None if only_modules else self.port.backend}
         if only_modules:
             # A port still being generated: its first modules exist, the entry may not.
             import_modules(Path(port_dir), modules, modules[-1]["name"])
@@ -58,17 +75,60 @@ class Host:
             raise ContractError(f"target `{target}` cannot be loaded by the Python worker")
         return {"backend": self.port.backend}
 
+    def probe(
+        self,
+        probes_file: str,
+        name: str,
+        before: dict,
+        action: Any,
+        after: dict,
+        jax: bool = False,
+        check_jit: bool = False,
+    ) -> dict:
+        """Call one module function through its probe, twice (determinism). JAX ports are
+        called compiled, as they run in training, and, when asked, once more eagerly: the
+        verifier judges whether jit(f) == f."""
+        from envport.verifiers.probes import load_probes
+
+        if probes_file not in self._probes:
+            self._probes[probes_file] = load_probes(Path(probes_file))
+        found = self._probes[probes_file][name]
+        module = importlib.import_module(f"{PACKAGE}.{found.module}")
+
+        def eager(b: dict, a: Any, f: dict) -> Any:
+            return found.call(module, b, a, f)
+
+        call = eager
+        if jax:
+            import jax as jax_module
+
+            key = (probes_file, name)
+            if key not in self._jitted:
+                self._jitted[key] = jax_module.jit(eager)
+            call = self._jitted[key]
+        result = {
+            "first": _numpy(call(before, action, after)),
+            "second": _numpy(call(before, action, after)),
+        }
+        if jax and check_jit:
+            result["eager"] = _numpy(eager(before, action, after))
+        return result
+
     def handle(self, request: Request) -> Any:
         if request.op == "ping":
             return {"pid": os.getpid()}
         if request.op == "load":
             return self.load(**request.args)
+        if request.op == "probe":
+            return self.probe(**request.args)
         if self.port is None:
             raise ContractError("no port loaded")
         if request.op == "rollout":
             return self.port.rollout(**request.args)
-        if request.op == "step_batch":
-            return self.port.step_batch(**request.args)
+        if request.op in ("step_batch", "session_load", "session_step", "session_read"):
+            return getattr(self.port, request.op)(**request.args)
+        if request.op == "batch_vs_single":
+            return self.port.batch_vs_single(**request.args)
         raise ContractError(f"unknown op {request.op}")
 
 

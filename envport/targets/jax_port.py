@@ -84,5 +84,74 @@ class JaxPort:
     def rollout(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
         return self._run("rollout", self._episode, states, actions)
 
-    def step_batch(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+    def step_batch(
+        self, states: dict[str, np.ndarray], actions: np.ndarray, eager: bool = False
+    ) -> dict[str, Any]:
+        if eager:
+            # The same step without jit: L1 checks that compiling does not change answers.
+            with self.jax.disable_jit():
+                outputs = self._batched(self._single)(states, actions)
+            obs, reward, terminated, truncated = (np.asarray(o) for o in outputs)
+            return {"obs": obs, "reward": reward, "terminated": terminated, "truncated": truncated}
         return self._run("step", self._single, states, actions)
+
+    # ---- L2: a live session of B envs, and batch-versus-single ----
+
+    def _session_fns(self) -> Any:
+        if not hasattr(self, "_session_jit"):
+            jax = self.jax
+            key = jax.random.PRNGKey(0)
+
+            def step(states: Any, actions: Any) -> Any:
+                keys = jax.random.split(key, actions.shape[0])
+                obs, nxt, reward, terminated, truncated, _ = jax.vmap(
+                    lambda s, a, k: self.entry.step(k, s, a, self.params)
+                )(states, actions, keys)
+                return nxt, (obs, reward, terminated, truncated)
+
+            self._session_jit = (
+                jax.jit(jax.vmap(self.entry.state_from_reference)),
+                jax.jit(step),
+                jax.jit(jax.vmap(self.entry.state_to_reference))
+                if hasattr(self.entry, "state_to_reference")
+                else None,
+            )
+        return self._session_jit
+
+    def session_load(self, states: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Load states into a live session; answers with the state read back (one trip)."""
+        self.session = self._session_fns()[0](states)
+        return {"state": self.session_read()}
+
+    def session_step(self, actions: np.ndarray) -> dict[str, Any]:
+        self.session, outputs = self._session_fns()[1](self.session, actions)
+        obs, reward, terminated, truncated = (np.asarray(o) for o in outputs)
+        return {
+            "obs": obs,
+            "reward": reward,
+            "terminated": terminated,
+            "truncated": truncated,
+            "state": self.session_read(),
+        }
+
+    def session_read(self) -> dict[str, Any] | None:
+        read = self._session_fns()[2]
+        if read is None:
+            return None
+        return {k: np.asarray(v) for k, v in read(self.session).items()}
+
+    def batch_vs_single(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+        batch = self.rollout(states, actions)
+        jax = self.jax
+        episode = jax.jit(self._episode)
+        keys = jax.random.split(jax.random.PRNGKey(0), actions.size)
+        keys = keys.reshape(*actions.shape, *keys.shape[1:])
+        singles = [
+            episode({k: v[i] for k, v in states.items()}, actions[i], keys[i])
+            for i in range(actions.shape[0])
+        ]
+        single = {
+            name: np.stack([np.asarray(s[j]) for s in singles])
+            for j, name in enumerate(("obs", "reward", "terminated", "truncated"))
+        }
+        return {"batch": {k: batch[k] for k in single}, "single": single}

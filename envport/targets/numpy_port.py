@@ -66,7 +66,10 @@ class NumpyPort:
             "run_s": run_s,
         }
 
-    def step_batch(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+    def step_batch(
+        self, states: dict[str, np.ndarray], actions: np.ndarray, eager: bool = False
+    ) -> dict[str, Any]:
+        del eager  # nothing is compiled
         env = self._env(states)
         started = time.perf_counter()
         obs, reward, terminated, truncated, _ = env.step(actions)
@@ -78,3 +81,37 @@ class NumpyPort:
             "compile_s": 0.0,
             "run_s": time.perf_counter() - started,
         }
+
+    # ---- L2: a live session of B envs, and batch-versus-single ----
+
+    def session_load(self, states: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Load states into a live session; answers with the state read back (one trip)."""
+        self.session = self._env(states)
+        return {"state": self.session_read()}
+
+    def session_step(self, actions: np.ndarray) -> dict[str, Any]:
+        obs, reward, terminated, truncated, _ = self.session.step(actions)
+        return {
+            "obs": np.array(obs),
+            "reward": np.array(reward),
+            "terminated": np.array(terminated),
+            "truncated": np.array(truncated),
+            "state": self.session_read(),
+        }
+
+    def session_read(self) -> dict[str, Any] | None:
+        to_reference = getattr(self.entry, "state_to_reference", None)
+        if to_reference is None:
+            return None
+        per_env = [to_reference(s) for s in _unstack(self.session.get_state())]
+        return {k: np.stack([np.asarray(s[k]) for s in per_env]) for k in per_env[0]}
+
+    def batch_vs_single(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+        batch = self.rollout(states, actions)
+        singles = [
+            self.rollout({k: v[i : i + 1] for k, v in states.items()}, actions[i : i + 1])
+            for i in range(actions.shape[0])
+        ]
+        names = ("obs", "reward", "terminated", "truncated")
+        single = {k: np.concatenate([s[k] for s in singles]) for k in names}
+        return {"batch": {k: batch[k] for k in names}, "single": single}

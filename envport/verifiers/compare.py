@@ -7,11 +7,14 @@ atol/rtol (DESIGN.md, contract 4).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from envport.spec import PortSpec
 from envport.verifiers.divergence import FieldDiff
+
+STEP_FIELDS = ("obs", "reward", "terminated", "truncated")
 
 
 @dataclass
@@ -23,12 +26,19 @@ class Steps:
     terminated: np.ndarray
     truncated: np.ndarray
 
-    def head(self, length: int) -> Steps:
-        return Steps(
-            self.obs[:length],
-            self.reward[:length],
-            self.terminated[:length],
-            self.truncated[:length],
+    @classmethod
+    def of(cls, answer: dict, rows: slice = slice(None)) -> Steps:
+        """The four outputs from a worker's answer, optionally only some rows."""
+        return cls(*(np.asarray(answer[name])[rows] for name in STEP_FIELDS))
+
+    @classmethod
+    def single(cls, transition: Any) -> Steps:
+        """One reference transition as a length-1 sequence."""
+        return cls(
+            np.asarray(transition.obs)[None],
+            np.asarray([transition.reward]),
+            np.asarray([transition.terminated]),
+            np.asarray([transition.truncated]),
         )
 
 

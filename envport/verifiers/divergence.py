@@ -81,6 +81,17 @@ class LevelResult(BaseModel):
     def name(self) -> str:
         return self.level + (f".{self.mode}" if self.mode else "")
 
+    def summary(self) -> str:
+        unit = {"l1": "examples", "l2": "sequences", "l3": "episodes"}.get(self.level, "cases")
+        if self.name == "l2.batch":
+            unit = "envs, batched and alone"
+        text = f"{self.episodes} {unit}, {self.steps_compared} steps compared"
+        if self.diverged_episodes:
+            text += f", {self.diverged_episodes} diverged"
+        if self.endings:
+            text += f" (episodes ended: {_fmt(self.endings)})"
+        return text
+
 
 class VerifyReport(BaseModel):
     spec: str
@@ -97,12 +108,7 @@ class VerifyReport(BaseModel):
             lines.append(f"FAIL port: {self.error}")
         for level in self.levels:
             status = "pass" if level.passed else "FAIL"
-            lines.append(
-                f"{status} {level.name}: {level.episodes} episodes, "
-                f"{level.steps_compared} steps compared"
-                + (f", {level.diverged_episodes} diverged" if level.diverged_episodes else "")
-                + f" (episodes ended: {_fmt(level.endings)})"
-            )
+            lines.append(f"{status} {level.name}: {level.summary()}")
             lines.extend(d.text() for d in level.divergences[:1])
         return "\n".join(lines)
 

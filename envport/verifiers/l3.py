@@ -112,7 +112,7 @@ def resync_request(episodes: list[ReferenceEpisode]) -> dict[str, Any]:
 
 
 def _port_steps(result: dict[str, Any]) -> Steps:
-    return Steps(result["obs"], result["reward"], result["terminated"], result["truncated"])
+    return Steps.of(result)
 
 
 def _flatten_free(port: Steps, lengths: list[int]) -> Steps:
@@ -136,7 +136,7 @@ def judge(
     expected = Steps(
         *(np.concatenate(parts) for parts in zip(*(_parts(e.steps) for e in episodes), strict=True))
     )
-    answer = Steps(result["obs"], result["reward"], result["terminated"], result["truncated"])
+    answer = Steps.of(result)
     actual = _flatten_free(answer, lengths) if free else answer
     level = LevelResult(level="l3", mode=mode, passed=True, episodes=len(episodes))
     level.steps_compared = int(sum(lengths))

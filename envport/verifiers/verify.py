@@ -10,16 +10,17 @@ from pathlib import Path
 from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
 from envport.spec import PortSpec, load_spec, spec_path
-from envport.verifiers import l3
+from envport.verifiers import l1, l2, l3
 from envport.verifiers.divergence import VerifyReport
+from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
 
-LEVELS = ("l3",)
+LEVELS = ("l1", "l2", "l3")
 
 
 @dataclass
 class VerifyOptions:
-    levels: tuple[str, ...] = ("l3",)
+    levels: tuple[str, ...] = LEVELS
     target: str = "auto"
     episodes: int | None = None
     steps: int | None = None
@@ -28,19 +29,10 @@ class VerifyOptions:
     only_episode: int | None = None
     timeout: float = 120.0
     # Check one module of a port being generated: import the modules up to it (in the
-    # spec's dependency order), check their exports, and run its module-level checks.
+    # spec's dependency order), check their exports, and run its L1 probes.
     module: str | None = None
-
-
-def _replay_template(
-    spec_arg: str, port: Path, options: VerifyOptions, episodes: int, steps: int
-) -> str:
-    """A command that re-runs exactly one episode; `{mode}` and `{episode}` are filled later."""
-    words = ["envport", "verify", spec_arg, "--port", str(port), "--levels", "l3"]
-    if options.target != "auto":
-        words += ["--target", options.target]
-    words += ["--seed", str(options.seed), "--episodes", str(episodes), "--steps", str(steps)]
-    return shlex.join(words) + " --mode {mode} --episode {episode}"
+    examples: int | None = None  # hypothesis examples for L1 and sequences for L2
+    shrink: bool = True  # shrink L1/L2 failures to a minimal example
 
 
 def port_target(spec: PortSpec, port: Path, requested: str) -> tuple[str, list[dict], str]:
@@ -58,64 +50,135 @@ def port_target(spec: PortSpec, port: Path, requested: str) -> tuple[str, list[d
     return chosen, modules, target.entry
 
 
+def _base_command(spec_arg: str, port: Path, options: VerifyOptions) -> list[str]:
+    words = ["envport", "verify", spec_arg, "--port", str(port)]
+    if options.target != "auto":
+        words += ["--target", options.target]
+    return [*words, "--seed", str(options.seed)]
+
+
+def _replays(spec_arg: str, port: Path, options: VerifyOptions, l3_options: l3.L3Options) -> dict:
+    """Commands that re-run exactly one failing case; fields are filled by each level."""
+    base = _base_command(spec_arg, port, options)
+    examples = [] if options.examples is None else ["--examples", str(options.examples)]
+    l1_words = shlex.join([*base, "--levels", "l1", *examples])
+    return {
+        "l1": l1_words.replace("{", "{{").replace("}", "}}") + " --module {module}",
+        "l2": shlex.join([*base, "--levels", "l2", *examples]),
+        "l3": shlex.join(
+            [
+                *base,
+                "--levels",
+                "l3",
+                "--episodes",
+                str(l3_options.episodes),
+                "--steps",
+                str(l3_options.steps),
+            ]
+        )
+        + " --mode {mode} --episode {episode}",
+    }
+
+
+def _check_options(options: VerifyOptions, l3_options: l3.L3Options) -> None:
+    unknown = [level for level in options.levels if level not in LEVELS]
+    if unknown or not options.levels:
+        raise EnvportError(
+            f"--levels: unknown level {unknown[0] if unknown else ''!r}; "
+            f"available: {', '.join(LEVELS)}"
+        )
+    episode = l3_options.only_episode
+    if episode is not None and not 0 <= episode < l3_options.episodes:
+        raise EnvportError(f"--episode {episode}: expected 0..{l3_options.episodes - 1}")
+
+
+def _probes(spec: PortSpec, spec_file: Path, target: str) -> tuple[Path | None, dict[str, Probe]]:
+    relative = spec.target(target).probes if target != "auto" else None
+    if relative is None:
+        return None, {}
+    path = (spec_file.parent / relative).resolve()
+    return path, load_probes(path, key=f"targets.{target}.probes")
+
+
 def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport:
     started = time.perf_counter()
     spec = load_spec(spec_arg)
+    spec_file = spec_path(spec_arg)
     port = Path(port_arg)
     if not port.is_dir():
         raise EnvportError(
             f"{port}: no such port directory; pass --port DIR holding the port's modules"
         )
-    unknown = [level for level in options.levels if level not in LEVELS]
-    if unknown:
-        raise EnvportError(
-            f"--levels: unknown level {unknown[0]!r}; available: {', '.join(LEVELS)}"
-        )
-    config = spec.levels.l3
+    config = spec.levels
     l3_options = l3.L3Options(
-        episodes=options.episodes or config.episodes,
-        steps=options.steps or config.steps,
-        mode=options.mode or config.mode,
+        episodes=options.episodes or config.l3.episodes,
+        steps=options.steps or config.l3.steps,
+        mode=options.mode or config.l3.mode,
         seed=options.seed,
         only_episode=options.only_episode,
     )
-    if (
-        l3_options.only_episode is not None
-        and not 0 <= l3_options.only_episode < l3_options.episodes
-    ):
-        raise EnvportError(
-            f"--episode {l3_options.only_episode}: expected 0..{l3_options.episodes - 1}"
-        )
+    _check_options(options, l3_options)
     target, modules, entry = port_target(spec, port, options.target)
-    report = VerifyReport(spec=str(spec_path(spec_arg)), port=str(port), passed=False)
+    levels = options.levels
+    load: dict = {"port_dir": str(port.resolve()), "modules": modules, "entry": entry}
+    load["target"] = target
     if options.module is not None:
-        return _verify_module(report, port, modules, entry, target, options, started)
-    load = {"port_dir": str(port.resolve()), "modules": modules, "entry": entry, "target": target}
+        names = [m["name"] for m in modules]
+        if options.module not in names:
+            raise EnvportError(
+                f"--module {options.module!r}: not a module of target `{target}`; "
+                f"the spec lists {', '.join(names) or 'none'}"
+            )
+        load["modules"] = modules[: names.index(options.module) + 1]
+        # Before the entry module exists only the modules so far can be imported.
+        load["only_modules"] = options.module != entry
+        levels = tuple(level for level in levels if level == "l1")
+    probes_file, probes = _probes(spec, spec_file, target) if "l1" in levels else (None, {})
+    replays = _replays(spec_arg, port, options, l3_options)
+    report = VerifyReport(spec=str(spec_file), port=str(port), passed=False)
     # The worker imports the port (and JAX) while the reference plays its episodes.
     with PortWorker(timeout=options.timeout, load=load) as worker:
         reference = Reference(spec)
         report.seconds["setup"] = time.perf_counter() - started
-        ref_started = time.perf_counter()
-        episodes = l3.play_reference(reference, spec, l3_options)
-        report.seconds["reference"] = time.perf_counter() - ref_started
+        episodes = []
+        if "l3" in levels:
+            ref_started = time.perf_counter()
+            episodes = l3.play_reference(reference, spec, l3_options)
+            report.seconds["reference"] = time.perf_counter() - ref_started
         try:
             load_started = time.perf_counter()
             report.backend = worker.receive()["backend"]
             # Worker start-up and port import not hidden behind the reference's episodes.
             report.seconds["port_load_wait"] = time.perf_counter() - load_started
-            replay = _replay_template(
-                spec_arg, port, options, l3_options.episodes, l3_options.steps
-            )
-            modes = ["free", "resync"] if l3_options.mode == "both" else [l3_options.mode]
-            for mode in modes:
-                request = (
-                    l3.free_request(episodes) if mode == "free" else l3.resync_request(episodes)
+            whole_port = not load.get("only_modules", False)
+            if "l1" in levels:
+                run = l1.L1Run(
+                    spec,
+                    reference,
+                    worker,
+                    report.backend or target,
+                    options.examples or config.l1.examples,
+                    options.seed,
+                    replays["l1"],
+                    options.shrink,
                 )
-                port_started = time.perf_counter()
-                result = worker.request("rollout" if mode == "free" else "step_batch", **request)
-                level = l3.judge(spec, episodes, result, mode, l3_options, replay)
-                level.seconds["port_request"] = time.perf_counter() - port_started
-                report.levels.append(level)
+                module = options.module
+                report.levels += l1.run_l1(
+                    run, probes, probes_file, module, entry, whole_port and module in (None, entry)
+                )
+            if "l2" in levels:
+                report.levels += l2.run_l2(
+                    spec,
+                    reference,
+                    worker,
+                    report.backend,
+                    examples=options.examples or config.l2.examples,
+                    seed=options.seed,
+                    replay=replays["l2"],
+                    shrink=options.shrink,
+                )
+            if "l3" in levels:
+                report.levels += _run_l3(spec, worker, episodes, l3_options, replays["l3"])
         except PortError as error:
             report.error = str(error)
     report.passed = report.error is None and all(level.passed for level in report.levels)
@@ -123,34 +186,14 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
     return report
 
 
-def _verify_module(
-    report: VerifyReport,
-    port: Path,
-    modules: list[dict],
-    entry: str,
-    target: str,
-    options: VerifyOptions,
-    started: float,
-) -> VerifyReport:
-    names = [m["name"] for m in modules]
-    if options.module not in names:
-        raise EnvportError(
-            f"--module {options.module!r}: not a module of target `{target}`; "
-            f"the spec lists {', '.join(names) or 'none'}"
-        )
-    prefix = modules[: names.index(options.module) + 1]
-    load = {
-        "port_dir": str(port.resolve()),
-        "modules": prefix,
-        "entry": entry,
-        "target": target,
-        "only_modules": True,
-    }
-    with PortWorker(timeout=options.timeout, load=load) as worker:
-        try:
-            worker.receive()
-        except PortError as error:
-            report.error = str(error)
-    report.passed = report.error is None
-    report.seconds["total"] = time.perf_counter() - started
-    return report
+def _run_l3(spec, worker, episodes, l3_options, replay):  # type: ignore[no-untyped-def]
+    results = []
+    modes = ["free", "resync"] if l3_options.mode == "both" else [l3_options.mode]
+    for mode in modes:
+        request = l3.free_request(episodes) if mode == "free" else l3.resync_request(episodes)
+        port_started = time.perf_counter()
+        result = worker.request("rollout" if mode == "free" else "step_batch", **request)
+        level = l3.judge(spec, episodes, result, mode, l3_options, replay)
+        level.seconds["port_request"] = time.perf_counter() - port_started
+        results.append(level)
+    return results

@@ -53,3 +53,10 @@ def state_from_reference(ref_state) -> State:
         physics[3],
         jnp.asarray(ref_state["elapsed_steps"], dtype=jnp.int32),
     )
+
+
+def state_to_reference(state: State):
+    return {
+        "physics": jnp.stack([state.x, state.x_dot, state.theta, state.theta_dot]),
+        "elapsed_steps": state.time,
+    }

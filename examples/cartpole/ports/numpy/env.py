@@ -56,3 +56,10 @@ def state_from_reference(ref_state):
         "physics": np.asarray(ref_state["physics"], dtype=np.float64),
         "elapsed_steps": np.asarray(ref_state["elapsed_steps"], dtype=np.int64),
     }
+
+
+def state_to_reference(state):
+    return {
+        "physics": np.asarray(state["physics"], dtype=np.float64),
+        "elapsed_steps": np.asarray(state["elapsed_steps"], dtype=np.int64),
+    }

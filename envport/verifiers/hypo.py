@@ -1,0 +1,68 @@
+"""The Hypothesis profile envport's levels run under.
+
+CI profile: reproducible (seeded, no example database), no deadline so JIT compilation
+cannot fail a check, every health check off (a slow port is not a bug), and a bound on
+shrinking time so a failing check still answers within seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import hypothesis.internal.conjecture.engine
+from hypothesis import HealthCheck, Phase, settings
+
+SHRINK_SECONDS = 15.0
+
+
+def hypothesis_settings(examples: int, shrink: bool = True) -> settings:
+    """The CI profile: reproducible (seeded, no example database), no deadline so JIT
+    compilation cannot fail a check, every health check off (slow ports are not bugs)."""
+    return settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+        report_multiple_bugs=False,
+        # Without shrinking a failure is reported as first found: for the mutation
+        # self-check, which needs verdicts, not minimal examples.
+        phases=tuple(Phase) if shrink else tuple(p for p in Phase if p != Phase.shrink),
+    )
+
+
+@contextmanager
+def shrink_time_limit(seconds: float) -> Iterator[None]:
+    """Bound the time Hypothesis spends shrinking a failure (its default is five minutes,
+    too long for a check that runs every repair). Uses a Hypothesis internal where present."""
+    engine = hypothesis.internal.conjecture.engine
+    previous = getattr(engine, "MAX_SHRINKING_SECONDS", None)
+    if previous is not None:
+        engine.MAX_SHRINKING_SECONDS = seconds
+    try:
+        yield
+    finally:
+        if previous is not None:
+            engine.MAX_SHRINKING_SECONDS = previous
+
+
+class PortGone(BaseException):
+    """Carries a PortError out of a Hypothesis test: a port that crashed or hung is not a
+    counterexample to shrink. Hypothesis lets BaseExceptions through at once."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@contextmanager
+def port_failures_abort() -> Iterator[None]:
+    """Inside a check: turn a PortError into PortGone."""
+    from envport.errors import PortError
+
+    try:
+        yield
+    except PortError as error:
+        raise PortGone(error) from None

@@ -1,0 +1,243 @@
+"""L1 property checks: each module function, and one whole transition, from drawn states.
+
+Inputs come from hypothesis over the spec's state bounds and the action space, not from
+rollouts, so rare states are checked as often as common ones. Each example is one reference
+transition from an injected state (the reference probe); the port answers in its worker.
+Generic invariants ride along: output dtype and shape, determinism, and jit(f) == f for JAX.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from hypothesis import given
+from hypothesis import seed as hypothesis_seed
+from hypothesis.errors import Flaky
+
+from envport.errors import PortError
+from envport.serve.client import PortWorker
+from envport.spec import PortSpec
+from envport.verifiers.compare import STEP_FIELDS, Steps, contract_problems, divergent_steps
+from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
+from envport.verifiers.hypo import (
+    SHRINK_SECONDS,
+    PortGone,
+    hypothesis_settings,
+    port_failures_abort,
+    shrink_time_limit,
+)
+from envport.verifiers.probes import Probe
+from envport.verifiers.reference import Reference
+from envport.verifiers.strategies import action_strategy, state_strategy
+
+# Eager (un-jitted) JAX is slow; the jit invariant is checked on the first examples only.
+JIT_CHECKS = 10
+
+
+class Divergent(Exception):
+    def __init__(self, diffs: list[FieldDiff], inputs: dict[str, Any], message: str) -> None:
+        super().__init__(message)
+        self.diffs = diffs
+        self.inputs = inputs
+
+
+@dataclass
+class L1Run:
+    spec: PortSpec
+    reference: Reference
+    worker: PortWorker
+    backend: str | None
+    examples: int
+    seed: int
+    replay: str
+    shrink: bool = True
+
+
+def _transition(run: L1Run, state: dict[str, np.ndarray], action: Any) -> tuple[dict, Any, dict]:
+    """Reset, inject the drawn state, step once: the reference's answer for this input."""
+    run.reference.reset(run.seed)
+    current = run.reference.read_state()
+    run.reference.write_state({**current, **state})
+    before = run.reference.read_state()
+    transition = run.reference.step(action)
+    return before, transition, run.reference.read_state()
+
+
+def field_diffs(
+    spec: PortSpec, expected: dict[str, Any], actual: dict[str, Any], label: str = ""
+) -> list[FieldDiff]:
+    """Differences between two dicts of arrays, component by component, with tolerances."""
+    diffs = []
+    for key, want_raw in expected.items():
+        name = f"{label}{key}"
+        if key not in actual:
+            diffs.append(FieldDiff(field=name, expected="present", actual="missing"))
+            continue
+        want, got = np.asarray(want_raw), np.asarray(actual[key])
+        if want.shape != got.shape:
+            diffs.append(
+                FieldDiff(field=f"{name}.shape", expected=list(want.shape), actual=list(got.shape))
+            )
+            continue
+        for index in np.ndindex(want.shape):
+            component = name + (f"[{', '.join(map(str, index))}]" if index else "")
+            w, g = want[index], got[index]
+            if want.dtype.kind in "biu" and got.dtype.kind in "biu":
+                if w != g:
+                    diffs.append(FieldDiff(field=component, expected=w.item(), actual=g.item()))
+                continue
+            atol, rtol = spec.tolerance_for(component).bounds(free_running=False)
+            if not np.isclose(float(g), float(w), atol=atol, rtol=rtol):
+                diffs.append(
+                    FieldDiff(
+                        field=component,
+                        expected=float(w),
+                        actual=float(g),
+                        difference=abs(float(g) - float(w)),
+                        atol=atol,
+                        rtol=rtol,
+                    )
+                )
+    return diffs
+
+
+def _identical(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> list[str]:
+    return [k for k in a if not np.array_equal(a[k], b.get(k), equal_nan=True)]
+
+
+def _drive(run: L1Run, check: Callable[..., None], name: str, module: str | None) -> LevelResult:
+    """Run one hypothesis check; a failure becomes a divergence with the shrunk input."""
+    started = time.perf_counter()
+    counter = {"examples": 0}
+
+    def counted(state: dict[str, np.ndarray], action: Any) -> None:
+        counter["examples"] += 1
+        with port_failures_abort():
+            check(state, action, counter["examples"])
+
+    test = hypothesis_seed(run.seed)(
+        hypothesis_settings(run.examples, run.shrink)(
+            given(
+                state=state_strategy(run.spec),
+                action=action_strategy(run.reference.action_space),
+            )(counted)
+        )
+    )
+    level = LevelResult(level="l1", mode=name, passed=True)
+    try:
+        with shrink_time_limit(SHRINK_SECONDS):
+            test()
+    except PortGone as gone:
+        raise gone.error from None
+    except Divergent as failure:
+        # Hypothesis re-runs the shrunk example last, so this is the minimal input.
+        level.passed = False
+        level.diverged_episodes = 1
+        level.divergences.append(
+            Divergence(
+                level="l1",
+                mode=name,
+                module=module,
+                seed=run.seed,
+                start_state={k: np.asarray(v).tolist() for k, v in failure.inputs.items()},
+                action_prefix=[np.asarray(failure.inputs.get("action")).tolist()],
+                fields=failure.diffs,
+                message=str(failure),
+                replay=run.replay.format(level="l1", module=module or ""),
+            )
+        )
+    except Flaky as error:
+        level.passed = False
+        level.divergences.append(
+            Divergence(level="l1", mode=name, module=module, message=f"not reproducible: {error}")
+        )
+    level.episodes = counter["examples"]
+    level.steps_compared = counter["examples"]
+    level.seconds = {"total": time.perf_counter() - started}
+    return level
+
+
+def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
+    assert probe.expect_fn is not None
+
+    def check(state: dict[str, np.ndarray], action: Any, count: int) -> None:
+        before, transition, after = _transition(run, state, action)
+        expected = probe.expect_fn(before, action, after, transition)
+        answer = run.worker.request(
+            "probe",
+            probes_file=str(probes_file),
+            name=probe.name,
+            before=before,
+            action=np.asarray(action),
+            after=after,
+            jax=run.backend == "jax",
+            check_jit=count <= JIT_CHECKS,
+        )
+        inputs = {**before, "action": action}
+        diffs = field_diffs(run.spec, expected, answer["first"])
+        if diffs:
+            raise Divergent(diffs, inputs, f"{probe.name} differs from the reference")
+        unstable = _identical(answer["first"], answer["second"])
+        if unstable:
+            raise Divergent([], inputs, f"{probe.name} is not deterministic in {unstable}")
+        if "eager" in answer:
+            diffs = field_diffs(run.spec, answer["eager"], answer["first"], label="jit ")
+            if diffs:
+                raise Divergent(diffs, inputs, f"jit({probe.name}) differs from {probe.name}")
+
+    return _drive(run, check, probe.name, probe.module)
+
+
+def check_transition(run: L1Run, entry: str) -> LevelResult:
+    """The whole step from drawn states: obs, reward, terminated, truncated."""
+
+    def check(state: dict[str, np.ndarray], action: Any, count: int) -> None:
+        before, transition, _ = _transition(run, state, action)
+        stacked = {k: np.stack([v, v]) for k, v in before.items()}
+        actions = np.asarray([action, action])
+        answer = run.worker.request("step_batch", states=stacked, actions=actions)
+        expected = Steps.single(transition)
+        first = Steps.of(answer, slice(0, 1))
+        inputs = {**before, "action": action}
+        problems = contract_problems(expected.obs, first.obs)
+        if problems:
+            raise Divergent(problems, inputs, "observation dtype or shape breaks the contract")
+        found = divergent_steps(run.spec, expected, first, False, np.asarray([0]))
+        if found:
+            raise Divergent(found[0][1], inputs, "one step from this state differs")
+        if not all(np.array_equal(answer[k][0], answer[k][1], equal_nan=True) for k in STEP_FIELDS):
+            raise Divergent([], inputs, "the same step twice gave different answers")
+        if run.backend == "jax" and count <= JIT_CHECKS:
+            eager = run.worker.request("step_batch", states=stacked, actions=actions, eager=True)
+            eager_steps = Steps.of(eager, slice(0, 1))
+            found = divergent_steps(run.spec, first, eager_steps, False, np.asarray([0]))
+            if found:
+                raise Divergent(found[0][1], inputs, "jit(step) differs from step")
+
+    return _drive(run, check, "transition", entry)
+
+
+def run_l1(
+    run: L1Run,
+    probes: dict[str, Probe],
+    probes_file: Path | None,
+    module: str | None,
+    entry: str,
+    with_transition: bool,
+) -> list[LevelResult]:
+    results = []
+    for probe in probes.values():
+        if module is None or probe.module == module:
+            assert probes_file is not None
+            results.append(check_probe(run, probe, probes_file))
+    if with_transition:
+        results.append(check_transition(run, entry))
+    return results
+
+
+__all__ = ["L1Run", "PortError", "run_l1"]

@@ -1,0 +1,79 @@
+"""L1 probes: how one module function of a port is called, and what the reference says.
+
+A probe file belongs to the spec (harness code, never generated). Each probe has two halves:
+`call(port_module, before, action, after)` runs in the worker beside the port; `expect(before,
+action, after, transition)` runs in the verifier from one reference transition taken from an
+injected state. Probe files import only numpy at top level, so the verifier can load them
+without loading the port's framework.
+
+    @probe("physics.dynamics")
+    def dynamics(module, before, action, after):
+        ...
+        return {"physics": next_state}
+
+    @dynamics.expect
+    def _(before, action, after, transition):
+        return {"physics": after["physics"]}
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from envport.errors import SpecError
+
+Outputs = dict[str, Any]
+
+
+@dataclass
+class Probe:
+    name: str  # "module.function"
+    call: Callable[..., Outputs]
+    expect_fn: Callable[..., Outputs] | None = None
+
+    @property
+    def module(self) -> str:
+        return self.name.split(".", 1)[0]
+
+    def expect(self, fn: Callable[..., Outputs]) -> Callable[..., Outputs]:
+        self.expect_fn = fn
+        return fn
+
+
+_REGISTRY: dict[str, Probe] = {}
+
+
+def probe(name: str) -> Callable[[Callable[..., Outputs]], Probe]:
+    if name.count(".") != 1:
+        raise ValueError(f"probe name {name!r}: expected `module.function`")
+
+    def register(call: Callable[..., Outputs]) -> Probe:
+        found = Probe(name, call)
+        _REGISTRY[name] = found
+        return found
+
+    return register
+
+
+def load_probes(path: Path, key: str = "targets.*.probes") -> dict[str, Probe]:
+    """Import a probe file and return its probes by name."""
+    if not path.is_file():
+        raise SpecError(f"key `{key}`: probes file {path} does not exist")
+    _REGISTRY.clear()
+    module_name = f"envport_probes_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise SpecError(f"probes file {path} cannot be loaded")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    found = dict(_REGISTRY)
+    missing = [name for name, p in found.items() if p.expect_fn is None]
+    if missing:
+        raise SpecError(f"probes file {path}: probe `{missing[0]}` has no `expect` half")
+    return found
