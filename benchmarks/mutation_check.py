@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 
-from envport.verifiers.selfcheck import run_selfcheck
+from envport.verifiers.selfcheck import level_table, run_selfcheck
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,26 +24,37 @@ def main() -> int:
     example = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "examples" / "cartpole"
     results = run_selfcheck(example)
     table = Table(title=f"mutants of {example.name}")
-    for column in ("mutant", "what", "caught by", "first field", "replay", "ok"):
+    for column in ("mutant", "what", "levels catching", "first field", "replay", "ok"):
         table.add_column(column)
     for r in results:
         first = r.first.fields[0].field if r.first and r.first.fields else (r.error or "-")
         table.add_row(
             r.id,
             r.what if not r.equivalent else f"{r.what} (equivalent)",
-            ", ".join(r.caught_by) or "-",
+            ", ".join(r.levels_catching) or "-",
             first,
             {True: "same", False: "DIFFERS", None: "-"}[r.replay_matches],
             "yes" if r.ok else "NO",
         )
-    console = Console()
+    console = Console(width=200)
     console.print(table)
-    firsts = Counter(r.caught_by[0] for r in results if r.caught_by)
+    counts = Table(title="behaviour-changing mutants per level")
+    for column in ("level", "catches", "first to catch"):
+        counts.add_column(column, justify="right")
+    for level, row in level_table(results).items():
+        counts.add_row(level, str(row["catches"]), str(row["first"]))
+    console.print(counts)
     missed = [r.id for r in results if not r.ok]
-    console.print(f"first level to catch: {dict(firsts)}; not ok: {missed or 'none'}")
+    console.print(f"not ok: {missed or 'none'}")
     out = ROOT / "benchmarks" / "results" / "mutants.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps([r.model_dump() for r in results], indent=2), encoding="utf-8")
+    payload = {
+        "mutants": [
+            {**r.model_dump(), "levels_catching": r.levels_catching, "ok": r.ok} for r in results
+        ],
+        "levels": level_table(results),
+    }
+    out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
     return 1 if missed else 0
 
 

@@ -10,6 +10,10 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from envport.verifiers.verify import VerifyOptions
 
 from envport.errors import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EnvportError
 
@@ -44,6 +48,9 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--module", help="check one module of the port (L1 probes and exports)")
     p.add_argument("--examples", type=_positive, help="hypothesis examples for L1 and L2")
+    p.add_argument(
+        "--no-shrink", action="store_true", help="report L1/L2 failures as found, unshrunk"
+    )
     p.add_argument("--episodes", type=_positive, help="L3 episodes (default from the spec)")
     p.add_argument("--steps", type=_positive, help="L3 steps per episode at most")
     p.add_argument("--mode", choices=["free", "resync", "both"], help="L3 rollout mode")
@@ -55,13 +62,11 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run_verify)
 
 
-def _run_verify(args: argparse.Namespace) -> int:
-    from rich.console import Console
+def verify_options(args: argparse.Namespace) -> VerifyOptions:
+    """The verifier's options from parsed `verify` arguments (also used to run replays)."""
+    from envport.verifiers.verify import VerifyOptions
 
-    from envport.verifiers.junit import write_junit
-    from envport.verifiers.verify import VerifyOptions, verify
-
-    options = VerifyOptions(
+    return VerifyOptions(
         levels=args.levels,
         target=args.target,
         episodes=args.episodes,
@@ -72,8 +77,17 @@ def _run_verify(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         module=args.module,
         examples=args.examples,
+        shrink=not args.no_shrink,
     )
-    report = verify(args.spec, args.port, options)
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from envport.verifiers.junit import write_junit
+    from envport.verifiers.verify import verify
+
+    report = verify(args.spec, args.port, verify_options(args))
     if args.json:
         args.json.write_text(report.model_dump_json(indent=2), encoding="utf-8")
     if args.junit:

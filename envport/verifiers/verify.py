@@ -61,6 +61,8 @@ def _replays(spec_arg: str, port: Path, options: VerifyOptions, l3_options: l3.L
     """Commands that re-run exactly one failing case; fields are filled by each level."""
     base = _base_command(spec_arg, port, options)
     examples = [] if options.examples is None else ["--examples", str(options.examples)]
+    if not options.shrink:
+        examples.append("--no-shrink")
     l1_words = shlex.join([*base, "--levels", "l1", *examples])
     return {
         "l1": l1_words.replace("{", "{{").replace("}", "}}") + " --module {module}",
