@@ -110,6 +110,8 @@ class RustPort:
             (lib.envport_obs_layout() or b"").decode()
         )
         self.action_size = int(lib.envport_action_size())
+        self._fields: dict[str, tuple[tuple[int, ...], np.dtype]] = {}
+        self.session: np.ndarray | None = None
 
     def pack(self, states: dict[str, np.ndarray]) -> np.ndarray:
         """Reference states (fields stacked over envs) as the port's f64 rows."""
@@ -122,7 +124,10 @@ class RustPort:
                     f"the port's state layout names `{name}`, which is not a reference state "
                     f"field (fields: {', '.join(states)})"
                 )
-            values = np.asarray(states[name]).reshape(count, -1)
+            values = np.asarray(states[name])
+            # Remembered so rows read back come out in the reference's shapes and dtypes.
+            self._fields[name] = (values.shape[1:], values.dtype)
+            values = values.reshape(count, -1)
             if values.shape[1] != width:
                 raise ContractError(
                     f"state field `{name}` has {values.shape[1]} values per env; the port's "
@@ -172,13 +177,54 @@ class RustPort:
         run_s = time.perf_counter() - started
         return _answer(out, run_s, lambda a: np.ascontiguousarray(np.swapaxes(a, 0, 1)))
 
-    def step_batch(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+    def step_batch(
+        self, states: dict[str, np.ndarray], actions: np.ndarray, eager: bool = False
+    ) -> dict[str, Any]:
+        del eager  # nothing is compiled at run time
         rows = self.pack(states)
         action = self.actions(actions, len(rows))
         out = self.outputs(len(rows))
         started = time.perf_counter()
         self.step_into(rows, action, out)
         return _answer(out, time.perf_counter() - started, lambda a: a)
+
+    # ---- L2: a live session of B envs, and batch-versus-single ----
+
+    def unpack(self, rows: np.ndarray) -> dict[str, np.ndarray]:
+        """The port's rows as reference state fields (shapes and dtypes of the last pack)."""
+        states, column = {}, 0
+        for name, width in self.layout:
+            default = ((width,) if width > 1 else (), np.dtype(np.float64))
+            shape, dtype = self._fields.get(name, default)
+            values = rows[:, column : column + width].reshape(len(rows), *shape)
+            states[name] = (np.rint(values) if dtype.kind in "biu" else values).astype(dtype)
+            column += width
+        return states
+
+    def session_load(self, states: dict[str, np.ndarray]) -> dict[str, Any]:
+        """Load states into a live session; answers with the state read back (one trip)."""
+        self.session = self.pack(states)
+        return {"state": self.session_read()}
+
+    def session_step(self, actions: np.ndarray) -> dict[str, Any]:
+        if self.session is None:
+            raise ContractError("no session loaded")
+        out = self.outputs(len(self.session))
+        self.step_into(self.session, self.actions(actions, len(self.session)), out)
+        return {**_answer(out, 0.0, lambda a: a), "state": self.session_read()}
+
+    def session_read(self) -> dict[str, Any] | None:
+        return None if self.session is None else self.unpack(self.session)
+
+    def batch_vs_single(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+        batch = self.rollout(states, actions)
+        singles = [
+            self.rollout({k: v[i : i + 1] for k, v in states.items()}, actions[i : i + 1])
+            for i in range(actions.shape[0])
+        ]
+        names = ("obs", "reward", "terminated", "truncated")
+        single = {k: np.concatenate([s[k] for s in singles]) for k in names}
+        return {"batch": {k: batch[k] for k in names}, "single": single}
 
 
 def _answer(out: Outputs, run_s: float, arrange: Any) -> dict[str, Any]:
