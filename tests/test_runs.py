@@ -1,0 +1,175 @@
+"""The run store: state file, journal, git history, frozen and planned specs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from envport.errors import EnvportError
+from envport.pipeline.plan import PlanError, parse_plan
+from envport.runs.history import History
+from envport.runs.journal import Journal, Spending, read_events
+from envport.runs.layout import create_run, new_run_id, open_run
+from envport.runs.spec_copy import dumps, write_planned_spec
+from envport.runs.state import RunState, load_state, save_state
+from envport.spec import ModuleSpec, load_spec
+
+from helpers import CARTPOLE
+
+
+def make_state(**changes: object) -> RunState:
+    base = RunState(
+        run_id=new_run_id("cart pole!", "numpy"),
+        spec_source=str(CARTPOLE / "envport.toml"),
+        spec_name="cartpole",
+        target="numpy",
+        model="replay:/x",
+    )
+    return base.model_copy(update=changes)
+
+
+def test_state_round_trips_and_leaves_no_temporary_files(tmp_path: Path) -> None:
+    state = make_state(step=3, notes=["told"])
+    path = tmp_path / "run.json"
+    save_state(path, state)
+    again = load_state(path)
+    assert again.step == 3 and again.notes == ["told"]
+    assert [p.name for p in tmp_path.iterdir()] == ["run.json"]
+    assert state.run_id.startswith("cart-pole-numpy-")
+
+
+def test_unreadable_state_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "run.json").write_text('{"format": "envport-run/1"}')
+    with pytest.raises(EnvportError, match="not a readable run state"):
+        load_state(tmp_path / "run.json")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(EnvportError, match="not an envport run"):
+        open_run(tmp_path / "empty")
+    with pytest.raises(EnvportError, match="no such run directory"):
+        open_run(tmp_path / "nowhere")
+
+
+def test_journal_skips_a_torn_last_line_and_sums_paid_calls(tmp_path: Path) -> None:
+    path = tmp_path / "transcript.jsonl"
+    journal = Journal(path)
+    usage = {"input_tokens": 10, "output_tokens": 5}
+    journal.write("model_call", cost_usd=0.5, usage=usage, cached=False)
+    journal.write("model_call", cost_usd=0.0, usage=usage, cached=True)
+    with path.open("a") as handle:
+        handle.write('{"event": "model_call", "cost_usd": 9')  # killed mid-write
+    events = list(read_events(path))
+    assert [e["event"] for e in events] == ["model_call", "model_call"]
+    spending = Spending.from_journal(path)
+    assert (spending.paid_calls, spending.cached_calls) == (1, 1)
+    assert spending.cost_usd == 0.5 and spending.usage.total == 15
+
+
+def test_create_run_lays_out_the_directory(tmp_path: Path) -> None:
+    state = make_state()
+    run = create_run(tmp_path / "runs", CARTPOLE / "envport.toml", state)
+    assert run.root.parent == (tmp_path / "runs").resolve()
+    assert run.spec_file.read_text() == (CARTPOLE / "envport.toml").read_text()
+    assert run.port.is_dir() and run.reports.is_dir()
+    assert open_run(run.root).load().head == History(run.root).head
+    assert History(run.root).log() == ["start cartpole -> numpy"]
+    # Harness files the spec names by relative path travel with the frozen copy.
+    probes = load_spec(CARTPOLE).target("numpy")
+    relative = getattr(probes, "probes", None)
+    if relative:
+        assert (run.root / relative).is_file()
+
+
+def test_history_commit_revert_and_reset(tmp_path: Path) -> None:
+    run = create_run(tmp_path, CARTPOLE / "envport.toml", make_state())
+    history = History(run.root)
+    start = history.head
+    (run.port / "env.py").write_text("A = 1\n")
+    history.commit("generate env iter 0: module:env pass")
+    (run.port / "env.py").write_text("A = 2\n")
+    history.commit("repair env iter 1: breaks module:physics -> reverted")
+    history.revert_head("revert repair env iter 1")
+    assert (run.port / "env.py").read_text() == "A = 1\n"
+    assert history.log()[0] == "revert repair env iter 1"
+    # A killed step leaves strays and half-written files; reset removes both.
+    (run.port / "env.py").write_text("half")
+    (run.port / "stray.py").write_text("x")
+    (run.port / "__pycache__").mkdir()
+    (run.root / "run.json").write_text("{}")  # bookkeeping is not history: kept
+    history.reset(start)
+    assert not run.port.exists() or not any(run.port.iterdir())
+    assert (run.root / "run.json").read_text() == "{}"
+
+
+def test_planned_spec_is_valid_toml_that_loads_back(tmp_path: Path) -> None:
+    shutil.copyfile(CARTPOLE / "envport.toml", tmp_path / "envport.toml")
+    spec = load_spec(tmp_path)
+    modules = [
+        ModuleSpec(name="dynamics", exports=["step_physics"]),
+        ModuleSpec(
+            name="env", exports=["VectorEnv", "state_from_reference"], depends_on=["dynamics"]
+        ),
+    ]
+    write_planned_spec(tmp_path / "envport.toml", spec, "numpy", "env", modules)
+    planned = load_spec(tmp_path)
+    assert planned.target("numpy").modules == modules
+    assert planned.target("jax") == spec.target("jax")
+    assert planned.model_dump(exclude={"targets"}) == spec.model_dump(exclude={"targets"})
+    assert (tmp_path / "envport.toml").read_text().startswith("# Frozen spec")
+
+
+def test_toml_writer_escapes_strings() -> None:
+    import tomllib
+
+    data = {"name": 'quote " and \\ and \n', "nested": {"a-b": [1, 2.5, True]}, "x": None}
+    assert tomllib.loads(dumps(data)) == {k: v for k, v in data.items() if v is not None}
+
+
+# --- plans ------------------------------------------------------------------------------------
+
+PLAN = """Two modules.
+
+```toml
+entry = "env"
+modules = [
+  {{ name = "physics", exports = ["dynamics"] }},
+  {{ name = "env", exports = [{exports}], depends_on = [{deps}] }},
+]
+```
+"""
+
+
+def plan_text(exports: str = '"VectorEnv", "state_from_reference"', deps: str = '"physics"') -> str:
+    return PLAN.format(exports=exports, deps=deps)
+
+
+def test_a_valid_plan_parses() -> None:
+    plan = parse_plan(plan_text(), "numpy")
+    assert [m.name for m in plan.modules] == ["physics", "env"] and plan.entry == "env"
+
+
+@pytest.mark.parametrize(
+    ("text", "complaint"),
+    [
+        (plan_text(deps='"later"'), "not listed before it"),
+        (plan_text(deps='"env"'), "depends on itself"),
+        (plan_text(exports='"VectorEnv"'), "must export `state_from_reference`"),
+        (plan_text(exports='"VectorEnv", "state_from_reference", "dynamics"'), "one module must"),
+        ("no plan here", "no fenced `toml` block"),
+        ("```toml\nmodules = [\n```", "does not parse"),
+    ],
+)
+def test_invalid_plans_say_why(text: str, complaint: str) -> None:
+    with pytest.raises(PlanError, match=complaint):
+        parse_plan(text, "numpy")
+
+
+def test_plan_in_json_is_accepted() -> None:
+    body = {
+        "entry": "env",
+        "modules": [{"name": "env", "exports": ["VectorEnv", "state_from_reference"]}],
+    }
+    plan = parse_plan(f"```json\n{json.dumps(body)}\n```", "numpy")
+    assert plan.modules[0].name == "env"
