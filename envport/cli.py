@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_translate(sub)
     add_resume(sub)
+    from envport.targets.bench_command import add_parser as add_bench
+
+    add_bench(sub)
     return parser
 
 

@@ -121,6 +121,11 @@ class Host:
             return self.load(**request.args)
         if request.op == "probe":
             return self.probe(**request.args)
+        if request.op == "bench":
+            # Steps per second of the port, or of an anchor loaded by name (no port needed).
+            from envport.targets.bench import run_bench
+
+            return run_bench(self.port, **request.args)
         if self.port is None:
             raise ContractError("no port loaded")
         if request.op == "rollout":

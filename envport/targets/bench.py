@@ -53,7 +53,7 @@ def run_bench(
     raise ContractError(f"no bench for backend `{backend}`")
 
 
-def _best_of(run: Callable[[], None], batch: int, steps: int, repeats: int) -> dict[str, Any]:
+def best_of(run: Callable[[], None], batch: int, steps: int, repeats: int) -> dict[str, Any]:
     run()  # warm-up: first-touch page faults, lazy initialisation, thread start-up
     seconds = []
     for _ in range(repeats):
@@ -121,7 +121,8 @@ def _bench_jax(
 
     An env that ends restarts from the state its slot started from (as Brax's
     AutoResetWrapper does), so the same loop serves every JAX env and no reset randomness
-    is drawn per step; the step's own keys are, and cost nothing where the env ignores them.
+    is drawn per step; the step's own keys are split per env, which costs nothing where the
+    env ignores them (XLA drops the unused work).
     """
     import jax
     import jax.numpy as jnp
@@ -130,16 +131,18 @@ def _bench_jax(
     vstep = jax.vmap(step)
     # Arguments, not closed-over constants: megabytes of constants slow XLA's compiler.
     pool = jnp.asarray(actions, dtype=jnp.int32 if actions.dtype.kind in "biu" else jnp.float32)
+    # One key per step drawn up front: splitting a carried key inside the loop would add a
+    # threefry round trip to every step of every implementation, env work or not.
+    keys = jax.random.split(jax.random.PRNGKey(seed + 1), steps)
     first_obs, first_state = jax.jit(jax.vmap(reset))(
         jax.random.split(jax.random.PRNGKey(seed), batch)
     )
     starts = (first_state, first_obs)
 
-    def one_step(carry: Any, t: Any, pool: Any, starts: Any) -> Any:
-        state, _, _, key = carry
-        key, sub = jax.random.split(key)
+    def one_step(carry: Any, t: Any, key: Any, pool: Any, starts: Any) -> Any:
+        state, _, _ = carry
         action = jax.lax.dynamic_index_in_dim(pool, t % pool.shape[0], keepdims=False)
-        obs, state, reward, done = vstep(jax.random.split(sub, batch), state, action)
+        obs, state, reward, done = vstep(jax.random.split(key, batch), state, action)
 
         def restart(first: Any, now: Any) -> Any:
             ended = done.reshape(done.shape + (1,) * (now.ndim - 1))
@@ -148,42 +151,42 @@ def _bench_jax(
         state = jax.tree.map(restart, starts[0], state)
         obs = jax.tree.map(restart, starts[1], obs)
         # Last obs and reward stay in the carry so no part of the step is dead code.
-        return state, obs, jnp.asarray(reward, jnp.float32), key
+        return state, obs, jnp.asarray(reward, jnp.float32)
 
-    def scanned(carry: Any, pool: Any, starts: Any) -> Any:
-        def body(c: Any, t: Any) -> Any:
-            return one_step(c, t, pool, starts), None
+    def scanned(carry: Any, keys: Any, pool: Any, starts: Any) -> Any:
+        def body(c: Any, xs: Any) -> Any:
+            return one_step(c, *xs, pool, starts), None
 
-        return jax.lax.scan(body, carry, jnp.arange(steps))[0]
+        return jax.lax.scan(body, carry, (jnp.arange(steps), keys))[0]
 
-    zero = jnp.int32(0)
-    carry = (first_state, first_obs, jnp.zeros(batch, jnp.float32), jax.random.PRNGKey(seed + 1))
+    carry = (first_state, first_obs, jnp.zeros(batch, jnp.float32))
     loops: dict[str, dict[str, Any]] = {}
 
     started = time.perf_counter()
     jitted_step = jax.jit(one_step)
     # One step outside the loop gives the carry the exact types the step returns (weak
     # types, the env's own state dtypes), which a scan needs; its compile time is counted.
-    carry = jax.block_until_ready(jitted_step(carry, zero, pool, starts))
-    jax.block_until_ready(jitted_step(carry, zero, pool, starts))
+    zero = jnp.int32(0)
+    carry = jax.block_until_ready(jitted_step(carry, zero, keys[0], pool, starts))
+    jax.block_until_ready(jitted_step(carry, zero, keys[0], pool, starts))
     step_compile = time.perf_counter() - started
 
     started = time.perf_counter()
-    scan_fn = jax.jit(scanned).lower(carry, pool, starts).compile()
+    scan_fn = jax.jit(scanned).lower(carry, keys, pool, starts).compile()
     scan_compile = time.perf_counter() - started
-    loops["scan"] = _best_of(
-        lambda: jax.block_until_ready(scan_fn(carry, pool, starts)), batch, steps, repeats
+    loops["scan"] = best_of(
+        lambda: jax.block_until_ready(scan_fn(carry, keys, pool, starts)), batch, steps, repeats
     ) | {"compile_s": scan_compile}
 
-    times = [jnp.int32(t) for t in range(steps)]
+    inputs = [(jnp.int32(t), keys[t]) for t in range(steps)]
 
     def python_loop() -> None:
         current = carry
-        for t in times:
-            current = jitted_step(current, t, pool, starts)
+        for t, key in inputs:
+            current = jitted_step(current, t, key, pool, starts)
         jax.block_until_ready(current)
 
-    loops["python"] = _best_of(python_loop, batch, steps, repeats) | {"compile_s": step_compile}
+    loops["python"] = best_of(python_loop, batch, steps, repeats) | {"compile_s": step_compile}
     best = max(loops, key=lambda name: loops[name]["sps"])
     return {
         **loops[best],
@@ -206,7 +209,7 @@ def _bench_numpy(
         for t in range(steps):
             env.step(pool[t % len(pool)])
 
-    return _best_of(run, batch, steps, repeats) | {"compile_s": 0.0, "loop": "python"}
+    return best_of(run, batch, steps, repeats) | {"compile_s": 0.0, "loop": "python"}
 
 
 # ---- Rust ports ----
@@ -241,7 +244,7 @@ def _bench_rust(
             if ended.size:
                 rows[ended] = initial[ended]
 
-    return _best_of(run, batch, steps, repeats) | {
+    return best_of(run, batch, steps, repeats) | {
         "compile_s": float(getattr(port, "build_s", 0.0)),
         "loop": "python",
     }

@@ -1,0 +1,131 @@
+"""Bench results: one row per implementation and batch size, as JSON, a table and a plot."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import os
+import platform
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+from rich.table import Table
+
+from envport.errors import EnvportError
+
+
+class BenchRow(BaseModel):
+    name: str = Field(description="implementation: `gymnasium`, `jax port`, `gymnax:CartPole-v1`")
+    kind: Literal["reference", "port", "anchor"]
+    backend: str
+    batch: int
+    sps: float = Field(description="steps per second (env transitions), best timed run")
+    sps_runs: list[float] = Field(default_factory=list)
+    steps: int = Field(description="steps per env in one timed run")
+    compile_s: float = 0.0
+    loop: str = "python"
+    loops: dict[str, float] = Field(default_factory=dict, description="SPS of each loop tried")
+
+
+class BenchReport(BaseModel):
+    spec: str
+    created: str
+    machine: dict[str, Any] = Field(default_factory=dict)
+    steps: int
+    repeats: int
+    batch_sizes: list[int]
+    rows: list[BenchRow] = Field(default_factory=list)
+
+    def find(self, name: str, batch: int) -> BenchRow | None:
+        return next((r for r in self.rows if r.name == name and r.batch == batch), None)
+
+    def names(self) -> list[str]:
+        return list(dict.fromkeys(row.name for row in self.rows))
+
+    def reference_sps(self) -> float | None:
+        single = next((r for r in self.rows if r.kind == "reference" and r.batch == 1), None)
+        return single.sps if single else None
+
+
+def machine() -> dict[str, Any]:
+    import numpy
+
+    info: dict[str, Any] = {
+        "platform": platform.platform(),
+        "processor": platform.processor() or platform.machine(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "numpy": numpy.__version__,
+    }
+    for package in ("jax", "jaxlib", "gymnasium", "gymnax"):
+        # Versions from metadata: importing JAX here would cost a second for a label.
+        with contextlib.suppress(importlib.metadata.PackageNotFoundError):
+            info[package] = importlib.metadata.version(package)
+    return info
+
+
+def human(sps: float) -> str:
+    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if sps >= scale:
+            return f"{sps / scale:.3g}{suffix}"
+    return f"{sps:.3g}"
+
+
+def table(report: BenchReport) -> Table:
+    """Implementations down, batch sizes across, SPS in the cells."""
+    batches = sorted({row.batch for row in report.rows})
+    out = Table(
+        title=f"steps per second: {Path(report.spec).parent.name or report.spec}",
+        caption=f"best of {report.repeats} runs of {report.steps} steps per env; "
+        "JIT compile and Rust build apart",
+    )
+    out.add_column("implementation", no_wrap=True)
+    for batch in batches:
+        out.add_column(f"B={batch}", justify="right")
+    out.add_column("compile s", justify="right")
+    out.add_column("loop")
+    reference = report.reference_sps()
+    if reference:
+        out.add_column("best / 1 env", justify="right")
+    for name in report.names():
+        rows = [row for row in report.rows if row.name == name]
+        cells = [human(r.sps) if (r := report.find(name, b)) else "" for b in batches]
+        compile_s = max(row.compile_s for row in rows)
+        loops = sorted({row.loop for row in rows})
+        extra = [f"{max(r.sps for r in rows) / reference:.0f}x"] if reference else []
+        out.add_row(name, *cells, f"{compile_s:.2f}" if compile_s else "-", ",".join(loops), *extra)
+    return out
+
+
+def plot(report: BenchReport, path: Path) -> None:
+    """SPS against batch size, log-log; single-batch rows (the reference) as flat lines."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")  # files only: never open a window
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise EnvportError("--plot needs matplotlib: pip install 'envport[plot]'") from None
+    figure, axes = plt.subplots(figsize=(7, 4.5))
+    flat = 0
+    for name in report.names():
+        rows = sorted((r for r in report.rows if r.name == name), key=lambda r: r.batch)
+        if len(rows) == 1:
+            style = ("--", ":", "-.")[flat % 3]
+            flat += 1
+            label = f"{name} (B={rows[0].batch})"
+            axes.axhline(rows[0].sps, linestyle=style, linewidth=1, label=label, color="grey")
+            continue
+        axes.plot([r.batch for r in rows], [r.sps for r in rows], marker="o", label=name)
+    axes.set_xscale("log", base=2)
+    axes.set_yscale("log")
+    axes.set_xlabel("batch size (envs)")
+    axes.set_ylabel("steps per second")
+    axes.set_title(f"{Path(report.spec).parent.name}: steps per second")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
