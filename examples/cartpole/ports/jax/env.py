@@ -24,7 +24,8 @@ def default_params() -> Params:
 
 
 def observation(state: State) -> jax.Array:
-    return jnp.stack([state.x, state.x_dot, state.theta, state.theta_dot]).astype(jnp.float32)
+    # jnp.array, not jnp.stack: under vmap a stack is built as (4, B) and then transposed.
+    return jnp.array([state.x, state.x_dot, state.theta, state.theta_dot]).astype(jnp.float32)
 
 
 def reset(key: jax.Array, params: Params):
@@ -56,7 +57,5 @@ def state_from_reference(ref_state) -> State:
 
 
 def state_to_reference(state: State):
-    return {
-        "physics": jnp.stack([state.x, state.x_dot, state.theta, state.theta_dot]),
-        "elapsed_steps": state.time,
-    }
+    physics = jnp.asarray([state.x, state.x_dot, state.theta, state.theta_dot])
+    return {"physics": physics, "elapsed_steps": state.time}
