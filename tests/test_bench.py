@@ -1,0 +1,109 @@
+"""`envport bench` end to end on tiny workloads: structure and sanity, never speed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT, run_envport
+
+QUICK = ["--steps", "20", "--repeats", "1", "--sync-envs", "4"]
+
+
+def _bench(*args: str) -> tuple[int, str, str]:
+    done = run_envport("bench", str(CARTPOLE), *args)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_bench_numpy_port_with_gymnax_anchor(tmp_path: Path) -> None:
+    results, figure = tmp_path / "sps.json", tmp_path / "sps.png"
+    code, out, err = _bench(
+        "--port",
+        str(NUMPY_PORT),
+        "--batch-sizes",
+        "8,32",
+        "--anchor",
+        "gymnax:CartPole-v1",
+        "--json",
+        str(results),
+        "--plot",
+        str(figure),
+        *QUICK,
+    )
+    assert code == 0, out + err
+    assert "numpy port" in out and "gymnax:CartPole-v1" in out
+    report = json.loads(results.read_text())
+    assert report["batch_sizes"] == [8, 32] and report["machine"]["cpus"] >= 1
+    rows = {(row["name"], row["batch"]): row for row in report["rows"]}
+    expected = {
+        ("gymnasium", 1),
+        ("gymnasium SyncVectorEnv", 4),
+        ("numpy port", 8),
+        ("numpy port", 32),
+        ("gymnax:CartPole-v1", 8),
+        ("gymnax:CartPole-v1", 32),
+    }
+    assert set(rows) == expected
+    for row in rows.values():
+        assert row["sps"] > 0 and row["sps"] == max(row["sps_runs"])
+    anchor = rows[("gymnax:CartPole-v1", 32)]
+    assert anchor["kind"] == "anchor" and anchor["compile_s"] > 0
+    assert set(anchor["loops"]) == {"scan", "python"} and anchor["loop"] in anchor["loops"]
+    assert rows[("numpy port", 8)]["kind"] == "port"
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_bench_jax_port_reports_compile_time_apart(tmp_path: Path) -> None:
+    results = tmp_path / "sps.json"
+    code, out, err = _bench(
+        "--port", str(JAX_PORT), "--batch-sizes", "16", "--json", str(results), *QUICK
+    )
+    assert code == 0, out + err
+    row = next(r for r in json.loads(results.read_text())["rows"] if r["name"] == "jax port")
+    assert row["backend"] == "jax" and row["sps"] > 0 and row["compile_s"] > 0
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="cargo is not installed")
+def test_bench_rust_port(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ENVPORT_CACHE_DIR", str(tmp_path / "cache"))
+    results = tmp_path / "sps.json"
+    code, out, err = _bench(
+        "--port",
+        str(CARTPOLE / "ports" / "rust"),
+        "--batch-sizes",
+        "16,600",
+        "--json",
+        str(results),
+        *QUICK,
+    )
+    assert code == 0, out + err
+    rows = [r for r in json.loads(results.read_text())["rows"] if r["name"] == "rust port"]
+    assert [r["batch"] for r in rows] == [16, 600]  # 600 envs take the threaded path
+    assert all(r["sps"] > 0 for r in rows)
+
+
+def _one_line(code: int, err: str, status: int, fragment: str) -> None:
+    assert code == status, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and fragment in lines[0], err
+    assert "Traceback" not in err
+
+
+def test_usage_errors_are_one_line(tmp_path: Path) -> None:
+    code, _, err = _bench("--port", str(NUMPY_PORT), "--batch-sizes", "32,0")
+    _one_line(code, err, 2, "--batch-sizes")
+    code, _, err = _bench("--port", str(NUMPY_PORT), "--anchor", "brax:ant", *QUICK)
+    _one_line(code, err, 2, "expected gymnax:EnvId")
+    code, _, err = _bench("--port", str(tmp_path / "absent"))
+    _one_line(code, err, 2, "no such port directory")
+
+
+def test_a_broken_port_fails_the_bench(tmp_path: Path) -> None:
+    port = tmp_path / "numpy"
+    shutil.copytree(NUMPY_PORT, port, ignore=shutil.ignore_patterns("__pycache__"))
+    (port / "env.py").write_text("def broken(:\n")
+    code, _, err = _bench("--port", str(port), "--batch-sizes", "8", *QUICK)
+    _one_line(code, err, 1, "port failed in `load`")
