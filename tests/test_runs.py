@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +15,7 @@ from envport.errors import EnvportError
 from envport.pipeline.plan import PlanError, parse_plan
 from envport.runs.history import History
 from envport.runs.journal import Journal, Spending, read_events
-from envport.runs.layout import create_run, new_run_id, open_run
+from envport.runs.layout import RunLock, create_run, new_run_id, open_run
 from envport.runs.spec_copy import dumps, write_planned_spec
 from envport.runs.state import RunState, load_state, save_state
 from envport.spec import ModuleSpec, load_spec
@@ -80,6 +83,20 @@ def test_create_run_lays_out_the_directory(tmp_path: Path) -> None:
     relative = getattr(probes, "probes", None)
     if relative:
         assert (run.root / relative).is_file()
+
+
+def test_one_process_drives_a_run_and_a_dead_ones_lock_is_taken_over(tmp_path: Path) -> None:
+    lock = RunLock(tmp_path)
+    lock.acquire()
+    with pytest.raises(EnvportError, match=f"process {os.getpid()} is driving this run"):
+        RunLock(tmp_path).acquire()
+    lock.release()
+    assert not (tmp_path / "run.lock").exists()
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    (tmp_path / "run.lock").write_text(dead.stdout.strip())
+    RunLock(tmp_path).acquire()
+    assert (tmp_path / "run.lock").read_text() == str(os.getpid())
 
 
 def test_history_commit_revert_and_reset(tmp_path: Path) -> None:

@@ -7,10 +7,17 @@ does not offer yet are left out rather than failing the run.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from envport.errors import PortError
+from envport.llm.cache import write_atomically
+from envport.repair.apply import read_files
 from envport.runs.state import COMPOSED, CheckOutcome
 from envport.verifiers import verify as verify_module
 from envport.verifiers.divergence import Divergence, VerifyReport
@@ -25,6 +32,8 @@ MAX_FAILURES = 3
 MAX_FAILURE_CHARS = 4000
 CHECK_TIMEOUT_S = 120.0
 
+log = logging.getLogger("envport.pipeline")
+
 
 def available(levels: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(level for level in levels if level in verify_module.LEVELS)
@@ -35,6 +44,7 @@ class CheckRun:
     scope: str
     outcomes: list[CheckOutcome]
     report: VerifyReport
+    cached: bool = False
 
     @property
     def passed(self) -> bool:
@@ -89,18 +99,75 @@ def _verify(run_dir: Path, port: Path, options: VerifyOptions) -> VerifyReport:
         return VerifyReport(spec=str(run_dir), port=str(port), passed=False, error=str(error))
 
 
-def check_module(run_dir: Path, port: Path, target: str, module: str) -> CheckRun:
-    """Import the modules up to `module` in a worker, check exports and module levels."""
-    options = VerifyOptions(
-        levels=available(MODULE_LEVELS), target=target, module=module, timeout=CHECK_TIMEOUT_S
-    )
+class CheckCache:
+    """Verifier reports by what determines them: the spec, the port's files, the options.
+
+    A step run again after a kill checks the same port again; serving the report it got the
+    first time keeps the next prompt byte-identical (so the response cache answers it) even
+    where the verifier is not (hypothesis shrinking is bounded in time), and saves the time.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def key(self, run_dir: Path, port: Path, options: VerifyOptions) -> str:
+        material = {
+            "spec": (run_dir / "envport.toml").read_text(encoding="utf-8"),
+            "port": read_files(port),
+            "options": {k: v for k, v in vars(options).items() if k != "timeout"},
+        }
+        text = json.dumps(material, sort_keys=True, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def get(self, key: str) -> VerifyReport | None:
+        path = self.directory / f"{key}.json"
+        try:
+            return VerifyReport.model_validate_json(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValidationError) as error:
+            log.warning("ignoring unreadable check cache entry %s: %s", path, error)
+            return None
+
+    def put(self, key: str, report: VerifyReport) -> None:
+        write_atomically(self.directory / f"{key}.json", report.model_dump_json())
+
+
+def _cached_verify(
+    cache: CheckCache | None, run_dir: Path, port: Path, options: VerifyOptions
+) -> tuple[VerifyReport, bool]:
+    if cache is None:
+        return _verify(run_dir, port, options), False
+    key = cache.key(run_dir, port, options)
+    report = cache.get(key)
+    if report is not None:
+        return report, True
     report = _verify(run_dir, port, options)
-    return CheckRun(module, _outcomes(module, report, f"module:{module}"), report)
+    cache.put(key, report)
+    return report, False
 
 
-def check_composed(run_dir: Path, port: Path, target: str) -> CheckRun:
+def check_module(
+    run_dir: Path, port: Path, target: str, module: str, cache: CheckCache | None = None
+) -> CheckRun:
+    """Import the modules up to `module` in a worker, check exports and module levels."""
+    # A verifier without module levels ignores the level list for a module check; one with
+    # them rejects an empty list, so "l3" stands in (module checks never run L3).
+    options = VerifyOptions(
+        levels=available(MODULE_LEVELS) or ("l3",),
+        target=target,
+        module=module,
+        timeout=CHECK_TIMEOUT_S,
+    )
+    report, cached = _cached_verify(cache, run_dir, port, options)
+    return CheckRun(module, _outcomes(module, report, f"module:{module}"), report, cached)
+
+
+def check_composed(
+    run_dir: Path, port: Path, target: str, cache: CheckCache | None = None
+) -> CheckRun:
     options = VerifyOptions(
         levels=available(COMPOSED_LEVELS) or ("l3",), target=target, timeout=CHECK_TIMEOUT_S
     )
-    report = _verify(run_dir, port, options)
-    return CheckRun(COMPOSED, _outcomes(COMPOSED, report, "load"), report)
+    report, cached = _cached_verify(cache, run_dir, port, options)
+    return CheckRun(COMPOSED, _outcomes(COMPOSED, report, "load"), report, cached)

@@ -30,7 +30,7 @@ from envport.llm import AccountedModel, Budget, Message, Model, ModelRequest, Pu
 from envport.llm.budget import BudgetExhausted
 from envport.llm.cache import write_atomically
 from envport.llm.types import ModelResponse
-from envport.pipeline.checks import CheckRun, check_composed, check_module
+from envport.pipeline.checks import CheckCache, CheckRun, check_composed, check_module
 from envport.pipeline.plan import parse_plan
 from envport.pipeline.progress import Progress
 from envport.pipeline.prompting import PromptBuilder
@@ -38,7 +38,7 @@ from envport.repair.apply import apply_edits, read_files
 from envport.repair.edits import EditParseError, ParsedAnswer, parse_answer
 from envport.runs.history import History
 from envport.runs.journal import Journal, Spending
-from envport.runs.layout import RunDir
+from envport.runs.layout import RunDir, RunLock
 from envport.runs.spec_copy import write_planned_spec
 from envport.runs.state import COMPOSED, CheckOutcome, RunState, StuckState
 from envport.spec import PortSpec
@@ -90,6 +90,7 @@ class Driver:
         self.model = AccountedModel(
             model, cache_dir=run.cache, budget=self.budget, journal_path=run.transcript
         )
+        self.checks = CheckCache(run.cache / "checks")
         self.session_started = time.monotonic()
         self.base_elapsed = state.elapsed_s
         self._runner: asyncio.Runner | None = None
@@ -100,7 +101,13 @@ class Driver:
 
     def run_until_done(self) -> RunState:
         """Take steps until the run is verified or gives up; interrupts propagate."""
-        self._begin()
+        lock = RunLock(self.run.root)
+        lock.acquire()
+        try:
+            self._begin()
+        except BaseException:
+            lock.release()
+            raise
         self._runner = asyncio.Runner()
         try:
             while not self.state.finished:
@@ -119,6 +126,7 @@ class Driver:
         finally:
             self._runner.close()
             self.progress.stop()
+            lock.release()
         return self.state
 
     def _begin(self) -> None:
@@ -185,6 +193,11 @@ class Driver:
         self._note(f"gave up: {reason}")
         self._write_outcome()
 
+    def _commit(self, message: str) -> str:
+        sha = self.history.commit(message)
+        self.journal.write("commit", step=self.state.step, sha=sha, message=message)
+        return sha
+
     def _note(self, text: str) -> None:
         self.progress.event(self.state, text)
 
@@ -226,7 +239,7 @@ class Driver:
             modules=[m.model_dump() for m in plan.modules],
             entry=plan.entry,
         )
-        self.history.commit(f"plan: {names}")
+        self._commit(f"plan: {names}")
         self._complete(nxt)
         self._note(f"planned modules {names}")
 
@@ -234,7 +247,9 @@ class Driver:
         state = self.state
         nxt = state.model_copy(deep=True)
         self._note("checking the whole port")
-        run = self._check(state, check_composed(self.run.root, self.run.port, state.target))
+        run = self._check(
+            state, check_composed(self.run.root, self.run.port, state.target, self.checks)
+        )
         nxt.composed_checked = True
         nxt.results.update({o.name: o for o in run.outcomes})
         if run.passed:
@@ -318,7 +333,7 @@ class Driver:
             return
         nxt.results.update({o.name: o for o in outcomes})
         scope_run = runs[0]
-        self.history.commit(f"{label}: {_summary(scope_run.outcomes)}")
+        self._commit(f"{label}: {_summary(scope_run.outcomes)}")
         if scope_run.passed:
             self.journal.write(
                 "decision", step=state.step, decision="accept", why=_summary(scope_run.outcomes)
@@ -355,7 +370,7 @@ class Driver:
             ]
         nxt.history.append(f"iteration {state.iteration}: answer unusable ({error})")
         nxt.iteration += 1
-        self.history.commit(f"{label}: answer unusable")
+        self._commit(f"{label}: answer unusable")
         self.journal.write("decision", step=state.step, decision="unusable_answer", why=error)
         self._note(f"answer unusable: {error}")
         self._account_stuck(nxt)
@@ -369,8 +384,10 @@ class Driver:
         regressions: list[CheckOutcome],
     ) -> None:
         broken = ", ".join(o.name for o in regressions)
-        self.history.commit(f"{label}: {_summary(outcomes)}; breaks {broken} -> reverted")
-        self.history.revert_head(f"revert {label}: it broke {broken}, which passed before")
+        self._commit(f"{label}: {_summary(outcomes)}; breaks {broken} -> reverted")
+        message = f"revert {label}: it broke {broken}, which passed before"
+        sha = self.history.revert_head(message)
+        self.journal.write("commit", step=state.step, sha=sha, message=message)
         first = regressions[0]
         detail = first.failures[0] if first.failures else "it failed"
         nxt.notes.append(
@@ -541,13 +558,18 @@ class Driver:
             self._note(f"checking module {state.scope}")
             runs.append(
                 self._check(
-                    state, check_module(self.run.root, self.run.port, state.target, state.scope)
+                    state,
+                    check_module(
+                        self.run.root, self.run.port, state.target, state.scope, self.checks
+                    ),
                 )
             )
         else:
             self._note("checking the whole port")
             runs.append(
-                self._check(state, check_composed(self.run.root, self.run.port, state.target))
+                self._check(
+                    state, check_composed(self.run.root, self.run.port, state.target, self.checks)
+                )
             )
         for index, module in enumerate(state.modules):
             if state.phase == "modules" and index >= state.module_index:
@@ -557,7 +579,10 @@ class Driver:
                 self._note(f"re-checking module {module.name} (regression guard)")
                 runs.append(
                     self._check(
-                        state, check_module(self.run.root, self.run.port, state.target, module.name)
+                        state,
+                        check_module(
+                            self.run.root, self.run.port, state.target, module.name, self.checks
+                        ),
                     )
                 )
         return runs
@@ -572,6 +597,7 @@ class Driver:
             passed=run.passed,
             outcomes=[o.model_dump() for o in run.outcomes],
             seconds=round(run.report.seconds.get("total", 0.0), 3),
+            cached=run.cached,
         )
         self._note(_summary(run.outcomes))
         return run

@@ -16,6 +16,7 @@ from envport.errors import EnvportError
 GITIGNORE = """\
 # Written by envport: the run's own bookkeeping is not part of the port's history.
 /run.json
+/run.lock
 /transcript.jsonl
 /cache/
 /reports/

@@ -13,6 +13,7 @@ runs/<run-id>/
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import shutil
@@ -63,6 +64,51 @@ class RunDir:
 
     def save(self, state: RunState) -> None:
         save_state(self.state_file, state)
+
+
+class RunLock:
+    """One process drives a run at a time; a lock left by a killed process is taken over."""
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / "run.lock"
+
+    def acquire(self) -> None:
+        for _ in range(2):
+            try:
+                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                holder = self._holder()
+                if holder is not None and _alive(holder):
+                    raise EnvportError(
+                        f"{self.path.parent}: process {holder} is driving this run; wait for it "
+                        f"or stop it (if no envport is running, delete {self.path.name})"
+                    ) from None
+                self.path.unlink(missing_ok=True)  # stale: its process is gone
+                continue
+            with os.fdopen(fd, "w") as handle:
+                handle.write(str(os.getpid()))
+            return
+        raise EnvportError(f"{self.path}: cannot lock the run")
+
+    def release(self) -> None:
+        if self._holder() == os.getpid():
+            self.path.unlink(missing_ok=True)
+
+    def _holder(self) -> int | None:
+        try:
+            return int(self.path.read_text().strip())
+        except (OSError, ValueError):
+            return None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def new_run_id(spec_name: str, target: str) -> str:
