@@ -1,0 +1,1 @@
+"""Repair: extracting whole-file edits from model answers and applying them to a port."""

@@ -1,0 +1,1 @@
+"""The run store: run directory, run state, transcript journal, git history, resume."""

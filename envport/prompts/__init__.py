@@ -1,0 +1,1 @@
+"""Prompt templates (jinja2 *.j2 files in this package) and their rendering."""
