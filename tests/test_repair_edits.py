@@ -40,7 +40,14 @@ def test_the_documented_shape_with_prose_around(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "header",
-    ["### File: env.py", "**env.py**", "`env.py`:", "File: `env.py`", "## env.py (updated)"],
+    [
+        "### File: env.py",
+        "**env.py**",
+        "`env.py`:",
+        "File: `env.py`",
+        "## env.py (updated)",
+        "Here is the fixed `env.py`:",
+    ],
 )
 def test_header_variants(tmp_path: Path, header: str) -> None:
     text = answer(header, FENCE, "x = 1", FENCE)
@@ -52,6 +59,12 @@ def test_header_variants(tmp_path: Path, header: str) -> None:
 )
 def test_path_in_the_info_string(tmp_path: Path, opener: str) -> None:
     assert parse_answer(answer(opener, "x = 1", FENCE), tmp_path).files == {"env.py": "x = 1\n"}
+
+
+def test_prose_naming_two_files_is_not_a_header(tmp_path: Path) -> None:
+    text = answer("The bug is in `env.py` and `physics.py`:", FENCE, "x = 1", FENCE)
+    with pytest.raises(EditParseError, match="no fenced code block"):
+        parse_answer(text, tmp_path)
 
 
 def test_path_on_the_first_line_inside_the_block(tmp_path: Path) -> None:

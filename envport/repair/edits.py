@@ -72,7 +72,12 @@ def _clean_header(line: str) -> str | None:
     text = text.strip("`'\" ")
     # "env.py (updated):", "env.py:" and "`env.py`" all name env.py.
     text = re.sub(r"\s*\([^)]{0,40}\)\s*", "", text).rstrip(":").strip("`'\" ")
-    return text if _PATH_TOKEN.match(text) else None
+    if _PATH_TOKEN.match(text):
+        return text
+    # "Here is the fixed `env.py`:" introduces the block below it.
+    quoted = re.findall(r"`([^`\s]+)`", line)
+    paths = [q for q in quoted if _PATH_TOKEN.match(q)]
+    return paths[0] if line.rstrip().endswith(":") and len(paths) == 1 else None
 
 
 def _info_path(info: str) -> str | None:
