@@ -16,10 +16,8 @@ import argparse
 import json
 from pathlib import Path
 
-from rich.console import Console
-
 from envport.spec import load_spec
-from envport.targets.bench_report import BenchReport, plot, table
+from envport.targets.bench_report import BenchReport, console, plot, table
 from envport.targets.bench_run import (
     BenchOptions,
     anchor_subject,
@@ -76,19 +74,19 @@ def main() -> int:
     report.rows += reference_rows(spec, options)
     report.rows += worker_rows(spec, [*ports, anchor_subject(ANCHOR)], options)
 
-    console = Console(highlight=False)
-    console.print(table(report))
+    out = console()
+    out.print(table(report))
     checks = acceptance(report)
     for check in checks:
         shown = "n/a" if check["ratio"] is None else f"{check['ratio']:.2f}"
         verdict = {True: "ok", False: "SHORT", None: f"not measured at B={AT}"}[check["ok"]]
         least = check["at_least"]
-        console.print(f"B={AT}: {check['check']} = {shown} (at least {least:g}) {verdict}")
+        out.print(f"B={AT}: {check['check']} = {shown} (at least {least:g}) {verdict}")
     RESULTS.mkdir(parents=True, exist_ok=True)
     data = report.model_dump() | {"acceptance": checks}
     (RESULTS / "sps.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
     plot(report, RESULTS / "sps.png")
-    console.print(f"wrote {RESULTS / 'sps.json'} and {RESULTS / 'sps.png'}")
+    out.print(f"wrote {RESULTS / 'sps.json'} and {RESULTS / 'sps.png'}")
     short = [c for c in checks if c["ok"] is False]
     return 1 if args.check and short else 0
 

@@ -55,9 +55,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from envport.targets.bench_report import plot, table
+    from envport.targets.bench_report import console, plot, table
     from envport.targets.bench_run import run_bench
 
     if args.plot and importlib.util.find_spec("matplotlib") is None:
@@ -71,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     report = run_bench(args.spec, args.port, options, target=args.target, anchor=args.anchor)
-    Console(highlight=False).print(table(report))
+    console().print(table(report))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(report.model_dump_json(indent=2), encoding="utf-8")

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+from rich.console import Console
 from rich.table import Table
 
 from envport.errors import EnvportError
@@ -70,6 +71,12 @@ def human(sps: float) -> str:
         if sps >= scale:
             return f"{sps / scale:.3g}{suffix}"
     return f"{sps:.3g}"
+
+
+def console() -> Console:
+    """A console wide enough for the table even when output goes to a file or a pipe."""
+    out = Console(highlight=False)
+    return out if out.is_terminal else Console(highlight=False, width=140)
 
 
 def table(report: BenchReport) -> Table:
