@@ -534,7 +534,8 @@ def test_sigkill_at_random_points_then_resume_matches_an_uninterrupted_run(
                 process.wait(timeout=30)
             run = only_run(out)
             resumed = envport("resume", str(run), env=clean_env())
-            assert resumed.returncode == 0, f"kill {number} at line {line}: {resumed.stderr}"
+            why = f"kill {number} at line {line}: rc {resumed.returncode}\n{resumed.stdout[-2000:]}"
+            assert resumed.returncode == 0, why + resumed.stderr
             assert port_files(run) == expected, f"kill {number} at line {line}"
             repeats = Counter(canonical(r.body) for r in api.requests)
             assert max(repeats.values()) == 1, f"kill {number}: a request was sent twice"

@@ -100,18 +100,21 @@ def _verify(run_dir: Path, port: Path, options: VerifyOptions) -> VerifyReport:
 
 
 class CheckCache:
-    """Verifier reports by what determines them: the spec, the port's files, the options.
+    """Verifier reports of a step, by what determines them: spec, port files, options.
 
     A step run again after a kill checks the same port again; serving the report it got the
     first time keeps the next prompt byte-identical (so the response cache answers it) even
     where the verifier is not (hypothesis shrinking is bounded in time), and saves the time.
+    Keyed by the step too: a later step checking the same files gets a fresh verdict.
     """
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self.step = 0
 
     def key(self, run_dir: Path, port: Path, options: VerifyOptions) -> str:
         material = {
+            "step": self.step,
             "spec": (run_dir / "envport.toml").read_text(encoding="utf-8"),
             "port": read_files(port),
             "options": {k: v for k, v in vars(options).items() if k != "timeout"},

@@ -81,11 +81,18 @@ class Driver:
         # What earlier sessions paid is in the journal, including calls a kill cut short.
         self.spending = Spending.from_journal(run.transcript)
         limits = state.limits
-        self.budget = Budget(
-            max_usd=limits.max_usd,
-            max_tokens=limits.max_tokens,
-            spent_usd=self.spending.cost_usd,
-            spent_tokens=self.spending.usage.total,
+        capped = limits.max_usd is not None or limits.max_tokens is not None
+        # No caps, no Budget: the model layer then has nothing to price (and nothing to warn
+        # about for a model without a price).
+        self.budget = (
+            Budget(
+                max_usd=limits.max_usd,
+                max_tokens=limits.max_tokens,
+                spent_usd=self.spending.cost_usd,
+                spent_tokens=self.spending.usage.total,
+            )
+            if capped
+            else None
         )
         self.model = AccountedModel(
             model, cache_dir=run.cache, budget=self.budget, journal_path=run.transcript
@@ -205,6 +212,7 @@ class Driver:
 
     def step(self) -> None:
         state = self.state
+        self.checks.step = state.step
         if state.phase == "plan":
             self._plan()
         elif state.phase == "composed" and not state.composed_checked:
