@@ -98,6 +98,12 @@ def divergent_steps(
     columns = _columns(spec, expected, actual)
     mismatches, bounds = [], []
     for name, want, got in columns:
+        if got.dtype.kind not in "biuf":
+            # Not a number numpy can compare (bfloat16 arrives as raw bytes): every step
+            # differs, and the field's dtype is what the report names.
+            mismatches.append(np.ones(len(want), dtype=bool))
+            bounds.append(None)
+            continue
         if want.dtype.kind in "biu" and got.dtype.kind in "biu":
             mismatches.append(want != got)
             bounds.append(None)
@@ -118,6 +124,13 @@ def divergent_steps(
         diffs = []
         for column, (name, want, got) in enumerate(columns):
             if not mismatches[column][step]:
+                continue
+            if got.dtype.kind not in "biuf":
+                diffs.append(
+                    FieldDiff(
+                        field=f"{name}.dtype", expected=str(want.dtype), actual=str(got.dtype)
+                    )
+                )
                 continue
             expected_value, actual_value = want[step].item(), got[step].item()
             tolerance = bounds[column]

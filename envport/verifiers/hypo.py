@@ -12,6 +12,7 @@ from contextlib import contextmanager
 
 import hypothesis.internal.conjecture.engine
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.reporting import with_reporter
 
 SHRINK_SECONDS = 15.0
 
@@ -31,6 +32,15 @@ def hypothesis_settings(examples: int, shrink: bool = True) -> settings:
         # self-check, which needs verdicts, not minimal examples.
         phases=tuple(Phase) if shrink else tuple(p for p in Phase if p != Phase.shrink),
     )
+
+
+@contextmanager
+def captured_reports() -> Iterator[list[str]]:
+    """Hypothesis's own report of a failure (its reproduction steps) goes into the divergence
+    report, not onto the user's terminal."""
+    lines: list[str] = []
+    with with_reporter(lambda value: lines.append(str(value))):
+        yield lines
 
 
 @contextmanager

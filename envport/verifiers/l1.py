@@ -27,6 +27,7 @@ from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.hypo import (
     SHRINK_SECONDS,
     PortGone,
+    captured_reports,
     hypothesis_settings,
     port_failures_abort,
     shrink_time_limit,
@@ -79,6 +80,11 @@ def field_diffs(
             diffs.append(FieldDiff(field=name, expected="present", actual="missing"))
             continue
         want, got = np.asarray(want_raw), np.asarray(actual[key])
+        if got.dtype.kind not in "biuf":
+            diffs.append(
+                FieldDiff(field=f"{name}.dtype", expected=str(want.dtype), actual=str(got.dtype))
+            )
+            continue
         if want.shape != got.shape:
             diffs.append(
                 FieldDiff(field=f"{name}.shape", expected=list(want.shape), actual=list(got.shape))
@@ -130,7 +136,7 @@ def _drive(run: L1Run, check: Callable[..., None], name: str, module: str | None
     )
     level = LevelResult(level="l1", mode=name, passed=True)
     try:
-        with shrink_time_limit(SHRINK_SECONDS):
+        with shrink_time_limit(SHRINK_SECONDS), captured_reports():
             test()
     except PortGone as gone:
         raise gone.error from None

@@ -28,6 +28,7 @@ from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.hypo import (
     SHRINK_SECONDS,
     PortGone,
+    captured_reports,
     hypothesis_settings,
     port_failures_abort,
     shrink_time_limit,
@@ -177,7 +178,7 @@ def check_interaction(
 
     machine.__init__ = tracking_init
     try:
-        with shrink_time_limit(SHRINK_SECONDS):
+        with shrink_time_limit(SHRINK_SECONDS), captured_reports():
             run_state_machine_as_test(machine, settings=settings)
     except PortGone as gone:
         raise gone.error from None

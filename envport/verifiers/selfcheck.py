@@ -7,10 +7,14 @@ the same divergence again.
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import shlex
 import shutil
 import tempfile
 import tomllib
+from concurrent.futures import ProcessPoolExecutor
+from itertools import repeat
 from pathlib import Path
 
 from pydantic import BaseModel
@@ -42,6 +46,7 @@ class MutantResult(BaseModel):
     error: str | None = None
     replay_matches: bool | None = None
     missed_by: dict[str, str] = {}
+    harness_failed: bool = False
 
     @property
     def levels_catching(self) -> list[str]:
@@ -56,6 +61,8 @@ class MutantResult(BaseModel):
 
     @property
     def ok(self) -> bool:
+        if self.harness_failed:
+            return False
         if self.equivalent:
             return not self.caught
         expected_misses = all(level not in self.levels_catching for level in self.missed_by)
@@ -100,6 +107,22 @@ def replay(example: Path, divergence: Divergence) -> Divergence | None:
 
 
 def check_mutant(example: Path, mutant: Mutant, options: VerifyOptions) -> MutantResult:
+    try:
+        return _check_mutant(example, mutant, options)
+    except Exception as error:  # a harness failure on one mutant must not hide the others
+        return MutantResult(
+            id=mutant.id,
+            target=mutant.target,
+            what=mutant.what,
+            equivalent=mutant.equivalent,
+            caught=False,
+            caught_by=[],
+            error=f"harness error: {type(error).__name__}: {error}",
+            harness_failed=True,
+        )
+
+
+def _check_mutant(example: Path, mutant: Mutant, options: VerifyOptions) -> MutantResult:
     with tempfile.TemporaryDirectory(prefix=f"envport-{mutant.id}-") as scratch:
         port = apply_mutant(
             mutant, example / "ports" / mutant.target, Path(scratch) / mutant.target
@@ -127,15 +150,23 @@ def check_mutant(example: Path, mutant: Mutant, options: VerifyOptions) -> Mutan
 
 
 def run_selfcheck(
-    example: Path, options: VerifyOptions | None = None, targets: tuple[str, ...] | None = None
+    example: Path,
+    options: VerifyOptions | None = None,
+    targets: tuple[str, ...] | None = None,
+    processes: int | None = None,
 ) -> list[MutantResult]:
-    """Every mutant through every level. Unshrunk: the self-check needs verdicts, fast."""
+    """Every mutant through every level. Unshrunk: the self-check needs verdicts, fast.
+
+    Mutants are independent, so they run in `processes` processes (default: the cores)."""
     options = options or VerifyOptions(levels=LEVELS, shrink=False)
-    return [
-        check_mutant(example, mutant, options)
-        for mutant in load_mutants(example)
-        if targets is None or mutant.target in targets
-    ]
+    mutants = [m for m in load_mutants(example) if targets is None or m.target in targets]
+    processes = processes or os.cpu_count() or 1
+    if processes == 1:
+        return [check_mutant(example, mutant, options) for mutant in mutants]
+    # spawn, not fork: the parent may hold ZMQ sockets and JAX threads.
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
+        return list(pool.map(check_mutant, repeat(example), mutants, repeat(options)))
 
 
 def level_table(results: list[MutantResult]) -> dict[str, dict[str, int]]:

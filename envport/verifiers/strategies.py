@@ -18,10 +18,23 @@ from envport.spec import Bound, PortSpec
 UNBOUNDED_ACTION = 1e3
 
 
+# Integer fields (step counters, grid positions) get extra draws this close to their ends,
+# where off-by-one bugs live: one in [0, 500] is otherwise rarely 498.
+EDGE = 4
+
+
+def _integers(low: int, high: int) -> st.SearchStrategy[int]:
+    return st.one_of(
+        st.integers(low, high),
+        st.integers(max(low, high - EDGE), high),
+        st.integers(low, min(high, low + EDGE)),
+    )
+
+
 def _field(bound: Bound) -> st.SearchStrategy[np.ndarray]:
     low, high = np.broadcast_arrays(np.asarray(bound.low, float), np.asarray(bound.high, float))
     if bound.integer:
-        parts = [st.integers(int(lo), int(hi)) for lo, hi in zip(low.flat, high.flat, strict=True)]
+        parts = [_integers(int(lo), int(hi)) for lo, hi in zip(low.flat, high.flat, strict=True)]
         dtype: Any = np.int64
     else:
         parts = [

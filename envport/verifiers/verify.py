@@ -41,9 +41,11 @@ def port_target(spec: PortSpec, port: Path, requested: str) -> tuple[str, list[d
         names = [requested]
     else:
         names = list(spec.targets)
-        # A port directory named after its backend settles an ambiguous spec.
+        # A port directory named after its backend, or a Rust crate, settles an ambiguous spec.
         if port.name in spec.targets:
             names = [port.name]
+        elif (port / "Cargo.toml").is_file() and "rust" in spec.targets:
+            names = ["rust"]
     chosen = names[0] if len(names) == 1 else "auto"
     target = spec.target(chosen) if chosen != "auto" else spec.target("")
     modules = [m.model_dump() for m in target.modules]
