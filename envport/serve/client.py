@@ -14,6 +14,7 @@ from typing import Any
 import zmq
 
 from envport.errors import PortError
+from envport.serve.sandbox import Limits
 from envport.serve.wire import Request, pack, unpack_response
 
 # Never hand credentials to untrusted port code.
@@ -29,24 +30,26 @@ def worker_environment() -> dict[str, str]:
 class PortWorker:
     """One worker process hosting one port. Use as a context manager."""
 
-    def __init__(self, timeout: float = 60.0, load: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        timeout: float = 60.0,
+        load: dict[str, Any] | None = None,
+        limits: Limits | None = None,
+    ) -> None:
         self.timeout = timeout
         self._context = zmq.Context.instance()
         self._socket = self._context.socket(zmq.PAIR)
         self._socket.setsockopt(zmq.LINGER, 0)
-        port = self._socket.bind_to_random_port("tcp://127.0.0.1")
         self._scratch = tempfile.TemporaryDirectory(prefix="envport-worker-")
+        # A Unix socket: it still reaches a worker inside its own network namespace.
+        address = f"ipc://{self._scratch.name}/channel"
+        self._socket.bind(address)
         self._stderr = open(Path(self._scratch.name) / "stderr.log", "w+b")  # noqa: SIM115
         self._next_id = 0
         self._pending: int | None = None
         self._stopped: str | None = None
-        command = [
-            sys.executable,
-            "-m",
-            "envport.serve.worker",
-            "--address",
-            f"tcp://127.0.0.1:{port}",
-        ]
+        command = [sys.executable, "-m", "envport.serve.worker", "--address", address]
+        command += ["--limits", (limits or Limits()).model_dump_json()]
         if load is not None:
             # The worker imports the port as soon as it starts, while the caller works; its
             # answer arrives as the reply to request 1.
@@ -56,7 +59,7 @@ class PortWorker:
         self.process = subprocess.Popen(
             command,
             cwd=self._scratch.name,
-            env=worker_environment(),
+            env={**worker_environment(), "TMPDIR": self._scratch.name},
             stdin=subprocess.DEVNULL,
             stdout=self._stderr,
             stderr=self._stderr,

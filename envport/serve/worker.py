@@ -10,7 +10,6 @@ import argparse
 import importlib
 import json
 import os
-import resource
 import threading
 import time
 import traceback
@@ -20,13 +19,9 @@ from typing import Any
 import numpy as np
 import zmq
 
+from envport.serve import sandbox
 from envport.serve.wire import Request, Response, pack, unpack_request
 from envport.targets.loader import PACKAGE, ContractError, import_modules
-
-
-def _limit_self() -> None:
-    # No core dumps from a crashing port; the wider sandbox comes with the worker pool.
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
 def _numpy(outputs: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -38,6 +33,7 @@ def _numpy(outputs: dict[str, Any]) -> dict[str, np.ndarray]:
 class Host:
     def __init__(self) -> None:
         self.port: Any = None
+        self.sandbox: dict[str, Any] = {}
         self._probes: dict[str, Any] = {}
         self._jitted: dict[tuple[str, str], Any] = {}
 
@@ -54,12 +50,18 @@ class Host:
             # driven through its C ABI. A partial crate is only built.
             from envport.targets.rust_port import load_rust_port
 
-            self.port = load_rust_port(Path(port_dir), build_only=only_modules)
-            return {"backend": None if only_modules else self.port.backend}
+            self.port = load_rust_port(
+                Path(port_dir), build_only=only_modules, before_load=sandbox.lockdown
+            )
+            return {
+                "backend": None if only_modules else self.port.backend,
+                "sandbox": self.sandbox,
+            }
+        sandbox.lockdown()
         if only_modules:
             # A port still being generated: its first modules exist, the entry may not.
             import_modules(Path(port_dir), modules, modules[-1]["name"])
-            return {"backend": None}
+            return {"backend": None, "sandbox": self.sandbox}
         entry_module = import_modules(Path(port_dir), modules, entry)
         if target == "auto":
             target = "numpy" if hasattr(entry_module, "VectorEnv") else "jax"
@@ -73,7 +75,7 @@ class Host:
             self.port = JaxPort(entry_module)
         else:
             raise ContractError(f"target `{target}` cannot be loaded by the Python worker")
-        return {"backend": self.port.backend}
+        return {"backend": self.port.backend, "sandbox": self.sandbox}
 
     def probe(
         self,
@@ -166,22 +168,31 @@ def _answer(host: Host, request: Request) -> Response:
         )
 
 
-def serve(address: str, preload: dict[str, Any] | None = None) -> None:
-    _limit_self()
+def serve(
+    address: str, preload: dict[str, Any] | None = None, limits: sandbox.Limits | None = None
+) -> None:
     _exit_with_parent(os.getppid())
+    applied = sandbox.apply_process_limits(limits or sandbox.Limits())
+    sandbox.install_guard([Path.cwd()])
+    budget = (limits or sandbox.Limits()).cpu_seconds_per_request
     context = zmq.Context()
     socket = context.socket(zmq.PAIR)
     socket.setsockopt(zmq.LINGER, 1000)
     socket.connect(address)
     host = Host()
+    host.sandbox = {"network": applied.network, "memory_bytes": applied.memory_bytes}
     if preload is not None:
-        socket.send(pack(_answer(host, Request(id=1, op="load", args=preload))))
+        with sandbox.cpu_budget(budget):
+            answer = _answer(host, Request(id=1, op="load", args=preload))
+        socket.send(pack(answer))
     while True:
         request = unpack_request(socket.recv())
         if request.op == "shutdown":
             socket.send(pack(Response(id=request.id, ok=True)))
             break
-        socket.send(pack(_answer(host, request)))
+        with sandbox.cpu_budget(budget):
+            answer = _answer(host, request)
+        socket.send(pack(answer))
     socket.close()
     context.term()
     # Nothing is left to save: skip interpreter teardown (slow with JAX loaded).
@@ -192,8 +203,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="envport port worker (started by envport)")
     parser.add_argument("--address", required=True)
     parser.add_argument("--load", help="JSON arguments of a load request to run at start-up")
+    parser.add_argument("--limits", help="JSON sandbox limits")
     args = parser.parse_args()
-    serve(args.address, json.loads(args.load) if args.load else None)
+    limits = sandbox.Limits.model_validate_json(args.limits) if args.limits else None
+    serve(args.address, json.loads(args.load) if args.load else None, limits)
 
 
 if __name__ == "__main__":

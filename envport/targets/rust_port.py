@@ -238,12 +238,17 @@ def _answer(out: Outputs, run_s: float, arrange: Any) -> dict[str, Any]:
     }
 
 
-def load_rust_port(port_dir: Path, build_only: bool = False) -> RustPort | None:
-    """Build the crate (unless the cache has it) and load it; `build_only` just compiles."""
+def load_rust_port(
+    port_dir: Path, build_only: bool = False, before_load: Any = None
+) -> RustPort | None:
+    """Build the crate (unless the cache has it) and load it; `build_only` just compiles.
+    `before_load` runs between the two: the sandbox locks down before the library's code."""
     from envport.targets.rust_build import build_crate
 
     started = time.perf_counter()
     library = build_crate(port_dir)
+    if before_load is not None:
+        before_load()
     if build_only:
         return None
     port = RustPort(library)

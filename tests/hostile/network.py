@@ -1,0 +1,4 @@
+# where: import
+import socket
+
+socket.create_connection(("127.0.0.1", 9), timeout=2)

@@ -1,0 +1,4 @@
+# where: step
+import ctypes
+
+ctypes.string_at(0)

@@ -1,0 +1,3 @@
+# where: step
+while True:
+    pass
