@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from helpers import CARTPOLE, ROOT
 
 HOSTILE = Path(__file__).parent / "hostile"
