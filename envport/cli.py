@@ -57,6 +57,11 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the episode plan")
     p.add_argument("--episode", type=int, help="run only this episode of the plan (replay)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per port request")
+    p.add_argument(
+        "--workers",
+        type=_positive,
+        help="processes playing L3's reference episodes (default: cores, for big runs)",
+    )
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.add_argument("--json", type=Path, help="write the full report as JSON here")
     p.set_defaults(func=_run_verify)
@@ -78,6 +83,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         module=args.module,
         examples=args.examples,
         shrink=not args.no_shrink,
+        workers=args.workers,
     )
 
 

@@ -35,6 +35,7 @@ class PortWorker:
         timeout: float = 60.0,
         load: dict[str, Any] | None = None,
         limits: Limits | None = None,
+        preload_op: str = "load",
     ) -> None:
         self.timeout = timeout
         self._context = zmq.Context.instance()
@@ -53,9 +54,9 @@ class PortWorker:
         if load is not None:
             # The worker imports the port as soon as it starts, while the caller works; its
             # answer arrives as the reply to request 1.
-            command += ["--load", json.dumps(load)]
+            command += ["--load", json.dumps(load), "--preload-op", preload_op]
             self._next_id = self._pending = 1
-            self._pending_op = "load"
+            self._pending_op = preload_op
         self.process = subprocess.Popen(
             command,
             cwd=self._scratch.name,

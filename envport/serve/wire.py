@@ -25,6 +25,8 @@ Op = Literal[
     "session_read",
     "batch_vs_single",
     "bench",
+    "load_reference",
+    "play_reference",
     "shutdown",
 ]
 

@@ -34,6 +34,7 @@ class Host:
     def __init__(self) -> None:
         self.port: Any = None
         self.sandbox: dict[str, Any] = {}
+        self._reference: Any = None
         self._probes: dict[str, Any] = {}
         self._jitted: dict[tuple[str, str], Any] = {}
 
@@ -116,6 +117,25 @@ class Host:
             result["eager"] = _numpy(eager(before, action, after))
         return result
 
+    def load_reference(self, spec: str) -> dict:
+        """Host the reference env (trusted code: the user's own) to play L3 episodes."""
+        from envport.spec import load_spec
+        from envport.verifiers.reference import Reference
+
+        if self._reference is None or self._reference[0] != spec:
+            loaded = load_spec(spec)
+            self._reference = (spec, loaded, Reference(loaded))
+        return {"sandbox": self.sandbox}
+
+    def play_reference(self, spec: str, options: dict[str, Any], indices: list[int]) -> dict:
+        """Play reference episodes for L3, packed."""
+        from envport.verifiers import l3
+
+        self.load_reference(spec)
+        _, loaded, reference = self._reference
+        episodes = l3.play_reference(reference, loaded, l3.L3Options(**options), indices)
+        return l3.pack_episodes(episodes)
+
     def handle(self, request: Request) -> Any:
         if request.op == "ping":
             return {"pid": os.getpid()}
@@ -123,6 +143,10 @@ class Host:
             return self.load(**request.args)
         if request.op == "probe":
             return self.probe(**request.args)
+        if request.op == "load_reference":
+            return self.load_reference(**request.args)
+        if request.op == "play_reference":
+            return self.play_reference(**request.args)
         if request.op == "bench":
             # Steps per second of the port, or of an anchor loaded by name (no port needed).
             from envport.targets.bench import run_bench
@@ -169,7 +193,10 @@ def _answer(host: Host, request: Request) -> Response:
 
 
 def serve(
-    address: str, preload: dict[str, Any] | None = None, limits: sandbox.Limits | None = None
+    address: str,
+    preload: dict[str, Any] | None = None,
+    limits: sandbox.Limits | None = None,
+    preload_op: str = "load",
 ) -> None:
     _exit_with_parent(os.getppid())
     applied = sandbox.apply_process_limits(limits or sandbox.Limits())
@@ -183,7 +210,7 @@ def serve(
     host.sandbox = {"network": applied.network, "memory_bytes": applied.memory_bytes}
     if preload is not None:
         with sandbox.cpu_budget(budget):
-            answer = _answer(host, Request(id=1, op="load", args=preload))
+            answer = _answer(host, Request(id=1, op=preload_op, args=preload))
         socket.send(pack(answer))
     while True:
         request = unpack_request(socket.recv())
@@ -203,10 +230,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="envport port worker (started by envport)")
     parser.add_argument("--address", required=True)
     parser.add_argument("--load", help="JSON arguments of a load request to run at start-up")
+    parser.add_argument("--preload-op", default="load", help="the op --load's arguments are for")
     parser.add_argument("--limits", help="JSON sandbox limits")
     args = parser.parse_args()
     limits = sandbox.Limits.model_validate_json(args.limits) if args.limits else None
-    serve(args.address, json.loads(args.load) if args.load else None, limits)
+    serve(args.address, json.loads(args.load) if args.load else None, limits, args.preload_op)
 
 
 if __name__ == "__main__":

@@ -27,7 +27,8 @@ KEEP_DIVERGENCES = 5
 @dataclass
 class ReferenceEpisode:
     plan: EpisodePlan
-    states: list[State] = field(default_factory=list)  # state before each step
+    # The state before each step, each field stacked over the episode's steps.
+    states: dict[str, np.ndarray] = field(default_factory=dict)
     actions: list[Any] = field(default_factory=list)
     steps: Steps | None = None
 
@@ -41,14 +42,18 @@ class L3Options:
     only_episode: int | None = None
 
 
+def episode_indices(options: L3Options) -> list[int]:
+    if options.only_episode is not None:
+        return [options.only_episode]
+    return list(range(options.episodes))
+
+
 def play_reference(
-    reference: Reference, spec: PortSpec, options: L3Options
+    reference: Reference, spec: PortSpec, options: L3Options, indices: list[int] | None = None
 ) -> list[ReferenceEpisode]:
     config = spec.levels.l3
     counter = spec.state.step_counter
-    indices = (
-        [options.only_episode] if options.only_episode is not None else range(options.episodes)
-    )
+    indices = episode_indices(options) if indices is None else indices
     episodes = []
     for index in indices:
         plan = plan_episode(
@@ -74,9 +79,10 @@ def _play(
         plan.policy, reference.action_space, options.seed, plan.index, options.steps
     )
     episode = ReferenceEpisode(plan)
+    states: list[State] = []
     obs, rewards, terminated, truncated = [], [], [], []
     for action in actions:
-        episode.states.append(reference.read_state())
+        states.append(reference.read_state())
         episode.actions.append(action)
         out = reference.step(action)
         obs.append(out.obs)
@@ -85,6 +91,7 @@ def _play(
         truncated.append(out.truncated)
         if out.terminated or out.truncated:
             break
+    episode.states = stack_states(states)
     episode.steps = Steps(
         np.stack(obs), np.asarray(rewards), np.asarray(terminated), np.asarray(truncated)
     )
@@ -95,6 +102,14 @@ def stack_states(states: list[State]) -> dict[str, np.ndarray]:
     return {name: np.stack([s[name] for s in states]) for name in states[0]}
 
 
+def join_states(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {name: np.concatenate([p[name] for p in parts]) for name in parts[0]}
+
+
+def state_at(episode: ReferenceEpisode, step: int) -> State:
+    return {name: values[step] for name, values in episode.states.items()}
+
+
 def free_request(episodes: list[ReferenceEpisode]) -> dict[str, Any]:
     """Start states, and actions padded to the longest episode (nothing past an end is compared)."""
     steps = max(len(e.actions) for e in episodes)
@@ -102,13 +117,14 @@ def free_request(episodes: list[ReferenceEpisode]) -> dict[str, Any]:
     for episode in episodes:
         padded = list(episode.actions) + [episode.actions[-1]] * (steps - len(episode.actions))
         actions.append(np.asarray(padded))
-    return {"states": stack_states([e.states[0] for e in episodes]), "actions": np.stack(actions)}
+    starts = stack_states([state_at(e, 0) for e in episodes])
+    return {"states": starts, "actions": np.stack(actions)}
 
 
 def resync_request(episodes: list[ReferenceEpisode]) -> dict[str, Any]:
-    states = [s for e in episodes for s in e.states]
+    states = join_states([e.states for e in episodes])
     actions = [a for e in episodes for a in e.actions]
-    return {"states": stack_states(states), "actions": np.asarray(actions)}
+    return {"states": states, "actions": np.asarray(actions)}
 
 
 def _port_steps(result: dict[str, Any]) -> Steps:
@@ -195,7 +211,7 @@ def _divergence(
         late_start=plan.late_start,
         start_state={
             k: np.asarray(v).tolist()
-            for k, v in (episode.states[step] if mode == "resync" else episode.states[0]).items()
+            for k, v in state_at(episode, step if mode == "resync" else 0).items()
         },
         action_prefix=[np.asarray(a).tolist() for a in episode.actions[: step + 1]],
         fields=diffs,
@@ -204,3 +220,66 @@ def _divergence(
         else "free-running from the episode's start state",
         replay=replay.format(mode=mode, episode=plan.index),
     )
+
+
+# ---- Episodes over the wire: a reference worker plays a share and sends them packed ----
+
+
+def pack_episodes(episodes: list[ReferenceEpisode]) -> dict[str, Any]:
+    """Many episodes as a few joined arrays (msgpack is slow on many small ones)."""
+    steps = [e.steps for e in episodes]
+    return {
+        "plans": [
+            [e.plan.index, e.plan.reset_seed, e.plan.policy, e.plan.late_start] for e in episodes
+        ],
+        "lengths": np.asarray([len(e.actions) for e in episodes]),
+        "states": join_states([e.states for e in episodes]),
+        "actions": np.asarray([a for e in episodes for a in e.actions]),
+        "obs": np.concatenate([s.obs for s in steps]),  # type: ignore[union-attr]
+        "reward": np.concatenate([s.reward for s in steps]),  # type: ignore[union-attr]
+        "terminated": np.concatenate([s.terminated for s in steps]),  # type: ignore[union-attr]
+        "truncated": np.concatenate([s.truncated for s in steps]),  # type: ignore[union-attr]
+    }
+
+
+def unpack_episodes(packed: dict[str, Any]) -> list[ReferenceEpisode]:
+    episodes = []
+    start = 0
+    for plan, length in zip(packed["plans"], packed["lengths"].tolist(), strict=True):
+        end = start + length
+        rows = slice(start, end)
+        episode = ReferenceEpisode(EpisodePlan(*plan))
+        episode.states = {k: v[rows] for k, v in packed["states"].items()}
+        episode.actions = [a.item() if a.ndim == 0 else a for a in packed["actions"][rows]]
+        episode.steps = Steps.of(packed, rows)
+        episodes.append(episode)
+        start = end
+    return episodes
+
+
+class ReferencePlayers:
+    """Reference episodes played by a pool of worker processes, in the background from the
+    moment it is made; `episodes()` waits only when a check needs them."""
+
+    def __init__(self, spec_file: str, options: L3Options, workers: int, timeout: float) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from envport.serve.pool import WorkerPool
+
+        indices = episode_indices(options)
+        # Interleaved shares: long and short episodes spread evenly over the workers.
+        shares = [indices[i::workers] for i in range(workers) if indices[i::workers]]
+        self.pool = WorkerPool(len(shares), "load_reference", {"spec": spec_file}, timeout)
+        tasks = [
+            {"spec": spec_file, "options": options.__dict__, "indices": share} for share in shares
+        ]
+        self._thread = ThreadPoolExecutor(max_workers=1)
+        self._future = self._thread.submit(self.pool.map, "play_reference", tasks)
+
+    def episodes(self) -> list[ReferenceEpisode]:
+        played = [e for packed in self._future.result() for e in unpack_episodes(packed)]
+        return sorted(played, key=lambda e: e.plan.index)
+
+    def close(self) -> None:
+        self._thread.shutdown(wait=True)
+        self.pool.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import time
 from dataclasses import dataclass
@@ -32,6 +33,8 @@ class VerifyOptions:
     # spec's dependency order), check their exports, and run its L1 probes.
     module: str | None = None
     examples: int | None = None  # hypothesis examples for L1 and sequences for L2
+    # Processes playing L3's reference episodes (None: one per core for big runs, else none).
+    workers: int | None = None
     shrink: bool = True  # shrink L1/L2 failures to a minimal example
 
 
@@ -140,12 +143,19 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
     probes_file, probes = _probes(spec, spec_file, target) if "l1" in levels else (None, {})
     replays = _replays(spec_arg, port, options, l3_options)
     report = VerifyReport(spec=str(spec_file), port=str(port), passed=False)
-    # The worker imports the port (and JAX) while the reference plays its episodes.
+    workers = reference_workers(options, l3_options) if "l3" in levels else 0
+    # Reference workers start playing L3's episodes now, in the background, while the port
+    # worker imports the port (and JAX) and L1 and L2 run.
+    players = (
+        l3.ReferencePlayers(str(spec_file.resolve()), l3_options, workers, options.timeout)
+        if workers > 1
+        else None
+    )
     with PortWorker(timeout=options.timeout, load=load) as worker:
         reference = Reference(spec)
         report.seconds["setup"] = time.perf_counter() - started
         episodes = []
-        if "l3" in levels:
+        if "l3" in levels and players is None:
             ref_started = time.perf_counter()
             episodes = l3.play_reference(reference, spec, l3_options)
             report.seconds["reference"] = time.perf_counter() - ref_started
@@ -182,12 +192,31 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                     shrink=options.shrink,
                 )
             if "l3" in levels:
+                if players is not None:
+                    waited = time.perf_counter()
+                    episodes = players.episodes()
+                    report.seconds["reference_wait"] = time.perf_counter() - waited
                 report.levels += _run_l3(spec, worker, episodes, l3_options, replays["l3"])
         except PortError as error:
             report.error = str(error)
+        finally:
+            if players is not None:
+                players.close()
     report.passed = report.error is None and all(level.passed for level in report.levels)
     report.seconds["total"] = time.perf_counter() - started
     return report
+
+
+# Below this many episodes per worker, starting processes costs more than it saves.
+EPISODES_PER_WORKER = 250
+
+
+def reference_workers(options: VerifyOptions, l3_options: l3.L3Options) -> int:
+    if options.workers is not None:
+        return options.workers
+    if l3_options.only_episode is not None:
+        return 1
+    return max(1, min(os.cpu_count() or 1, l3_options.episodes // EPISODES_PER_WORKER))
 
 
 def _run_l3(spec, worker, episodes, l3_options, replay):  # type: ignore[no-untyped-def]
