@@ -26,6 +26,15 @@ class FieldDiff(BaseModel):
         return text
 
 
+class FieldSeries(BaseModel):
+    """One field around an L3 divergence: reference and port values, step by step (plots)."""
+
+    field: str
+    first_step: int  # the episode step of the first value
+    reference: list[Any]
+    port: list[Any]
+
+
 class Divergence(BaseModel):
     level: str
     mode: str | None = None
@@ -41,6 +50,8 @@ class Divergence(BaseModel):
     fields: list[FieldDiff] = Field(default_factory=list)
     message: str = ""
     replay: str = ""
+    # L3 only: the differing fields over the steps up to the divergence (not in text()).
+    series: list[FieldSeries] = Field(default_factory=list)
 
     def text(self) -> str:
         where = [f"{self.level.upper()}" + (f" {self.mode}" if self.mode else "")]

@@ -19,6 +19,7 @@ from envport.verifiers.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, LevelResult
 from envport.verifiers.policies import EpisodePlan, plan_actions, plan_episode
 from envport.verifiers.reference import Reference, State
+from envport.verifiers.series import field_series
 
 # Divergences kept per level: the first few tell the story; the count tells the extent.
 KEEP_DIVERGENCES = 5
@@ -173,9 +174,11 @@ def judge(
         level.diverged_episodes += 1
         if len(level.divergences) < KEEP_DIVERGENCES:
             step = index - int(starts[row]) if not problems else 0
-            level.divergences.append(
-                _divergence(episodes[row], (step, diffs), mode, options, replay)
-            )
+            divergence = _divergence(episodes[row], (step, diffs), mode, options, replay)
+            if not problems:
+                segment = (int(starts[row]), int(starts[row]) + lengths[row])
+                divergence.series = field_series(spec, expected, actual, index, segment, diffs)
+            level.divergences.append(divergence)
     level.seconds = {
         "port_compile": float(result.get("compile_s", 0.0)),
         "port_run": float(result.get("run_s", 0.0)),
