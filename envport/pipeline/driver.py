@@ -604,6 +604,8 @@ class Driver:
             scope=run.scope,
             passed=run.passed,
             outcomes=[o.model_dump() for o in run.outcomes],
+            # Structured results (divergences with their L3 series) for review and report.
+            levels=[level.model_dump(mode="json") for level in run.report.levels],
             seconds=round(run.report.seconds.get("total", 0.0), 3),
             cached=run.cached,
         )
