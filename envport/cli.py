@@ -58,6 +58,11 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--episode", type=int, help="run only this episode of the plan (replay)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per port request")
     p.add_argument(
+        "--port-server",
+        metavar="ADDRESS",
+        help="use the port hosted by `envport serve` at ADDRESS instead of a local worker",
+    )
+    p.add_argument(
         "--workers",
         type=_positive,
         help="processes playing L3's reference episodes (default: cores, for big runs)",
@@ -84,6 +89,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         examples=args.examples,
         shrink=not args.no_shrink,
         workers=args.workers,
+        port_server=args.port_server,
     )
 
 
@@ -120,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     from envport.audit.command import add_parser as add_audit
 
     add_audit(sub)
+    from envport.serve.command import add_parser as add_serve
+
+    add_serve(sub)
     from envport.pipeline.command import add_resume, add_translate
 
     add_translate(sub)

@@ -27,6 +27,8 @@ Op = Literal[
     "bench",
     "load_reference",
     "play_reference",
+    "describe",
+    "cancel",
     "shutdown",
 ]
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
+from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.verifiers import l1, l2, l3
 from envport.verifiers.divergence import VerifyReport
@@ -35,6 +36,8 @@ class VerifyOptions:
     examples: int | None = None  # hypothesis examples for L1 and sequences for L2
     # Processes playing L3's reference episodes (None: one per core for big runs, else none).
     workers: int | None = None
+    # Address of an `envport serve --port` process to use instead of a local worker.
+    port_server: str | None = None
     shrink: bool = True  # shrink L1/L2 failures to a minimal example
 
 
@@ -151,7 +154,7 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
         if workers > 1
         else None
     )
-    with PortWorker(timeout=options.timeout, load=load) as worker:
+    with _port_side(options, load) as worker:
         reference = Reference(spec)
         report.seconds["setup"] = time.perf_counter() - started
         episodes = []
@@ -205,6 +208,13 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
     report.passed = report.error is None and all(level.passed for level in report.levels)
     report.seconds["total"] = time.perf_counter() - started
     return report
+
+
+def _port_side(options: VerifyOptions, load: dict) -> PortWorker | EnvClient:
+    """A local sandboxed worker, or an `envport serve` process already hosting the port."""
+    if options.port_server is not None:
+        return EnvClient(options.port_server, timeout=options.timeout)
+    return PortWorker(timeout=options.timeout, load=load)
 
 
 # Below this many episodes per worker, starting processes costs more than it saves.

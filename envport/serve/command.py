@@ -1,0 +1,60 @@
+"""`envport serve`: run a reference or a port behind an address, for running one side
+elsewhere (`envport verify ... --port-server ADDRESS` uses a served port)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+from pathlib import Path
+
+from envport.errors import EnvportError
+from envport.serve.server import EnvServer
+from envport.spec import load_spec, spec_path
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("serve", help="serve a reference or a port over ZMQ")
+    p.add_argument("spec", help="envport.toml or the directory holding it")
+    side = p.add_mutually_exclusive_group(required=True)
+    side.add_argument("--reference", action="store_true", help="serve the reference env")
+    side.add_argument("--port", type=Path, help="serve this port directory (sandboxed)")
+    p.add_argument("--address", required=True, help="e.g. tcp://127.0.0.1:5555")
+    p.add_argument("--target", default="auto", choices=["auto", "jax", "numpy", "rust"])
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
+    p.add_argument("--stats", type=Path, help="write served count, restarts and lag as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from envport.verifiers.verify import port_target
+
+    if not args.address.startswith(("tcp://", "ipc://")):
+        raise EnvportError(f"--address {args.address!r}: expected tcp://HOST:PORT or ipc://PATH")
+    if args.workers < 1:
+        raise EnvportError("--workers: expected a positive number of worker processes")
+    spec = load_spec(args.spec)
+    if args.reference:
+        what, op = "the reference", "load_reference"
+        preload: dict = {"spec": str(spec_path(args.spec).resolve())}
+    else:
+        if not args.port.is_dir():
+            raise EnvportError(f"{args.port}: no such port directory")
+        target, modules, entry = port_target(spec, args.port, args.target)
+        what, op = f"port {args.port}", "load"
+        preload = {
+            "port_dir": str(args.port.resolve()),
+            "modules": modules,
+            "entry": entry,
+            "target": target,
+        }
+    server = EnvServer(args.address, args.workers, op, preload, timeout=args.timeout)
+    print(f"serving {what} at {args.address} with {args.workers} workers; SIGTERM or Ctrl-C stops")
+    summary = asyncio.run(server.serve())
+    print(f"served {server.served} requests, {server.restarts} worker restarts; {summary.line()}")
+    if args.stats:
+        stats = {"served": server.served, "restarts": server.restarts, "lag": summary.model_dump()}
+        args.stats.write_text(json.dumps(stats, indent=2), encoding="utf-8")
+    return 0

@@ -1,0 +1,63 @@
+"""EnvClient: talk to an `envport serve` process as if it were a local worker.
+
+It mirrors `PortWorker` (send, receive, request, close), so the verifier does not care
+where the env runs. Its first answer is the server's preload (what `describe` returns),
+standing in for a local worker's answer to `load`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import zmq
+
+from envport.errors import PortError
+from envport.serve.wire import Request, pack, unpack_response
+
+
+class EnvClient:
+    def __init__(self, address: str, timeout: float = 120.0) -> None:
+        self.address = address
+        self.timeout = timeout
+        self._socket = zmq.Context.instance().socket(zmq.DEALER)
+        self._socket.setsockopt(zmq.LINGER, 0)
+        self._socket.connect(address)
+        self._next_id = 0
+        self.send("describe")
+
+    def __enter__(self) -> EnvClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def send(self, op: str, **args: Any) -> None:
+        self._next_id += 1
+        self._pending, self._pending_op = self._next_id, op
+        self._socket.send(pack(Request(id=self._next_id, op=op, args=args)))  # type: ignore[arg-type]
+
+    def receive(self, timeout: float | None = None) -> Any:
+        limit = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            if self._socket.poll(100):
+                response = unpack_response(self._socket.recv())
+                if response.id != self._pending:
+                    continue
+                if not response.ok:
+                    raise PortError(response.error or f"server failed in `{self._pending_op}`")
+                return response.result
+        # Tell the server to drop the request if it has not started it: we have gone.
+        self._socket.send(pack(Request(id=0, op="cancel", args={"id": self._pending})))
+        raise PortError(
+            f"no answer to `{self._pending_op}` from {self.address} within {limit:g} s "
+            "(is `envport serve` running there?)"
+        )
+
+    def request(self, op: str, timeout: float | None = None, **args: Any) -> Any:
+        self.send(op, **args)
+        return self.receive(timeout)
+
+    def close(self) -> None:
+        self._socket.close()

@@ -1,0 +1,183 @@
+"""EnvServer: a reference or a port behind a ZMQ address, served by a pool of workers.
+
+Clients (`EnvClient`) send the same typed requests a verifier sends a local worker. The
+server dispatches each to the least-busy worker, health-checks idle workers, replaces a
+dead or stuck one and re-dispatches its request once, drops queued requests whose client
+cancelled them, and on SIGTERM stops taking requests, finishes those in flight and shuts
+its workers down. Nothing blocking runs on the event loop: decoding, encoding and waiting
+on workers happen in threads, and a lag monitor proves it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from dataclasses import dataclass, field
+from typing import Any
+
+import zmq
+import zmq.asyncio
+
+from envport.errors import PortError
+from envport.serve.client import PortWorker
+from envport.serve.lag import LagMonitor, LagSummary
+from envport.serve.sandbox import Limits
+from envport.serve.wire import Request, Response, pack, unpack_request
+
+HEALTH_EVERY = 5.0
+PING_TIMEOUT = 10.0
+
+
+@dataclass
+class _Slot:
+    worker: PortWorker
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    queued: int = 0
+    preloaded: Any = None
+
+
+class EnvServer:
+    def __init__(
+        self,
+        address: str,
+        workers: int,
+        preload_op: str,
+        preload: dict[str, Any],
+        timeout: float = 120.0,
+        limits: Limits | None = None,
+    ) -> None:
+        self.address = address
+        self.size = workers
+        self.preload_op = preload_op
+        self.preload = preload
+        self.timeout = timeout
+        self.limits = limits
+        self.slots: list[_Slot] = []
+        self.restarts = 0
+        self.served = 0
+        self.lag = LagMonitor()
+        self._cancelled: set[tuple[bytes, int]] = set()
+        self._affinity: dict[bytes, _Slot] = {}
+        self._stopping = asyncio.Event()
+        self._in_flight: set[asyncio.Task[None]] = set()
+
+    def _spawn(self) -> PortWorker:
+        return PortWorker(
+            timeout=self.timeout, load=self.preload, limits=self.limits, preload_op=self.preload_op
+        )
+
+    async def _start_slot(self) -> _Slot:
+        slot = _Slot(await asyncio.to_thread(self._spawn))
+        slot.preloaded = await asyncio.to_thread(slot.worker.receive)
+        return slot
+
+    async def _replace(self, slot: _Slot) -> None:
+        await asyncio.to_thread(slot.worker.close)
+        fresh = await self._start_slot()
+        slot.worker, slot.preloaded = fresh.worker, fresh.preloaded
+        self.restarts += 1
+
+    async def _call(self, identity: bytes, request: Request) -> Response:
+        if request.op == "describe":
+            # What the workers were loaded with: a client's stand-in for its own `load`.
+            return Response(id=request.id, ok=True, result=self.slots[0].preloaded)
+        slot = self._affinity.get(identity) if request.op.startswith("session_") else None
+        if slot is None:
+            slot = min(self.slots, key=lambda s: s.queued + s.lock.locked())
+        if request.op == "session_load":
+            # A live session stays on the worker that holds it.
+            self._affinity[identity] = slot
+        slot.queued += 1
+        try:
+            async with slot.lock:
+                for attempt in (1, 2):
+                    try:
+                        result = await asyncio.to_thread(
+                            slot.worker.request, request.op, None, **request.args
+                        )
+                        return Response(id=request.id, ok=True, result=result)
+                    except PortError as error:
+                        dead = slot.worker.process.poll() is not None
+                        if not dead:
+                            # The port answered with its own error: that is the answer.
+                            return Response(id=request.id, ok=False, error=str(error))
+                        await self._replace(slot)
+                        if attempt == 2:
+                            return Response(id=request.id, ok=False, error=str(error))
+        finally:
+            slot.queued -= 1
+        raise AssertionError("unreachable")
+
+    async def _handle(self, router: zmq.asyncio.Socket, identity: bytes, data: bytes) -> None:
+        try:
+            request = await asyncio.to_thread(unpack_request, data)
+        except Exception as error:  # a malformed request must not stop the server
+            reply = Response(id=0, ok=False, error=f"malformed request: {error}")
+        else:
+            if request.op == "cancel":
+                self._cancelled.add((identity, int(request.args.get("id", -1))))
+                return
+            if (identity, request.id) in self._cancelled:
+                self._cancelled.discard((identity, request.id))
+                return
+            reply = await self._call(identity, request)
+            if (identity, request.id) in self._cancelled:  # the client went away meanwhile
+                self._cancelled.discard((identity, request.id))
+                return
+        self.served += 1
+        payload = await asyncio.to_thread(pack, reply)
+        await router.send_multipart([identity, payload])
+
+    async def _health(self) -> None:
+        while not self._stopping.is_set():
+            await asyncio.sleep(HEALTH_EVERY)
+            for slot in self.slots:
+                if slot.lock.locked():
+                    continue
+                async with slot.lock:
+                    try:
+                        await asyncio.to_thread(slot.worker.request, "ping", PING_TIMEOUT)
+                    except PortError:
+                        await self._replace(slot)
+
+    async def serve(self, ready: asyncio.Event | None = None) -> LagSummary:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            # Not possible outside the main thread (a server started by a test).
+            with contextlib.suppress(RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self._stopping.set)
+        self.lag.start()
+        self.slots = list(await asyncio.gather(*(self._start_slot() for _ in range(self.size))))
+        context = zmq.asyncio.Context.instance()
+        router = context.socket(zmq.ROUTER)
+        router.setsockopt(zmq.LINGER, 0)
+        router.bind(self.address)
+        health = loop.create_task(self._health())
+        if ready is not None:
+            ready.set()
+        stop = loop.create_task(self._stopping.wait())
+        try:
+            while not self._stopping.is_set():
+                receive = asyncio.ensure_future(router.recv_multipart())
+                done, _ = await asyncio.wait({receive, stop}, return_when=asyncio.FIRST_COMPLETED)
+                if receive not in done:
+                    receive.cancel()
+                    break
+                identity, data = receive.result()
+                task = loop.create_task(self._handle(router, identity, data))
+                self._in_flight.add(task)
+                task.add_done_callback(self._in_flight.discard)
+            # Graceful: what was accepted is answered before the workers go.
+            if self._in_flight:
+                await asyncio.wait(self._in_flight, timeout=self.timeout)
+        finally:
+            health.cancel()
+            stop.cancel()
+            router.close()
+            for slot in self.slots:
+                await asyncio.to_thread(slot.worker.close)
+        return await self.lag.stop()
+
+    def stop(self) -> None:
+        self._stopping.set()
