@@ -136,6 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     from envport.targets.bench_command import add_parser as add_bench
 
     add_bench(sub)
+    from envport.review.command import add_parser as add_review
+
+    add_review(sub)
+    from envport.report.command import add_parser as add_report
+
+    add_report(sub)
     return parser
 
 

@@ -1,0 +1,281 @@
+"""The HTML report of a run: one self-contained page from run.json, the journal and benches.
+
+Everything the page shows from the transcript (prompts, model answers, diffs, divergence
+texts, even file names) is untrusted text: the template escapes every value (jinja2
+autoescape), and the page's Content-Security-Policy allows no scripts and no network at
+all, so markup an answer smuggles in is shown as text and could not run if it slipped by.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from pydantic import ValidationError
+
+from envport.report import plots
+from envport.review.terminal import safe
+from envport.review.timeline import Iteration, Timeline, level_summary, read_timeline
+from envport.runs.layout import RunDir
+from envport.runs.state import RunState
+
+log = logging.getLogger("envport.report")
+
+# Plots per level of one check: the first few divergences tell the story.
+PLOTS_PER_LEVEL = 3
+BENCH_GLOB = "bench*.json"
+
+
+@dataclass
+class DivergenceView:
+    text: str
+    plot: str | None = None
+
+
+@dataclass
+class LevelView:
+    name: str
+    passed: bool
+    summary: str
+    divergences: list[DivergenceView] = field(default_factory=list)
+
+
+@dataclass
+class CheckView:
+    scope: str
+    passed: bool
+    seconds: float
+    cached: bool
+    outcomes: list[dict[str, Any]]
+    levels: list[LevelView]
+
+
+@dataclass
+class IterationView:
+    step: int
+    label: str
+    kind: str
+    status: str  # pass, fail, none
+    levels: dict[str, bool]
+    decision: str
+    why: str
+    tokens: int
+    cost_usd: float
+    calls: int
+    cached_calls: int
+    prompts: list[dict[str, Any]]
+    answers: list[dict[str, Any]]
+    notes: list[str]
+    diffs: list[dict[str, Any]]
+    checks: list[CheckView]
+    commits: list[dict[str, Any]]
+
+
+@dataclass
+class BenchView:
+    source: str
+    batches: list[int]
+    rows: list[tuple[str, list[str]]]
+    plot: str | None
+    error: str | None = None
+
+
+def diff_lines(diff: str) -> list[tuple[str, str]]:
+    """(css class, line) for a unified diff."""
+    out = []
+    for line in diff.splitlines():
+        if line.startswith(("+++", "---")):
+            kind = "meta"
+        elif line.startswith("@@"):
+            kind = "hunk"
+        elif line.startswith("+"):
+            kind = "add"
+        elif line.startswith("-"):
+            kind = "del"
+        else:
+            kind = "ctx"
+        out.append((kind, line))
+    return out
+
+
+def _diff_view(edit: dict[str, Any]) -> dict[str, Any]:
+    lines = diff_lines(str(edit.get("diff") or ""))
+    return {
+        "path": str(edit.get("path", "?")),
+        "created": bool(edit.get("created")),
+        "lines": lines,
+        "added": sum(1 for kind, _ in lines if kind == "add"),
+        "removed": sum(1 for kind, _ in lines if kind == "del"),
+    }
+
+
+def _plot(divergence: dict[str, Any]) -> str | None:
+    if not plots.available():
+        return None
+    try:
+        return plots.divergence_plot(divergence)
+    except Exception as error:  # a plot is a nicety: the page goes out without it
+        log.warning("no plot for a divergence: %s", error)
+        return None
+
+
+def _level_view(level: dict[str, Any]) -> LevelView:
+    from envport.verifiers.divergence import LevelResult
+
+    try:
+        result = LevelResult.model_validate(level)
+    except ValidationError:
+        return LevelView(str(level.get("level", "?")), bool(level.get("passed")), "unreadable")
+    views = []
+    for index, divergence in enumerate(result.divergences):
+        data = divergence.model_dump(mode="json")
+        views.append(
+            DivergenceView(divergence.text(), _plot(data) if index < PLOTS_PER_LEVEL else None)
+        )
+    return LevelView(result.name, result.passed, result.summary(), views)
+
+
+def _check_view(check: dict[str, Any]) -> CheckView:
+    return CheckView(
+        scope=str(check.get("scope", "?")),
+        passed=bool(check.get("passed")),
+        seconds=float(check.get("seconds") or 0.0),
+        cached=bool(check.get("cached")),
+        outcomes=list(check.get("outcomes") or []),
+        levels=[_level_view(level) for level in check.get("levels") or []],
+    )
+
+
+def _iteration_view(iteration: Iteration, timeline: Timeline) -> IterationView:
+    passed = iteration.passed
+    decisions = iteration.decisions
+    decision = iteration.decision
+    ended = [e for e in timeline.run_events if e.get("event") == "finished"]
+    if not decision and ended and iteration is timeline.iterations[-1]:
+        decision = str(ended[-1].get("status", ""))
+    notes = [f"answer unusable: {e.get('error', '')}" for e in iteration.of("parse_error")]
+    notes += [
+        f"{str(e['event']).replace('_', ' ')}: {e.get('message', '')}"
+        for e in iteration.events
+        if e.get("event") in ("budget_exhausted", "model_error")
+    ]
+    if iteration.earlier_calls:
+        notes.append(
+            f"{len(iteration.earlier_calls)} paid model calls of an attempt cut short by an "
+            "interruption are counted here; the resumed step was answered from the cache"
+        )
+    prompts = []
+    for prompt in iteration.prompts:
+        purpose = prompt.get("purpose") or {}
+        prompts.append(
+            {
+                "label": f"{purpose.get('phase', '')} {purpose.get('module') or ''}".strip(),
+                "system": str(prompt.get("system") or ""),
+                "prefix_sha": str(prompt.get("stable_prefix_sha256") or ""),
+                "messages": prompt.get("messages") or [],
+            }
+        )
+    return IterationView(
+        step=iteration.step,
+        label=iteration.label,
+        kind=iteration.kind,
+        status="none" if passed is None else ("pass" if passed else "fail"),
+        levels=iteration.levels(),
+        decision=decision,
+        why=str(decisions[-1].get("why") or "") if decisions else "",
+        tokens=iteration.usage.total,
+        cost_usd=iteration.cost_usd,
+        calls=len(iteration.calls),
+        cached_calls=iteration.cached_calls,
+        prompts=prompts,
+        answers=iteration.answers,
+        notes=notes,
+        diffs=[_diff_view(edit) for edit in iteration.edits],
+        checks=[_check_view(check) for check in iteration.checks],
+        commits=iteration.commits,
+    )
+
+
+def _bench_views(run: RunDir, extra: list[Path]) -> list[BenchView]:
+    from envport.targets.bench_report import BenchReport, human
+
+    files = sorted(run.reports.glob(BENCH_GLOB)) + list(extra)
+    views = []
+    for path in dict.fromkeys(files):
+        try:
+            report = BenchReport.model_validate_json(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            first = str(error).splitlines()[0]
+            views.append(BenchView(str(path), [], [], None, f"not a bench result: {first}"))
+            continue
+        batches = sorted({row.batch for row in report.rows})
+        rows = []
+        for name in report.names():
+            cells = [human(r.sps) if (r := report.find(name, b)) else "" for b in batches]
+            rows.append((name, cells))
+        plot = None
+        if plots.available():
+            try:
+                plot = plots.bench_plot(report)
+            except Exception as error:  # the table still says it all
+                log.warning("no bench plot: %s", error)
+        views.append(BenchView(str(path), batches, rows, plot))
+    return views
+
+
+def _cost_plot(views: list[IterationView]) -> str | None:
+    if not plots.available():
+        return None
+    try:
+        return plots.cost_plot(
+            [f"{v.step} {v.label}" for v in views],
+            [v.tokens for v in views],
+            [v.cost_usd for v in views],
+        )
+    except Exception as error:
+        log.warning("no cost plot: %s", error)
+        return None
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FunctionLoader(_template_source),
+        # Every value is escaped, in every template, whatever its name.
+        autoescape=True,
+        # Control characters (a terminal escape in an answer) shown as \xNN, not hidden.
+        finalize=lambda value: safe(value) if isinstance(value, str) else value,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _template_source(name: str) -> str:
+    return resources.files("envport.report").joinpath(name).read_text(encoding="utf-8")
+
+
+def render(run: RunDir, bench: list[Path] | None = None) -> str:
+    state: RunState = run.load()
+    timeline = read_timeline(run.transcript)
+    views = [_iteration_view(iteration, timeline) for iteration in timeline.iterations]
+    used = {p["prefix_sha"] for view in views for p in view.prompts}
+    contexts = {sha: text for sha, text in timeline.contexts.items() if sha in used}
+    results = [outcome.model_dump() for outcome in state.results.values()]
+    template = _environment().get_template("report.html.j2")
+    return template.render(
+        state=state,
+        iterations=views,
+        contexts=contexts,
+        levels=level_summary(results),
+        results=results,
+        total_tokens=timeline.usage.total,
+        total_usd=timeline.cost_usd,
+        cost_plot=_cost_plot(views),
+        benches=_bench_views(run, bench or []),
+        plots_missing=None if plots.available() else plots.MISSING,
+        generated=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+    )

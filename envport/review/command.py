@@ -1,0 +1,67 @@
+"""`envport review RUN [--iteration K] [--full]`: a run's repair transcript in the terminal."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from rich.console import Console
+
+from envport.errors import EXIT_OK, EnvportError
+from envport.review.terminal import detail, overview, show
+from envport.review.timeline import read_timeline
+from envport.runs.layout import open_run
+
+
+def _step(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an iteration number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 or more, got {text}")
+    return value
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "review",
+        help="read a run's transcript: iterations with levels and cost, or one in full",
+    )
+    parser.add_argument("run", help="the run directory, runs/<run-id>")
+    parser.add_argument(
+        "--iteration",
+        type=_step,
+        metavar="K",
+        help="show iteration K (the # column): prompt, answer, diff, checks",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="with --iteration: the whole system prompt and stable prefix too",
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    run_dir = open_run(args.run)
+    state = run_dir.load()
+    timeline = read_timeline(run_dir.transcript)
+    console = Console(highlight=False, soft_wrap=True)
+    if not console.is_terminal:
+        # A pipe or a file has no width; long lines beat a table wrapped at 80 columns.
+        console = Console(highlight=False, soft_wrap=True, width=160)
+    if args.iteration is None:
+        show(console, overview(state, timeline, args.run))
+        return EXIT_OK
+    iteration = timeline.find(args.iteration)
+    if iteration is None:
+        steps = [it.step for it in timeline.iterations]
+        known = f"{steps[0]}..{steps[-1]}" if steps else "none yet"
+        raise EnvportError(
+            f"--iteration {args.iteration}: no such iteration (this run has {known})"
+        )
+    # less shows colours only when told to; a user's own LESS setting wins.
+    os.environ.setdefault("LESS", "-R")
+    show(console, detail(iteration, timeline, full=args.full, color=console.is_terminal))
+    return EXIT_OK

@@ -1,0 +1,240 @@
+"""`envport review` output: the list of iterations, and one iteration in full.
+
+Everything printed from the transcript is model output or derived from it, so it goes out
+as plain text (no rich markup) with terminal control characters made visible: an answer
+must not be able to move the cursor, recolour the terminal or retitle the window.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.rule import Rule
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from envport.review.timeline import Iteration, Timeline
+from envport.runs.state import RunState
+
+# C0 controls except tab and newline, DEL, and C1 controls (ESC-less CSI in some terminals).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# How much of the long, unchanging parts of a prompt to show without --full.
+PREVIEW_LINES = 6
+
+
+def safe(text: Any) -> str:
+    """Text fit for a terminal: control characters shown as \\xNN instead of obeyed."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+
+
+def plain(text: Any, style: str = "") -> Text:
+    return Text(safe(text), style=style)
+
+
+def money(usd: float) -> str:
+    return f"${usd:.4f}"
+
+
+def level_cells(levels: dict[str, bool]) -> Text:
+    out = Text()
+    for index, (level, passed) in enumerate(levels.items()):
+        if index:
+            out.append(" ")
+        out.append(f"{level} {'ok' if passed else 'FAIL'}", style="green" if passed else "bold red")
+    return out
+
+
+def decision_of(iteration: Iteration, timeline: Timeline) -> str:
+    if iteration.decision:
+        return iteration.decision
+    # The whole-port check that verifies a run ends it without a decision record.
+    ended = [e for e in timeline.run_events if e.get("event") == "finished"]
+    if ended and iteration is timeline.iterations[-1]:
+        return str(ended[-1].get("status", ""))
+    return ""
+
+
+def header(state: RunState) -> Text:
+    text = Text()
+    text.append(f"run {state.run_id}", style="bold")
+    text.append(safe(f": {state.spec_name} -> {state.target}, model {state.model}\n"))
+    verdict_style = "bold green" if state.status == "verified" else "bold red"
+    text.append(state.status, style=verdict_style)
+    if state.reason:
+        text.append(safe(f" ({state.reason})"))
+    text.append(
+        f"\n{state.step} steps, {state.paid_calls} paid model calls (+{state.cached_calls} "
+        f"from the cache), {state.usage.total:,} tokens, {money(state.cost_usd)}, "
+        f"{state.elapsed_s:.1f} s"
+    )
+    return text
+
+
+def iteration_table(timeline: Timeline) -> Table:
+    table = Table(box=None, header_style="bold", pad_edge=False, padding=(0, 2, 0, 0))
+    for name, justify in (
+        ("#", "right"),
+        ("phase", "left"),
+        ("module", "left"),
+        ("iter", "right"),
+        ("levels", "left"),
+        ("decision", "left"),
+        ("tokens", "right"),
+        ("cost", "right"),
+        ("cached", "right"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for iteration in timeline.iterations:
+        number = iteration.number
+        table.add_row(
+            str(iteration.step),
+            plain(iteration.kind),
+            plain(iteration.scope),
+            "-" if number is None else str(number),
+            level_cells(iteration.levels()),
+            plain(decision_of(iteration, timeline)),
+            f"{iteration.usage.total:,}",
+            money(iteration.cost_usd),
+            str(iteration.cached_calls),
+        )
+    return table
+
+
+def overview(state: RunState, timeline: Timeline, run_arg: str) -> RenderableType:
+    hint = Text(
+        f"\n{len(timeline.iterations)} iterations; one in full: "
+        f"envport review {run_arg} --iteration K",
+        style="dim",
+    )
+    total = Text(
+        f"total: {timeline.usage.total:,} tokens, {money(timeline.cost_usd)}", style="bold"
+    )
+    return Group(header(state), Text(""), iteration_table(timeline), Text(""), total, hint)
+
+
+def _preview(text: str, full: bool) -> str:
+    lines = text.splitlines()
+    if full or len(lines) <= PREVIEW_LINES:
+        return text
+    shown = "\n".join(lines[:PREVIEW_LINES])
+    return f"{shown}\n[... {len(lines) - PREVIEW_LINES} more lines; --full shows them]"
+
+
+def _section(title: str) -> Rule:
+    return Rule(Text(safe(title), style="bold"), align="left", style="dim")
+
+
+def _prompt(prompt: dict[str, Any], timeline: Timeline, full: bool) -> list[RenderableType]:
+    purpose = prompt.get("purpose") or {}
+    label = f"{purpose.get('phase', '')} {purpose.get('module') or ''}".strip()
+    parts: list[RenderableType] = [_section(f"prompt ({label})")]
+    system = str(prompt.get("system") or "")
+    if system:
+        parts += [plain("system:", "bold"), plain(_preview(system, full), "dim")]
+    sha = str(prompt.get("stable_prefix_sha256") or "")
+    prefix = timeline.contexts.get(sha, "")
+    if prefix:
+        parts += [
+            plain(f"stable prefix (sha256 {sha[:12]}):", "bold"),
+            plain(_preview(prefix, full), "dim"),
+        ]
+    for message in prompt.get("messages") or []:
+        parts += [plain(f"{message.get('role', '?')}:", "bold"), plain(message.get("text", ""))]
+    return parts
+
+
+def _answer(answer: dict[str, Any], call: dict[str, Any] | None) -> list[RenderableType]:
+    purpose = answer.get("purpose") or {}
+    bits = [str(answer.get("model") or "")]
+    if call is not None:
+        usage = call.get("usage") or {}
+        tokens = sum(int(usage.get(k) or 0) for k in usage)
+        bits.append(f"{tokens:,} tokens, {money(float(call.get('cost_usd') or 0.0))}")
+    if answer.get("cached"):
+        bits.append("from the cache")
+    bits.append(f"stop {answer.get('stop_reason', '?')}")
+    title = f"answer ({purpose.get('phase', '')}): " + ", ".join(b for b in bits if b)
+    return [_section(title), plain(answer.get("text", ""))]
+
+
+def _diff(edit: dict[str, Any], color: bool) -> list[RenderableType]:
+    what = "created" if edit.get("created") else "changed"
+    diff = safe(edit.get("diff") or "(no change)")
+    body: RenderableType = (
+        Syntax(diff, "diff", theme="ansi_dark", word_wrap=True) if color else Text(diff)
+    )
+    return [_section(f"diff {edit.get('path', '?')} ({what})"), body]
+
+
+def _check(check: dict[str, Any]) -> list[RenderableType]:
+    scope = check.get("scope", "?")
+    verdict = "pass" if check.get("passed") else "FAIL"
+    extra = " (cached result)" if check.get("cached") else ""
+    parts: list[RenderableType] = [
+        _section(f"check {scope}: {verdict}, {check.get('seconds', 0)} s{extra}")
+    ]
+    for outcome in check.get("outcomes") or []:
+        passed = outcome.get("passed")
+        parts.append(
+            Text.assemble(
+                ("pass " if passed else "FAIL ", "green" if passed else "bold red"),
+                safe(outcome.get("name", "?")),
+            )
+        )
+        for failure in outcome.get("failures") or []:
+            parts.append(plain("    " + str(failure).replace("\n", "\n    ")))
+    return parts
+
+
+def detail(iteration: Iteration, timeline: Timeline, *, full: bool, color: bool) -> Group:
+    parts: list[RenderableType] = [
+        Text(
+            f"iteration {iteration.step}: {safe(iteration.label)} - {len(iteration.calls)} "
+            f"model calls, {iteration.usage.total:,} tokens, {money(iteration.cost_usd)}",
+            style="bold",
+        )
+    ]
+    if iteration.earlier_calls:
+        parts.append(
+            plain(
+                f"(includes {len(iteration.earlier_calls)} paid calls of an attempt cut short "
+                "by an interruption; the resumed step was answered from the cache)",
+                "dim",
+            )
+        )
+    calls = iteration.of("model_call")
+    for index, prompt in enumerate(iteration.prompts):
+        parts += _prompt(prompt, timeline, full)
+        answers = iteration.answers
+        if index < len(answers):
+            call = calls[index] if index < len(calls) else None
+            parts += _answer(answers[index], call)
+    for error in iteration.of("parse_error"):
+        parts += [_section("answer unusable"), plain(error.get("error", ""))]
+    for event in iteration.events:
+        if event.get("event") in ("budget_exhausted", "model_error"):
+            parts += [_section(str(event["event"]).replace("_", " ")), plain(event.get("message"))]
+    for edit in iteration.edits:
+        parts += _diff(edit, color)
+    for test in iteration.of("proposed_test"):
+        parts.append(plain(f"proposed test saved: proposed_tests/{test.get('path', '?')}", "dim"))
+    for check in iteration.checks:
+        parts += _check(check)
+    for decision in iteration.decisions:
+        why = decision.get("why") or decision.get("signature") or ""
+        parts += [_section(f"decision: {decision.get('decision', '?')}"), plain(why)]
+    for commit in iteration.commits:
+        parts.append(plain(f"commit {str(commit.get('sha', ''))[:10]} {commit.get('message', '')}"))
+    return Group(*parts)
+
+
+def show(console: Console, renderable: RenderableType) -> None:
+    """Paged on a terminal (colours kept), printed straight through otherwise."""
+    if console.is_terminal:
+        with console.pager(styles=True):
+            console.print(renderable)
+    else:
+        console.print(renderable)
