@@ -157,6 +157,10 @@ def _drive(
             f"{error}; the run is saved, continue with: envport resume {run.root}",
             exit_code=error.exit_code,
         ) from None
+    from envport.report import write_report_quietly
+
+    # The run's outcome is saved already: a report that cannot be written is only a warning.
+    write_report_quietly(run.root, console)
     _print_paths(run, final, console)
     return EXIT_OK if final.status == "verified" else EXIT_DIVERGED
 
@@ -178,6 +182,9 @@ def _print_paths(run: RunDir, state: RunState, console: Console) -> None:
         ("summary", run.reports / "outcome.md"),
         ("history", f"git -C {run.root} log --stat"),
     ]
+    html = run.reports / "report.html"
+    if html.is_file():
+        rows.insert(4, ("html", html))
     if state.status != "verified":
         rows.append(("resume", f"envport resume {run.root} --max-iterations N"))
     for label, where in rows:
