@@ -235,6 +235,9 @@ def test_translate_through_the_openai_sdk(tmp_path: Path, api: FakeAPI, spec: Pa
     checks = [e for e in records if e["event"] == "check"]
     assert not checks[1]["passed"] and checks[-1]["passed"]
     assert records[-1]["event"] == "finished" and records[-1]["status"] == "verified"
+    # The driver watched its event loop during the model calls and says how it went.
+    lag = next(e for e in records if e["event"] == "event_loop_lag")
+    assert lag["samples"] > 0 and lag["p99_ms"] >= lag["p50_ms"] >= 0
 
     log = git_log(run)
     assert log[-1] == "start cartpole -> numpy"

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -41,6 +41,7 @@ from envport.runs.journal import Journal, Spending
 from envport.runs.layout import RunDir, RunLock
 from envport.runs.spec_copy import write_planned_spec
 from envport.runs.state import COMPOSED, CheckOutcome, RunState, StuckState
+from envport.serve.lag import LagMonitor
 from envport.spec import PortSpec
 
 T = TypeVar("T")
@@ -101,8 +102,23 @@ class Driver:
         self.session_started = time.monotonic()
         self.base_elapsed = state.elapsed_s
         self._runner: asyncio.Runner | None = None
+        self.lag = LagMonitor(interval=0.005)
         # The stable prefix is journaled once per session, prompts refer to it by hash.
         self._journaled_prefixes: set[str] = set()
+
+    def _journal_lag(self) -> None:
+        """The session's event-loop lag during model calls, summarised once at the end."""
+        if self.lag.lags:
+            self.journal.write("event_loop_lag", **self.lag.summary().model_dump())
+
+    async def _watched(self, call: Awaitable[T]) -> T:
+        """Await a model call with the lag monitor running: the loop must stay responsive
+        while the model layer does its own disk and network work."""
+        self.lag.start()
+        try:
+            return await call
+        finally:
+            await self.lag.stop()
 
     # --- session ---------------------------------------------------------------------------
 
@@ -196,6 +212,7 @@ class Driver:
         self.state.status = "gave_up"
         self.state.reason = reason
         self._save(self.state)
+        self._journal_lag()
         self.journal.write("finished", step=self.state.step, status="gave_up", reason=reason)
         self._note(f"gave up: {reason}")
         self._write_outcome()
@@ -462,6 +479,7 @@ class Driver:
         nxt.status = "verified"
         nxt.reason = "every level passes"
         self._complete(nxt)
+        self._journal_lag()
         self.journal.write("finished", step=nxt.step, status="verified")
         self._note("verified: every level passes")
         self._write_outcome()
@@ -496,7 +514,7 @@ class Driver:
         )
         self._note(f"asking {self.model.name} ({request.purpose.label()})")
         assert self._runner is not None
-        response = self._runner.run(self.model.complete(request))
+        response = self._runner.run(self._watched(self.model.complete(request)))
         self.spending.add(self.model.ledger.calls[-1].model_dump(mode="json"))
         self.journal.write(
             "answer",
