@@ -15,6 +15,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     field_validator,
     model_validator,
@@ -140,6 +141,10 @@ class L3Spec(_Strict):
         default_factory=lambda: list(POLICIES), min_length=1
     )
     late_start_fraction: float = Field(default=0.2, ge=0, le=1)
+    # Chaotic dynamics (Acrobot): a float32 port's free-running trajectory leaves a float64
+    # reference's exponentially fast, so free-running steps are compared only up to this
+    # many steps into each episode; resync still compares every step.
+    free_horizon: int | None = Field(default=None, gt=0)
 
 
 class L1Spec(_Strict):
@@ -152,10 +157,52 @@ class L2Spec(_Strict):
     batch: int = Field(default=8, gt=1, description="B for the batch-equals-singles check")
 
 
+class L4Spec(_Strict):
+    """Policy transfer: policies trained on the port and on the reference, each evaluated on
+    both; equivalent only if a paired TOST shows the difference is within `margin`."""
+
+    margin: float | None = Field(
+        default=None, gt=0, description="equivalence margin, in the env's return units"
+    )
+    seeds: int = Field(default=5, ge=2, description="K: training seeds per env")
+    episodes: int = Field(default=20, gt=0, description="evaluation episodes per policy and env")
+    trainer: Literal["auto", "q_learning", "cem"] = "auto"
+    budget: int | None = Field(
+        default=None, gt=0, description="training episodes (q_learning) or iterations (cem)"
+    )
+    max_steps: int | None = Field(default=None, gt=0, description="steps per episode at most")
+    alpha: float = Field(default=0.05, gt=0, lt=0.5)
+
+
 class LevelsSpec(_Strict):
     l1: L1Spec = Field(default_factory=L1Spec)
     l2: L2Spec = Field(default_factory=L2Spec)
     l3: L3Spec = Field(default_factory=L3Spec)
+    l4: L4Spec = Field(default_factory=L4Spec)
+
+
+class RandomnessSpec(_Strict):
+    """A stochastic step, split into drawing noise and a deterministic step given the noise
+    (DESIGN.md, contract 3). The harness file maps the draws the reference made during one
+    step to the port's noise; the port's own sampler is checked by a two-sample test."""
+
+    noise: Literal["categorical", "continuous"] = Field(
+        description="categorical: integers 0..categories-1 (chi-square); continuous: KS"
+    )
+    harness: str = Field(description="file beside the spec defining `noise_from_draws`")
+    categories: int | None = Field(default=None, ge=2)
+    # The distribution test's design: the smallest shift it must detect (probability points
+    # moved into one category, or KS distance), at this significance, with this power.
+    shift: float = Field(default=0.05, gt=0, lt=1)
+    alpha: float = Field(default=0.01, gt=0, lt=0.5)
+    power: float = Field(default=0.95, gt=0.5, lt=1)
+    samples: int | None = Field(default=None, gt=0, description="overrides the computed n")
+
+    @model_validator(mode="after")
+    def _categories(self) -> RandomnessSpec:
+        if self.noise == "categorical" and self.categories is None:
+            raise ValueError("categorical noise needs `categories` (the number of values)")
+        return self
 
 
 class ObservationSpec(_Strict):
@@ -171,6 +218,9 @@ class PortSpec(_Strict):
     targets: dict[str, TargetSpec] = Field(default_factory=dict)
     tolerance: dict[str, Tolerance] = Field(default_factory=dict)
     levels: LevelsSpec = Field(default_factory=LevelsSpec)
+    randomness: RandomnessSpec | None = None
+    # The spec file's directory, for harness files named by relative path (set by load_spec).
+    _directory: Path | None = PrivateAttr(default=None)
 
     @field_validator("targets")
     @classmethod
@@ -194,6 +244,13 @@ class PortSpec(_Strict):
 
     def target(self, name: str) -> TargetSpec:
         return self.targets.get(name, TargetSpec())
+
+    def harness_file(self, relative: str) -> Path:
+        """A harness file the spec names, resolved against the spec's own directory."""
+        path = Path(relative)
+        if path.is_absolute() or self._directory is None:
+            return path
+        return (self._directory / path).resolve()
 
     @model_validator(mode="after")
     def _bounds_name_fields(self) -> PortSpec:
@@ -240,6 +297,8 @@ def load_spec(path: str | Path) -> PortSpec:
     except (OSError, UnicodeDecodeError) as error:
         raise SpecError(f"{file}: cannot read: {error}") from None
     try:
-        return PortSpec.model_validate(data)
+        spec = PortSpec.model_validate(data)
     except ValidationError as error:
         raise SpecError(f"{file}: {_one_line(error)}") from None
+    spec._directory = file.parent.resolve()
+    return spec

@@ -5,6 +5,11 @@ Contract (gymnax 1.0 functional API, without autoreset so the harness sees termi
   step(key, state, action, params) -> (obs, state, reward, terminated, truncated, info)
   state_from_reference(ref_state: dict[str, Array]) -> state     (must be jax-traceable)
   default_params() -> params                                      (optional; None if absent)
+A stochastic env's port also exports (DESIGN.md, contract 3):
+  sample_noise(key, state, action, params) -> noise
+  step_given_noise(noise, state, action, params) -> the outputs of step
+where step(key, ...) == step_given_noise(sample_noise(key, ...), ...). Requests that carry
+`noise` (recorded from the reference's draws) run step_given_noise; the others run step.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import numpy as np
 from envport.targets.loader import require
 
 CONTRACT = ["reset", "step", "state_from_reference"]
+STOCHASTIC_CONTRACT = ["sample_noise", "step_given_noise"]
 
 
 class JaxPort:
@@ -32,45 +38,69 @@ class JaxPort:
         self.params = entry.default_params() if hasattr(entry, "default_params") else None
         self._compiled: dict[str, Any] = {}
 
-    def _episode(self, ref_state: Any, actions: Any, keys: Any) -> Any:
+    def _step(self, key_or_noise: Any, state: Any, action: Any, noisy: bool) -> Any:
+        if noisy:
+            require(self.entry, STOCHASTIC_CONTRACT, "jax, stochastic env")
+            return self.entry.step_given_noise(key_or_noise, state, action, self.params)
+        return self.entry.step(key_or_noise, state, action, self.params)
+
+    def _episode(self, ref_state: Any, actions: Any, inputs: Any, noisy: bool = False) -> Any:
         state = self.entry.state_from_reference(ref_state)
 
-        def body(carry: Any, inputs: Any) -> Any:
-            action, key = inputs
-            obs, nxt, reward, terminated, truncated, _ = self.entry.step(
-                key, carry, action, self.params
+        def body(carry: Any, xs: Any) -> Any:
+            action, key_or_noise = xs
+            obs, nxt, reward, terminated, truncated, _ = self._step(
+                key_or_noise, carry, action, noisy
             )
             return nxt, (obs, reward, terminated, truncated)
 
-        _, out = self.jax.lax.scan(body, state, (actions, keys))
+        _, out = self.jax.lax.scan(body, state, (actions, inputs))
         return out
 
-    def _single(self, ref_state: Any, action: Any, key: Any) -> Any:
+    def _single(self, ref_state: Any, action: Any, key_or_noise: Any, noisy: bool = False) -> Any:
         state = self.entry.state_from_reference(ref_state)
-        obs, _, reward, terminated, truncated, _ = self.entry.step(key, state, action, self.params)
+        obs, _, reward, terminated, truncated, _ = self._step(key_or_noise, state, action, noisy)
         return obs, reward, terminated, truncated
 
-    def _batched(self, fn: Any) -> Any:
+    def _batched(self, fn: Any, lead: int) -> Any:
+        """fn vmapped over the batch; `lead` leading axes of `actions` are batch and time."""
         jax = self.jax
 
-        def run(states: Any, actions: Any) -> Any:
-            # Deterministic envs ignore the key; stochastic ones get noise passed explicitly.
-            keys = jax.random.split(jax.random.PRNGKey(0), actions.size)
-            keys = keys.reshape(*actions.shape, *keys.shape[1:])
+        def run(states: Any, actions: Any, noise: Any = None) -> Any:
+            if noise is not None:
+                return jax.vmap(lambda s, a, n: fn(s, a, n, True))(states, actions, noise)
+            # Deterministic envs ignore the key; a stochastic env without recorded noise
+            # draws its own from these.
+            shape = actions.shape[:lead]
+            keys = jax.random.split(jax.random.PRNGKey(0), int(np.prod(shape)))
+            keys = keys.reshape(*shape, *keys.shape[1:])
             return jax.vmap(fn)(states, actions, keys)
 
         return run
 
-    def _run(self, name: str, fn: Any, states: Any, actions: np.ndarray) -> dict[str, Any]:
+    def _run(
+        self,
+        name: str,
+        fn: Any,
+        states: Any,
+        actions: np.ndarray,
+        noise: np.ndarray | None = None,
+    ) -> dict[str, Any]:
         jax = self.jax
-        signature = (name, actions.shape, tuple((k, v.shape) for k, v in sorted(states.items())))
+        signature = (
+            name,
+            actions.shape,
+            None if noise is None else noise.shape,
+            tuple((k, v.shape) for k, v in sorted(states.items())),
+        )
         compile_s = 0.0
         if signature not in self._compiled:
             started = time.perf_counter()
-            self._compiled[signature] = jax.jit(self._batched(fn)).lower(states, actions).compile()
+            batched = self._batched(fn, 2 if name == "rollout" else 1)
+            self._compiled[signature] = jax.jit(batched).lower(states, actions, noise).compile()
             compile_s = time.perf_counter() - started
         started = time.perf_counter()
-        outputs = jax.block_until_ready(self._compiled[signature](states, actions))
+        outputs = jax.block_until_ready(self._compiled[signature](states, actions, noise))
         obs, reward, terminated, truncated = (np.asarray(o) for o in outputs)
         return {
             "obs": obs,
@@ -81,19 +111,42 @@ class JaxPort:
             "run_s": time.perf_counter() - started,
         }
 
-    def rollout(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
-        return self._run("rollout", self._episode, states, actions)
+    def rollout(
+        self, states: dict[str, np.ndarray], actions: np.ndarray, noise: np.ndarray | None = None
+    ) -> dict[str, Any]:
+        return self._run("rollout", self._episode, states, actions, noise)
 
     def step_batch(
-        self, states: dict[str, np.ndarray], actions: np.ndarray, eager: bool = False
+        self,
+        states: dict[str, np.ndarray],
+        actions: np.ndarray,
+        eager: bool = False,
+        noise: np.ndarray | None = None,
     ) -> dict[str, Any]:
         if eager:
             # The same step without jit: L1 checks that compiling does not change answers.
             with self.jax.disable_jit():
-                outputs = self._batched(self._single)(states, actions)
+                outputs = self._batched(self._single, 1)(states, actions, noise)
             obs, reward, terminated, truncated = (np.asarray(o) for o in outputs)
             return {"obs": obs, "reward": reward, "terminated": terminated, "truncated": truncated}
-        return self._run("step", self._single, states, actions)
+        return self._run("step", self._single, states, actions, noise)
+
+    def sample_noise(
+        self, states: dict[str, np.ndarray], actions: np.ndarray, seed: int
+    ) -> dict[str, Any]:
+        """The port's own noise for B (state, action) pairs: what the distribution test
+        compares with the reference's draws."""
+        require(self.entry, STOCHASTIC_CONTRACT, "jax, stochastic env")
+        jax = self.jax
+        if not hasattr(self, "_sampler"):
+
+            def sample(ref_state: Any, action: Any, key: Any) -> Any:
+                state = self.entry.state_from_reference(ref_state)
+                return self.entry.sample_noise(key, state, action, self.params)
+
+            self._sampler = jax.jit(jax.vmap(sample))
+        keys = jax.random.split(jax.random.PRNGKey(seed), actions.shape[0])
+        return {"noise": np.asarray(self._sampler(states, actions, keys))}
 
     # ---- L2: a live session of B envs, and batch-versus-single ----
 
@@ -102,11 +155,12 @@ class JaxPort:
             jax = self.jax
             key = jax.random.PRNGKey(0)
 
-            def step(states: Any, actions: Any) -> Any:
-                keys = jax.random.split(key, actions.shape[0])
+            def step(states: Any, actions: Any, noise: Any = None) -> Any:
+                noisy = noise is not None
+                inputs = noise if noisy else jax.random.split(key, actions.shape[0])
                 obs, nxt, reward, terminated, truncated, _ = jax.vmap(
-                    lambda s, a, k: self.entry.step(k, s, a, self.params)
-                )(states, actions, keys)
+                    lambda s, a, k: self._step(k, s, a, noisy)
+                )(states, actions, inputs)
                 return nxt, (obs, reward, terminated, truncated)
 
             self._session_jit = (
@@ -123,8 +177,8 @@ class JaxPort:
         self.session = self._session_fns()[0](states)
         return {"state": self.session_read()}
 
-    def session_step(self, actions: np.ndarray) -> dict[str, Any]:
-        self.session, outputs = self._session_fns()[1](self.session, actions)
+    def session_step(self, actions: np.ndarray, noise: np.ndarray | None = None) -> dict[str, Any]:
+        self.session, outputs = self._session_fns()[1](self.session, actions, noise)
         obs, reward, terminated, truncated = (np.asarray(o) for o in outputs)
         return {
             "obs": obs,
@@ -140,14 +194,20 @@ class JaxPort:
             return None
         return {k: np.asarray(v) for k, v in read(self.session).items()}
 
-    def batch_vs_single(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
-        batch = self.rollout(states, actions)
+    def batch_vs_single(
+        self, states: dict[str, np.ndarray], actions: np.ndarray, noise: np.ndarray | None = None
+    ) -> dict[str, Any]:
+        batch = self.rollout(states, actions, noise)
         jax = self.jax
-        episode = jax.jit(self._episode)
-        keys = jax.random.split(jax.random.PRNGKey(0), actions.size)
-        keys = keys.reshape(*actions.shape, *keys.shape[1:])
+        noisy = noise is not None
+        episode = jax.jit(self._episode, static_argnums=3)
+        if noisy:
+            inputs = noise
+        else:
+            keys = jax.random.split(jax.random.PRNGKey(0), actions.shape[0] * actions.shape[1])
+            inputs = keys.reshape(*actions.shape[:2], *keys.shape[1:])
         singles = [
-            episode({k: v[i] for k, v in states.items()}, actions[i], keys[i])
+            episode({k: v[i] for k, v in states.items()}, actions[i], inputs[i], noisy)
             for i in range(actions.shape[0])
         ]
         single = {

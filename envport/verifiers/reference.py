@@ -17,6 +17,7 @@ import numpy as np
 
 from envport.errors import SpecError
 from envport.spec import PortSpec
+from envport.verifiers.randomness import NoiseRecorder
 
 State = dict[str, np.ndarray]
 
@@ -70,6 +71,8 @@ class Transition:
     reward: float
     terminated: bool
     truncated: bool
+    # A stochastic env's step: the port's noise, mapped from the draws the reference made.
+    noise: np.ndarray | None = None
 
 
 class Reference:
@@ -90,9 +93,13 @@ class Reference:
         self.observation_space = self.env.observation_space
         self.max_episode_steps: int | None = getattr(self.env.spec, "max_episode_steps", None)
         self._holders: dict[str, tuple[Any, str]] = {}
+        # Stochastic envs: each step's draws are recorded and mapped to the port's noise.
+        self.recorder: NoiseRecorder | None = NoiseRecorder(spec) if spec.randomness else None
 
     def reset(self, seed: int) -> np.ndarray:
         obs, _ = self.env.reset(seed=seed)
+        if self.recorder is not None:
+            self.recorder.install(self.env)
         # Resolved once per episode: reading state every step must stay cheap.
         self._holders = {
             name: self._holder(name, path) for name, path in self.spec.state.fields.items()
@@ -110,8 +117,19 @@ class Reference:
         return holder, attr
 
     def step(self, action: Any) -> Transition:
+        if self.recorder is None:
+            obs, reward, terminated, truncated, _ = self.env.step(action)
+            return Transition(np.asarray(obs), float(reward), bool(terminated), bool(truncated))
+        before = self.read_state()
+        self.recorder.begin()
         obs, reward, terminated, truncated, _ = self.env.step(action)
-        return Transition(np.asarray(obs), float(reward), bool(terminated), bool(truncated))
+        noise = self.recorder.noise(before, action, self.env)
+        return Transition(np.asarray(obs), float(reward), bool(terminated), bool(truncated), noise)
+
+    def reseed_draws(self, seed: int) -> None:
+        """From now on draw from a fresh stream seeded `seed` (no-op for deterministic envs)."""
+        if self.recorder is not None:
+            self.recorder.reseed(seed)
 
     def read_state(self) -> State:
         if self._reader is not None:

@@ -1,0 +1,71 @@
+"""Pendulum-v1 as a batched NumPy env (envport's NumPy contract, next-step autoreset).
+
+Hand-written known-good port: a test subject for the verifier, not model output.
+"""
+
+import numpy as np
+
+from .physics import MAX_STEPS, clip_torque, cost, dynamics
+
+
+def observation(physics: np.ndarray) -> np.ndarray:
+    th, thdot = physics[:, 0], physics[:, 1]
+    return np.stack([np.cos(th), np.sin(th), thdot], axis=1).astype(np.float32)
+
+
+class VectorEnv:
+    def __init__(self, num_envs: int) -> None:
+        self.num_envs = num_envs
+        self.physics = np.zeros((num_envs, 2))
+        self.elapsed = np.zeros(num_envs, dtype=np.int64)
+        self.needs_reset = np.zeros(num_envs, dtype=bool)
+        self.rng = np.random.default_rng()
+
+    def _reset_where(self, mask: np.ndarray) -> None:
+        high = np.array([np.pi, 1.0])
+        self.physics[mask] = self.rng.uniform(-high, high, size=(int(mask.sum()), 2))
+        self.elapsed[mask] = 0
+        self.needs_reset[mask] = False
+
+    def reset(self, seed=None):
+        self.rng = np.random.default_rng(seed)
+        self._reset_where(np.ones(self.num_envs, dtype=bool))
+        return observation(self.physics), {}
+
+    def step(self, actions):
+        done_before = self.needs_reset.copy()
+        u = clip_torque(np.asarray(actions).reshape(self.num_envs, -1))
+        reward = -cost(self.physics, u)
+        self.physics = dynamics(self.physics, u)
+        self.elapsed += 1
+        terminated = np.zeros(self.num_envs, dtype=bool)
+        truncated = self.elapsed >= MAX_STEPS
+        # Next-step autoreset: envs that ended last step start over now.
+        if done_before.any():
+            self._reset_where(done_before)
+            truncated[done_before] = False
+            reward[done_before] = 0.0
+        self.needs_reset = terminated | truncated
+        return observation(self.physics), reward, terminated, truncated, {}
+
+    def set_state(self, states) -> None:
+        self.physics = np.array(states["physics"], dtype=np.float64)
+        self.elapsed = np.array(states["elapsed_steps"], dtype=np.int64)
+        self.needs_reset = np.zeros(self.num_envs, dtype=bool)
+
+    def get_state(self):
+        return {"physics": self.physics.copy(), "elapsed_steps": self.elapsed.copy()}
+
+
+def state_from_reference(ref_state):
+    return {
+        "physics": np.asarray(ref_state["physics"], dtype=np.float64),
+        "elapsed_steps": np.asarray(ref_state["elapsed_steps"], dtype=np.int64),
+    }
+
+
+def state_to_reference(state):
+    return {
+        "physics": np.asarray(state["physics"], dtype=np.float64),
+        "elapsed_steps": np.asarray(state["elapsed_steps"], dtype=np.int64),
+    }

@@ -1,0 +1,68 @@
+"""Taxi (Gymnasium's Taxi-v4, the v3 dynamics) as a batched NumPy env (envport's NumPy contract, next-step autoreset); the
+observation is the state code, an int64 as Gymnasium's Discrete space holds it.
+
+Hand-written known-good port: a test subject for the verifier, not model output.
+"""
+
+import numpy as np
+
+from .rules import MAX_STEPS, encode, transition
+
+
+class VectorEnv:
+    def __init__(self, num_envs: int) -> None:
+        self.num_envs = num_envs
+        self.s = np.zeros(num_envs, dtype=np.int64)
+        self.elapsed = np.zeros(num_envs, dtype=np.int64)
+        self.needs_reset = np.zeros(num_envs, dtype=bool)
+        self.rng = np.random.default_rng()
+
+    def _reset_where(self, mask: np.ndarray) -> None:
+        count = int(mask.sum())
+        passenger = self.rng.integers(0, 4, size=count)
+        destination = (passenger + self.rng.integers(1, 4, size=count)) % 4
+        row, col = self.rng.integers(0, 5, size=count), self.rng.integers(0, 5, size=count)
+        self.s[mask] = encode(row, col, passenger, destination)
+        self.elapsed[mask] = 0
+        self.needs_reset[mask] = False
+
+    def reset(self, seed=None):
+        self.rng = np.random.default_rng(seed)
+        self._reset_where(np.ones(self.num_envs, dtype=bool))
+        return self.s.copy(), {}
+
+    def step(self, actions):
+        done_before = self.needs_reset.copy()
+        self.s, reward, terminated = transition(self.s, np.asarray(actions))
+        self.elapsed += 1
+        truncated = self.elapsed >= MAX_STEPS
+        # Next-step autoreset: envs that ended last step start over now.
+        if done_before.any():
+            self._reset_where(done_before)
+            terminated[done_before] = False
+            truncated[done_before] = False
+            reward[done_before] = 0.0
+        self.needs_reset = terminated | truncated
+        return self.s.copy(), reward, terminated, truncated, {}
+
+    def set_state(self, states) -> None:
+        self.s = np.array(states["s"], dtype=np.int64)
+        self.elapsed = np.array(states["elapsed_steps"], dtype=np.int64)
+        self.needs_reset = np.zeros(self.num_envs, dtype=bool)
+
+    def get_state(self):
+        return {"s": self.s.copy(), "elapsed_steps": self.elapsed.copy()}
+
+
+def state_from_reference(ref_state):
+    return {
+        "s": np.asarray(ref_state["s"], dtype=np.int64),
+        "elapsed_steps": np.asarray(ref_state["elapsed_steps"], dtype=np.int64),
+    }
+
+
+def state_to_reference(state):
+    return {
+        "s": np.asarray(state["s"], dtype=np.int64),
+        "elapsed_steps": np.asarray(state["elapsed_steps"], dtype=np.int64),
+    }
