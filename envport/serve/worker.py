@@ -87,6 +87,7 @@ class Host:
         after: dict,
         jax: bool = False,
         check_jit: bool = False,
+        noise: Any = None,
     ) -> dict:
         """Call one module function through its probe, twice (determinism). JAX ports are
         called compiled, as they run in training, and, when asked, once more eagerly: the
@@ -98,8 +99,9 @@ class Host:
         found = self._probes[probes_file][name]
         module = importlib.import_module(f"{PACKAGE}.{found.module}")
 
-        def eager(b: dict, a: Any, f: dict) -> Any:
-            return found.call(module, b, a, f)
+        def eager(b: dict, a: Any, f: dict, n: Any = None) -> Any:
+            # A stochastic env's probe also gets the step's noise (DESIGN.md, contract 3).
+            return found.call(module, b, a, f) if n is None else found.call(module, b, a, f, n)
 
         call = eager
         if jax:
@@ -110,11 +112,11 @@ class Host:
                 self._jitted[key] = jax_module.jit(eager)
             call = self._jitted[key]
         result = {
-            "first": _numpy(call(before, action, after)),
-            "second": _numpy(call(before, action, after)),
+            "first": _numpy(call(before, action, after, noise)),
+            "second": _numpy(call(before, action, after, noise)),
         }
         if jax and check_jit:
-            result["eager"] = _numpy(eager(before, action, after))
+            result["eager"] = _numpy(eager(before, action, after, noise))
         return result
 
     def load_reference(self, spec: str) -> dict:
@@ -160,6 +162,13 @@ class Host:
             return getattr(self.port, request.op)(**request.args)
         if request.op == "batch_vs_single":
             return self.port.batch_vs_single(**request.args)
+        if request.op == "sample_noise":
+            return self.port.sample_noise(**request.args)
+        if request.op in ("l4_train", "l4_evaluate"):
+            # L4: the harness's trainer and evaluator run here, beside the port they drive.
+            from envport.verifiers import l4_port
+
+            return getattr(l4_port, request.op)(self.port, **request.args)
         raise ContractError(f"unknown op {request.op}")
 
 

@@ -33,6 +33,7 @@ from envport.verifiers.hypo import (
     shrink_time_limit,
 )
 from envport.verifiers.probes import Probe
+from envport.verifiers.randomness import example_seed, noise_args
 from envport.verifiers.reference import Reference
 from envport.verifiers.strategies import action_strategy, state_strategy
 
@@ -65,6 +66,8 @@ def _transition(run: L1Run, state: dict[str, np.ndarray], action: Any) -> tuple[
     current = run.reference.read_state()
     run.reference.write_state({**current, **state})
     before = run.reference.read_state()
+    # A stochastic reference draws from a stream that is a function of the example.
+    run.reference.reseed_draws(example_seed(before, action))
     transition = run.reference.step(action)
     return before, transition, run.reference.read_state()
 
@@ -183,8 +186,9 @@ def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
             after=after,
             jax=run.backend == "jax",
             check_jit=count <= JIT_CHECKS,
+            **noise_args(transition.noise),
         )
-        inputs = {**before, "action": action}
+        inputs = {**before, "action": action, **noise_args(transition.noise)}
         diffs = field_diffs(run.spec, expected, answer["first"])
         if diffs:
             raise Divergent(diffs, inputs, f"{probe.name} differs from the reference")
@@ -206,10 +210,11 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
         before, transition, _ = _transition(run, state, action)
         stacked = {k: np.stack([v, v]) for k, v in before.items()}
         actions = np.asarray([action, action])
-        answer = run.worker.request("step_batch", states=stacked, actions=actions)
+        noise = noise_args(None if transition.noise is None else np.stack([transition.noise] * 2))
+        answer = run.worker.request("step_batch", states=stacked, actions=actions, **noise)
         expected = Steps.single(transition)
         first = Steps.of(answer, slice(0, 1))
-        inputs = {**before, "action": action}
+        inputs = {**before, "action": action, **noise_args(transition.noise)}
         problems = contract_problems(expected.obs, first.obs)
         if problems:
             raise Divergent(problems, inputs, "observation dtype or shape breaks the contract")
@@ -219,7 +224,9 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
         if not all(np.array_equal(answer[k][0], answer[k][1], equal_nan=True) for k in STEP_FIELDS):
             raise Divergent([], inputs, "the same step twice gave different answers")
         if run.backend == "jax" and count <= JIT_CHECKS:
-            eager = run.worker.request("step_batch", states=stacked, actions=actions, eager=True)
+            eager = run.worker.request(
+                "step_batch", states=stacked, actions=actions, eager=True, **noise
+            )
             eager_steps = Steps.of(eager, slice(0, 1))
             found = divergent_steps(run.spec, first, eager_steps, False, np.asarray([0]))
             if found:
