@@ -35,6 +35,7 @@ from envport.verifiers.hypo import (
 )
 from envport.verifiers.l1 import Divergent, field_diffs
 from envport.verifiers.policies import plan_actions
+from envport.verifiers.randomness import noise_args, play_noise
 from envport.verifiers.reference import Reference
 from envport.verifiers.strategies import action_strategy, state_strategy
 
@@ -118,7 +119,8 @@ def _machine(spec: PortSpec, reference: Reference, worker: Any, backend: str) ->
             self.log.append(f"step({np.asarray(action).tolist()})")
             counts["steps"] += 1
             out = reference.step(action)
-            answer = worker.request("session_step", actions=np.asarray([action]))
+            noise = noise_args(None if out.noise is None else out.noise[None])
+            answer = worker.request("session_step", actions=np.asarray([action]), **noise)
             expected = Steps.single(out)
             actual = Steps.of(answer)
             found = divergent_steps(spec, expected, actual, True, np.asarray([0]))
@@ -227,7 +229,10 @@ def check_batch(
             for i in range(batch)
         ]
     )
-    answer = worker.request("batch_vs_single", states=stacked, actions=actions)
+    # A stochastic env's B envs all get noise recorded from the reference, batched or alone.
+    seeds = [seed * 1000 + index for index in range(batch)]
+    noise = noise_args(play_noise(reference, seeds, actions))
+    answer = worker.request("batch_vs_single", states=stacked, actions=actions, **noise)
     level = LevelResult(level="l2", mode="batch", passed=True, episodes=batch)
     for row in range(batch):
         single = {k: v[row] for k, v in answer["single"].items()}

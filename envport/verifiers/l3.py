@@ -32,6 +32,8 @@ class ReferenceEpisode:
     states: dict[str, np.ndarray] = field(default_factory=dict)
     actions: list[Any] = field(default_factory=list)
     steps: Steps | None = None
+    # A stochastic env: each step's noise, mapped from the reference's draws (stacked).
+    noise: np.ndarray | None = None
 
 
 @dataclass
@@ -81,11 +83,12 @@ def _play(
     )
     episode = ReferenceEpisode(plan)
     states: list[State] = []
-    obs, rewards, terminated, truncated = [], [], [], []
+    obs, rewards, terminated, truncated, noise = [], [], [], [], []
     for action in actions:
         states.append(reference.read_state())
         episode.actions.append(action)
         out = reference.step(action)
+        noise.append(out.noise)
         obs.append(out.obs)
         rewards.append(out.reward)
         terminated.append(out.terminated)
@@ -93,6 +96,7 @@ def _play(
         if out.terminated or out.truncated:
             break
     episode.states = stack_states(states)
+    episode.noise = None if noise[0] is None else np.stack(noise)
     episode.steps = Steps(
         np.stack(obs), np.asarray(rewards), np.asarray(terminated), np.asarray(truncated)
     )
@@ -119,13 +123,24 @@ def free_request(episodes: list[ReferenceEpisode]) -> dict[str, Any]:
         padded = list(episode.actions) + [episode.actions[-1]] * (steps - len(episode.actions))
         actions.append(np.asarray(padded))
     starts = stack_states([state_at(e, 0) for e in episodes])
-    return {"states": starts, "actions": np.stack(actions)}
+    request = {"states": starts, "actions": np.stack(actions)}
+    if episodes[0].noise is not None:
+        # Free-running through the reference's own noise, step by step (contract 3).
+        request["noise"] = np.stack([_pad(e.noise, steps) for e in episodes])
+    return request
+
+
+def _pad(rows: Any, length: int) -> np.ndarray:
+    return np.concatenate([rows, np.repeat(rows[-1:], length - len(rows), axis=0)])
 
 
 def resync_request(episodes: list[ReferenceEpisode]) -> dict[str, Any]:
     states = join_states([e.states for e in episodes])
     actions = [a for e in episodes for a in e.actions]
-    return {"states": states, "actions": np.asarray(actions)}
+    request = {"states": states, "actions": np.asarray(actions)}
+    if episodes[0].noise is not None:
+        request["noise"] = _joined_noise(episodes)
+    return request
 
 
 def _port_steps(result: dict[str, Any]) -> Steps:
@@ -242,7 +257,14 @@ def pack_episodes(episodes: list[ReferenceEpisode]) -> dict[str, Any]:
         "reward": np.concatenate([s.reward for s in steps]),  # type: ignore[union-attr]
         "terminated": np.concatenate([s.terminated for s in steps]),  # type: ignore[union-attr]
         "truncated": np.concatenate([s.truncated for s in steps]),  # type: ignore[union-attr]
+        "noise": _joined_noise(episodes),
     }
+
+
+def _joined_noise(episodes: list[ReferenceEpisode]) -> np.ndarray | None:
+    if episodes[0].noise is None:
+        return None
+    return np.concatenate([e.noise for e in episodes])  # type: ignore[misc]
 
 
 def unpack_episodes(packed: dict[str, Any]) -> list[ReferenceEpisode]:
@@ -255,6 +277,8 @@ def unpack_episodes(packed: dict[str, Any]) -> list[ReferenceEpisode]:
         episode.states = {k: v[rows] for k, v in packed["states"].items()}
         episode.actions = [a.item() if a.ndim == 0 else a for a in packed["actions"][rows]]
         episode.steps = Steps.of(packed, rows)
+        if packed.get("noise") is not None:
+            episode.noise = packed["noise"][rows]
         episodes.append(episode)
         start = end
     return episodes
