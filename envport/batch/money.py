@@ -1,0 +1,58 @@
+"""The total cost cap of a batch: which run may start, and with what dollar cap.
+
+Runs are separate processes, so the total is kept by the caps handed out: a run starts only
+with a cap (its `--budget-usd`, enforced before every model call by its own Budget) that
+fits in what the total has left after everything spent and every cap already handed to a
+running run. Then the runs together can never pass the total, whatever they do.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+# Below a hundredth of a cent, dollars are rounding noise, not headroom.
+EPSILON = 1e-6
+
+
+@dataclass(frozen=True)
+class Decision:
+    action: Literal["start", "wait", "never"]
+    budget_usd: float | None = None  # the run's whole cap, what it spent before included
+    reason: str = ""
+
+
+def decide(
+    total_usd: float | None,
+    run_usd: float | None,
+    own_spent: float,
+    others_committed: float,
+    others_running: int,
+) -> Decision:
+    """May this run start now?
+
+    `others_committed`: what every other run has spent, with the cap of a running one in
+    place of its spending (it may still spend up to its cap). A run that cannot start now
+    waits while others run (their real cost may leave room); with none running, it never can.
+    """
+    if total_usd is None:
+        return Decision("start", run_usd)
+    headroom = total_usd - others_committed - own_spent
+    if run_usd is not None:
+        need = max(run_usd - own_spent, 0.0)
+        if need <= headroom + EPSILON:
+            return Decision("start", run_usd)
+    else:
+        # No cap of its own: it may spend what the total has left, and the next run waits.
+        need = 0.0
+        if headroom > EPSILON:
+            return Decision("start", own_spent + headroom)
+    if others_running:
+        return Decision("wait", reason="waiting for running runs to leave room under total_usd")
+    spent = others_committed + own_spent
+    could = f", and a run may cost up to ${need:.4f}" if run_usd is not None else ""
+    return Decision(
+        "never",
+        reason=f"not started: the total cost cap ${total_usd:.4f} would be passed "
+        f"(${spent:.4f} spent{could})",
+    )
