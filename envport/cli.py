@@ -142,6 +142,9 @@ def build_parser() -> argparse.ArgumentParser:
     from envport.report.command import add_parser as add_report
 
     add_report(sub)
+    from envport.batch.command import add_parser as add_batch
+
+    add_batch(sub)
     return parser
 
 
