@@ -57,6 +57,7 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the episode plan")
     p.add_argument("--episode", type=int, help="run only this episode of the plan (replay)")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per port request")
+    p.add_argument("--cases", type=Path, help="directory of proposed cases (*.toml) to run as well")
     p.add_argument(
         "--port-server",
         metavar="ADDRESS",
@@ -90,6 +91,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         shrink=not args.no_shrink,
         workers=args.workers,
         port_server=args.port_server,
+        cases=args.cases,
     )
 
 

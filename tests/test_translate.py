@@ -53,6 +53,12 @@ SCRIPTED_FIX_BUT_BREAK_PHYSICS = (
     + PHYSICS[PHYSICS.index("### File: physics.py") :].replace("GRAVITY = 9.8", "GRAVITY = 9.81")
 )
 
+# A repair that tries to loosen the harness's tolerance instead of fixing the port.
+SCRIPTED_HARNESS_EDIT = (
+    "The reward check is too strict; relax it.\n\n### File: ../envport.toml\n```toml\n"
+    "[tolerance]\nreward = { atol = 1.0, rtol = 0.0 }\n```\n"
+)
+
 
 # --- helpers ----------------------------------------------------------------------------------
 
@@ -555,3 +561,22 @@ def wait_until_run(out: Path, process: subprocess.Popen, limit: float = 60) -> N
         assert process.poll() is None, "the run ended before it started"
         time.sleep(0.005)
     raise AssertionError("the run directory never appeared")
+
+
+def test_a_repair_that_edits_the_harness_is_refused(
+    tmp_path: Path, api: FakeAPI, spec: Path
+) -> None:
+    api.script([PHYSICS, ENV_BUGGY, SCRIPTED_HARNESS_EDIT, REPAIR])
+    out = tmp_path / "runs"
+    result = envport(*live_args(spec, out, api), env=clean_env(OPENAI_API_KEY=SECRET))
+    assert result.returncode == 0, result.stdout + result.stderr
+    run = only_run(out)
+    # The model is told why, in the re-ask, and its edit never reached the spec.
+    reask = last_user_text(api.requests[3].body)
+    assert "outside the port directory" in reask
+    assert "atol = 1.0" not in (run / "envport.toml").read_text()
+    assert [e["event"] for e in events(run)].count("parse_error") == 1
+    # The repair's proposed case was kept and run beside the harness's own checks.
+    assert [p.suffix for p in (run / "proposed_tests").iterdir()] == [".toml"]
+    checks = [e for e in events(run) if e["event"] == "check"]
+    assert any("cases.proposed" in json.dumps(c) for c in checks)

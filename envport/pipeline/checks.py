@@ -118,6 +118,8 @@ class CheckCache:
             "spec": (run_dir / "envport.toml").read_text(encoding="utf-8"),
             "port": read_files(port),
             "options": {k: v for k, v in vars(options).items() if k != "timeout"},
+            # Proposed cases are checks too: a new one must not be answered from the cache.
+            "cases": {p.name: p.read_text(encoding="utf-8") for p in _case_files(options)},
         }
         text = json.dumps(material, sort_keys=True, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -166,11 +168,20 @@ def check_module(
     return CheckRun(module, _outcomes(module, report, f"module:{module}"), report, cached)
 
 
+def _case_files(options: VerifyOptions) -> list[Path]:
+    return sorted(options.cases.glob("*.toml")) if options.cases is not None else []
+
+
 def check_composed(
     run_dir: Path, port: Path, target: str, cache: CheckCache | None = None
 ) -> CheckRun:
+    proposed = run_dir / "proposed_tests"
     options = VerifyOptions(
-        levels=available(COMPOSED_LEVELS) or ("l3",), target=target, timeout=CHECK_TIMEOUT_S
+        levels=available(COMPOSED_LEVELS) or ("l3",),
+        target=target,
+        timeout=CHECK_TIMEOUT_S,
+        # The model's proposed cases run beside the harness's checks once there are any.
+        cases=proposed if any(proposed.glob("*.toml")) else None,
     )
     report, cached = _cached_verify(cache, run_dir, port, options)
     return CheckRun(COMPOSED, _outcomes(COMPOSED, report, "load"), report, cached)

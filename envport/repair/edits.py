@@ -26,9 +26,11 @@ from envport.errors import EnvportError
 
 # Files a port may consist of: the driver never lets an answer write anything else.
 PORT_SUFFIXES = (".py",)
-# Proposed tests live under this prefix in answers; they are recorded, never run as the
-# harness's own checks (DESIGN.md contract 6).
+# Proposed tests live under this prefix in answers, kept append-only. A proposed case
+# (`tests/*.toml`: a start state and actions) is run by the harness, with the reference as
+# the oracle; proposed Python is recorded for review, never run (DESIGN.md contract 6).
 TESTS_PREFIX = "tests/"
+CASE_SUFFIX = ".toml"
 
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 # A drive prefix is matched only so that such paths can be refused by name.
@@ -220,8 +222,13 @@ def port_path(raw: str, port_dir: Path) -> str:
     resolved = (root / relative).resolve()
     if not resolved.is_relative_to(root):
         raise EditParseError(f"`{raw}` leads outside the port directory")
+    if relative.startswith(TESTS_PREFIX) and relative.endswith(CASE_SUFFIX):
+        return relative  # a proposed case: data the harness runs against the reference
     if not relative.endswith(PORT_SUFFIXES):
-        raise EditParseError(f"`{raw}` is not a Python file; a port consists of .py files only")
+        raise EditParseError(
+            f"`{raw}` is not a port file: a repair may change the port's .py files only; the "
+            "spec, its tolerances and the harness's tests are not yours to edit"
+        )
     return relative
 
 

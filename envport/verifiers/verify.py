@@ -12,7 +12,7 @@ from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
 from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
-from envport.verifiers import l1, l2, l3
+from envport.verifiers import cases, l1, l2, l3
 from envport.verifiers.divergence import VerifyReport
 from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
@@ -38,6 +38,8 @@ class VerifyOptions:
     workers: int | None = None
     # Address of an `envport serve --port` process to use instead of a local worker.
     port_server: str | None = None
+    # Directory of proposed cases (`*.toml`) to run beside the harness's own checks.
+    cases: Path | None = None
     shrink: bool = True  # shrink L1/L2 failures to a minimal example
 
 
@@ -75,6 +77,8 @@ def _replays(spec_arg: str, port: Path, options: VerifyOptions, l3_options: l3.L
     return {
         "l1": l1_words.replace("{", "{{").replace("}", "}}") + " --module {module}",
         "l2": shlex.join([*base, "--levels", "l2", *examples]),
+        "cases": shlex.join([*base, "--levels", "l3", "--cases", str(options.cases)])
+        + " --episodes 1",
         "l3": shlex.join(
             [
                 *base,
@@ -193,6 +197,10 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                     seed=options.seed,
                     replay=replays["l2"],
                     shrink=options.shrink,
+                )
+            if options.cases is not None and whole_port:
+                report.levels.append(
+                    cases.run_cases(spec, reference, worker, options.cases, replays["cases"])
                 )
             if "l3" in levels:
                 if players is not None:

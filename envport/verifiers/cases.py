@@ -1,0 +1,99 @@
+"""Proposed cases: start states and action sequences a model proposed as targeted tests.
+
+A case is data, not code: the harness plays it on the reference (the oracle) and on the
+port, and compares every step like a free-running L3 episode. So a proposal can sharpen
+the checks but never grade the port itself (DESIGN.md, contract 6).
+
+    [[case]]
+    state = { physics = [2.35, 0.0, 0.01, 0.0], elapsed_steps = 498 }
+    actions = [1, 1, 0]
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from envport.spec import PortSpec
+from envport.verifiers import l3
+from envport.verifiers.compare import Steps
+from envport.verifiers.divergence import LevelResult
+from envport.verifiers.policies import EpisodePlan
+from envport.verifiers.reference import Reference
+
+MAX_ACTIONS = 1000
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    state: dict[str, Any] = Field(default_factory=dict)
+    actions: list[Any] = Field(min_length=1, max_length=MAX_ACTIONS)
+
+
+def load_cases(directory: Path, spec: PortSpec) -> tuple[list[tuple[str, Case]], list[str]]:
+    """Usable cases by file, and one line for each proposal that could not be used."""
+    cases: list[tuple[str, Case]] = []
+    unusable: list[str] = []
+    for path in sorted(directory.glob("*.toml")):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+            found = [Case.model_validate(entry) for entry in data.get("case", [])]
+        except (tomllib.TOMLDecodeError, ValidationError, UnicodeDecodeError) as error:
+            unusable.append(f"{path.name}: {str(error).splitlines()[0]}")
+            continue
+        for number, case in enumerate(found):
+            unknown = set(case.state) - set(spec.state.fields or case.state)
+            if unknown:
+                unusable.append(
+                    f"{path.name} case {number}: unknown state field {sorted(unknown)[0]}"
+                )
+                continue
+            cases.append((f"{path.name}#{number}", case))
+    return cases, unusable
+
+
+def play_case(reference: Reference, index: int, case: Case) -> l3.ReferenceEpisode:
+    reference.reset(0)
+    given = {k: np.asarray(v) for k, v in case.state.items()}
+    reference.write_state({**reference.read_state(), **given})
+    episode = l3.ReferenceEpisode(EpisodePlan(index, 0, "proposed", None))
+    states, outputs = [], []
+    for action in case.actions:
+        states.append(reference.read_state())
+        episode.actions.append(action)
+        out = reference.step(action)
+        outputs.append(out)
+        if out.terminated or out.truncated:
+            break
+    episode.states = l3.stack_states(states)
+    episode.steps = Steps(
+        np.stack([o.obs for o in outputs]),
+        np.asarray([o.reward for o in outputs]),
+        np.asarray([o.terminated for o in outputs]),
+        np.asarray([o.truncated for o in outputs]),
+    )
+    return episode
+
+
+def run_cases(
+    spec: PortSpec, reference: Reference, worker: Any, directory: Path, replay: str
+) -> LevelResult:
+    cases, unusable = load_cases(directory, spec)
+    if not cases:
+        note = f"; {len(unusable)} unusable: {unusable[0]}" if unusable else ""
+        return LevelResult(level="cases", mode=f"proposed (none to run{note})", passed=True)
+    episodes = [play_case(reference, i, case) for i, (_, case) in enumerate(cases)]
+    result = worker.request("rollout", **l3.free_request(episodes))
+    options = l3.L3Options(episodes=len(episodes), steps=MAX_ACTIONS, mode="free")
+    level = l3.judge(spec, episodes, result, "free", options, replay)
+    level.level, level.mode = "cases", "proposed"
+    for divergence in level.divergences:
+        divergence.level = "cases"
+        divergence.message = f"proposed case {cases[divergence.episode or 0][0]}"
+    if unusable:
+        level.mode += f" ({len(unusable)} unusable: {unusable[0]})"
+    return level
