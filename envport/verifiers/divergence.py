@@ -87,12 +87,18 @@ class LevelResult(BaseModel):
     endings: dict[str, int] = Field(default_factory=dict)
     divergences: list[Divergence] = Field(default_factory=list)
     seconds: dict[str, float] = Field(default_factory=dict)
+    # Statistical checks (the noise sampler's distribution test, L4 transfer): their figures,
+    # and the sentence reporting them, which replaces the step counts in the summary.
+    statistics: dict[str, Any] = Field(default_factory=dict)
+    note: str = ""
 
     @property
     def name(self) -> str:
         return self.level + (f".{self.mode}" if self.mode else "")
 
     def summary(self) -> str:
+        if self.note:
+            return self.note
         unit = {"l1": "examples", "l2": "sequences", "l3": "episodes"}.get(self.level, "cases")
         if self.name == "l2.batch":
             unit = "envs, batched and alone"
