@@ -108,7 +108,17 @@ def _alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    return not _zombie(pid)
+
+
+def _zombie(pid: int) -> bool:
+    """A killed process whose parent died too waits for init to reap it, which in some
+    containers takes seconds: it answers signals but drives nothing (Linux /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rpartition(")")[2].split()[:1] == ["Z"]
 
 
 def new_run_id(spec_name: str, target: str) -> str:
