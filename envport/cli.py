@@ -44,7 +44,10 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--port", required=True, help="directory of the port's modules")
     p.add_argument("--target", default="auto", choices=["auto", "jax", "numpy", "rust"])
     p.add_argument(
-        "--levels", type=_levels, default=("l1", "l2", "l3"), help="comma list (default l1,l2,l3)"
+        "--levels",
+        type=_levels,
+        default=("l1", "l2", "l3"),
+        help="comma list of l1,l2,l3,l4 (default l1,l2,l3; l4 trains policies: slow)",
     )
     p.add_argument("--module", help="check one module of the port (L1 probes and exports)")
     p.add_argument("--examples", type=_positive, help="hypothesis examples for L1 and L2")

@@ -20,7 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from envport.verifiers.divergence import Divergence
-from envport.verifiers.verify import LEVELS, VerifyOptions, verify
+from envport.verifiers.verify import DEFAULT_LEVELS, LEVELS, VerifyOptions, verify
 
 
 class Mutant(BaseModel):
@@ -158,7 +158,7 @@ def run_selfcheck(
     """Every mutant through every level. Unshrunk: the self-check needs verdicts, fast.
 
     Mutants are independent, so they run in `processes` processes (default: the cores)."""
-    options = options or VerifyOptions(levels=LEVELS, shrink=False)
+    options = options or VerifyOptions(levels=DEFAULT_LEVELS, shrink=False)
     mutants = [m for m in load_mutants(example) if targets is None or m.target in targets]
     processes = processes or os.cpu_count() or 1
     if processes == 1:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import shlex
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
@@ -14,15 +16,18 @@ from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.verifiers import cases, l1, l2, l3
 from envport.verifiers.divergence import VerifyReport
+from envport.verifiers.horizon import within_horizon
 from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
 
-LEVELS = ("l1", "l2", "l3")
+LEVELS = ("l1", "l2", "l3", "l4")
+# L4 trains policies: minutes, not seconds, so it runs only when asked for.
+DEFAULT_LEVELS = ("l1", "l2", "l3")
 
 
 @dataclass
 class VerifyOptions:
-    levels: tuple[str, ...] = LEVELS
+    levels: tuple[str, ...] = DEFAULT_LEVELS
     target: str = "auto"
     episodes: int | None = None
     steps: int | None = None
@@ -77,6 +82,7 @@ def _replays(spec_arg: str, port: Path, options: VerifyOptions, l3_options: l3.L
     return {
         "l1": l1_words.replace("{", "{{").replace("}", "}}") + " --module {module}",
         "l2": shlex.join([*base, "--levels", "l2", *examples]),
+        "l4": shlex.join([*base, "--levels", "l4"]),
         "cases": shlex.join([*base, "--levels", "l3", "--cases", str(options.cases)])
         + " --episodes 1",
         "l3": shlex.join(
@@ -187,6 +193,15 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                 report.levels += l1.run_l1(
                     run, probes, probes_file, module, entry, whole_port and module in (None, entry)
                 )
+                if spec.randomness is not None and whole_port and module in (None, entry):
+                    # The port's own noise sampler, against the reference's draws.
+                    replay = replays["l1"].format(module=entry)
+                    noise_check = _statistics("noise_check", "a stochastic env's sampler check")
+                    report.levels.append(
+                        noise_check.check_sampler(
+                            spec, reference, worker, options.seed, replay, entry
+                        )
+                    )
             if "l2" in levels:
                 report.levels += l2.run_l2(
                     spec,
@@ -208,6 +223,11 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                     episodes = players.episodes()
                     report.seconds["reference_wait"] = time.perf_counter() - waited
                 report.levels += _run_l3(spec, worker, episodes, l3_options, replays["l3"])
+            if "l4" in levels and whole_port:
+                l4 = _statistics("l4", "--levels l4")
+                report.levels.append(
+                    l4.run_l4(spec, reference, worker, options.seed, replays["l4"])
+                )
         except PortError as error:
             report.error = str(error)
         finally:
@@ -216,6 +236,17 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
     report.passed = report.error is None and all(level.passed for level in report.levels)
     report.seconds["total"] = time.perf_counter() - started
     return report
+
+
+def _statistics(module: str, what: str) -> ModuleType:
+    """A level built on scipy and statsmodels (the `stats` extra), imported when it runs."""
+    try:
+        return importlib.import_module(f"envport.verifiers.{module}")
+    except ImportError as error:
+        raise EnvportError(
+            f"{what} needs scipy and statsmodels ({error.name} is missing): "
+            "pip install 'envport[stats]'"
+        ) from None
 
 
 def _port_side(options: VerifyOptions, load: dict) -> PortWorker | EnvClient:
@@ -241,10 +272,14 @@ def _run_l3(spec, worker, episodes, l3_options, replay):  # type: ignore[no-unty
     results = []
     modes = ["free", "resync"] if l3_options.mode == "both" else [l3_options.mode]
     for mode in modes:
-        request = l3.free_request(episodes) if mode == "free" else l3.resync_request(episodes)
+        compared = episodes
+        if mode == "free":
+            # Chaotic dynamics: free-running is compared up to the spec's horizon only.
+            compared = within_horizon(episodes, spec.levels.l3.free_horizon)
+        request = l3.free_request(compared) if mode == "free" else l3.resync_request(compared)
         port_started = time.perf_counter()
         result = worker.request("rollout" if mode == "free" else "step_batch", **request)
-        level = l3.judge(spec, episodes, result, mode, l3_options, replay)
+        level = l3.judge(spec, compared, result, mode, l3_options, replay)
         level.seconds["port_request"] = time.perf_counter() - port_started
         results.append(level)
     return results
