@@ -17,6 +17,9 @@ from envport.pipeline import TRANSLATE_TARGETS
 
 if TYPE_CHECKING:
     from envport.pipeline.translate import LimitOverrides
+    from envport.runs.state import OptimizeSettings
+
+DEFAULT_OPTIMIZE_ROUNDS = 3
 
 
 def _whole(minimum: int) -> Callable[[str], int]:
@@ -40,6 +43,66 @@ def _positive_float(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
     return value
+
+
+def _batch_sizes(text: str) -> list[int]:
+    parts = [part.strip() for part in text.split(",") if part.strip()]
+    if not parts:
+        raise argparse.ArgumentTypeError("expected a comma list of batch sizes, e.g. 32,512,8192")
+    # Ascending, so the largest (the one an optimisation is judged by) is benched last.
+    return sorted({_whole(1)(part) for part in parts})
+
+
+def _add_optimize(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("optimisation (after every level passes)")
+    group.add_argument(
+        "--optimize",
+        action="store_true",
+        help="then ask for faster versions; keep one only if every level passes and SPS at "
+        "the largest batch improves by 5%% or more",
+    )
+    group.add_argument(
+        "--optimize-rounds",
+        type=_whole(1),
+        help=f"optimise prompts to send (default {DEFAULT_OPTIMIZE_ROUNDS})",
+    )
+    group.add_argument(
+        "--bench-batch-sizes",
+        type=_batch_sizes,
+        help="comma list; SPS at the largest decides (default 32,512,8192)",
+    )
+    group.add_argument(
+        "--bench-steps", type=_whole(1), help="steps per env in one timed run (default 200)"
+    )
+    group.add_argument(
+        "--bench-repeats",
+        type=_whole(1),
+        help="timed runs of each version, interleaved; the best counts (default 5)",
+    )
+
+
+def _optimize_settings(args: argparse.Namespace) -> OptimizeSettings:
+    from envport.errors import EnvportError
+    from envport.runs.state import OptimizeSettings
+
+    given = {
+        "--optimize-rounds": args.optimize_rounds,
+        "--bench-batch-sizes": args.bench_batch_sizes,
+        "--bench-steps": args.bench_steps,
+        "--bench-repeats": args.bench_repeats,
+    }
+    if not args.optimize:
+        stray = [flag for flag, value in given.items() if value is not None]
+        if stray:
+            raise EnvportError(f"{', '.join(stray)} only apply with --optimize")
+        return OptimizeSettings()
+    values = {
+        "rounds": args.optimize_rounds or DEFAULT_OPTIMIZE_ROUNDS,
+        "batch_sizes": args.bench_batch_sizes,
+        "steps": args.bench_steps,
+        "repeats": args.bench_repeats,
+    }
+    return OptimizeSettings(**{k: v for k, v in values.items() if v is not None})
 
 
 def _add_budgets(parser: argparse.ArgumentParser) -> None:
@@ -88,6 +151,7 @@ def add_translate(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", type=Path, default=Path("runs"), help="runs directory")
     parser.add_argument("--prompts", help="directory of .j2 templates overriding the shipped ones")
     _add_budgets(parser)
+    _add_optimize(parser)
     parser.set_defaults(func=_run_translate)
 
 
@@ -109,6 +173,7 @@ def _run_translate(args: argparse.Namespace) -> int:
     # Imported when used: the driver pulls in the model layer, git and the verifier.
     from envport.pipeline.translate import translate
 
+    optimize = _optimize_settings(args)
     return translate(
         args.spec,
         args.target,
@@ -118,6 +183,7 @@ def _run_translate(args: argparse.Namespace) -> int:
         prompts_dir=args.prompts,
         limits=_overrides(args),
         console=_console(),
+        optimize=optimize,
     )
 
 

@@ -14,7 +14,11 @@ Decisions:
     prompt gets more context (the whole port, the history of attempts) once, and if that
     does not move it either the run stops with a report instead of spending more;
   - iterations per module and per level, tokens, dollars and wall time are budgets; the
-    run gives up cleanly when one ends.
+    run gives up cleanly when one ends;
+  - with `--optimize`, a verified port gets optimisation rounds: an edit is kept only when
+    every level still passes and SPS at the largest batch improves by `min_gain` (5%),
+    otherwise it is reverted like a regression and the next prompt says why. A budget that
+    ends during optimisation ends the optimisation, never the verified run.
 """
 
 from __future__ import annotations
@@ -31,6 +35,14 @@ from envport.llm.budget import BudgetExhausted
 from envport.llm.cache import write_atomically
 from envport.llm.types import ModelResponse
 from envport.pipeline.checks import CheckCache, CheckRun, check_composed, check_module
+from envport.pipeline.optimize import (
+    BenchCache,
+    Comparison,
+    outcome_lines,
+    ratio_text,
+    snapshot,
+    write_bench_report,
+)
 from envport.pipeline.plan import parse_plan
 from envport.pipeline.progress import Progress
 from envport.pipeline.prompting import PromptBuilder
@@ -40,9 +52,9 @@ from envport.runs.history import History
 from envport.runs.journal import Journal, Spending
 from envport.runs.layout import RunDir, RunLock
 from envport.runs.spec_copy import write_planned_spec
-from envport.runs.state import COMPOSED, CheckOutcome, RunState, StuckState
+from envport.runs.state import COMPOSED, CheckOutcome, OptimizeAttempt, RunState, StuckState
 from envport.serve.lag import LagMonitor
-from envport.spec import PortSpec
+from envport.spec import PortSpec, load_spec
 
 T = TypeVar("T")
 TEMPERATURE = 0.0
@@ -55,6 +67,18 @@ def _summary(outcomes: list[CheckOutcome]) -> str:
 
 def _signature(failures: list[CheckOutcome]) -> str:
     return " || ".join(sorted(o.signature or o.name for o in failures if not o.passed))
+
+
+def _optimized(state: RunState) -> str:
+    """The verified run's reason after optimisation: what it gained, at the largest batch."""
+    progress = state.optimization
+    kept = sum(attempt.kept for attempt in progress.attempts)
+    largest = state.optimize.largest
+    start, now = progress.start_sps.get(largest), progress.sps.get(largest)
+    done = f"{kept} of {progress.rounds_done} optimisation rounds kept"
+    if kept and start and now:
+        done += f", SPS at B={largest} {start:,.0f} -> {now:,.0f} ({now / start:.2f}x)"
+    return f"every level passes; {done}"
 
 
 def _first_line(outcome: CheckOutcome) -> str:
@@ -99,6 +123,7 @@ class Driver:
             model, cache_dir=run.cache, budget=self.budget, journal_path=run.transcript
         )
         self.checks = CheckCache(run.cache / "checks")
+        self.benches = BenchCache(run.cache / "bench")
         self.session_started = time.monotonic()
         self.base_elapsed = state.elapsed_s
         self._runner: asyncio.Runner | None = None
@@ -209,6 +234,13 @@ class Driver:
         self.journal.write(status, step=self.state.step, reason=reason)
 
     def _give_up(self, reason: str) -> None:
+        if self.state.phase == "optimize":
+            # The port passed every level before optimisation began and the port on disk is
+            # the last kept version: a budget ending now ends the optimisation only.
+            self._verified(
+                self.state.model_copy(deep=True), f"{_optimized(self.state)}; stopped: {reason}"
+            )
+            return
         self.state.status = "gave_up"
         self.state.reason = reason
         self._save(self.state)
@@ -236,6 +268,8 @@ class Driver:
             self._first_composed_check()
         elif state.phase in ("modules", "composed"):
             self._model_step()
+        elif state.phase == "optimize":
+            self._optimize_step()
 
     def _plan(self) -> None:
         state = self.state
@@ -474,15 +508,233 @@ class Driver:
             return
         self._verified(nxt)
 
-    def _verified(self, nxt: RunState) -> None:
+    def _verified(self, nxt: RunState, reason: str = "every level passes") -> None:
+        if nxt.optimize.rounds and nxt.phase != "optimize":
+            self._start_optimizing(nxt)
+            return
         nxt.phase = "done"
         nxt.status = "verified"
-        nxt.reason = "every level passes"
+        nxt.reason = reason
         self._complete(nxt)
         self._journal_lag()
         self.journal.write("finished", step=nxt.step, status="verified")
-        self._note("verified: every level passes")
+        self._note(f"verified: {reason}")
         self._write_outcome()
+
+    # --- optimisation ----------------------------------------------------------------------
+
+    def _start_optimizing(self, nxt: RunState) -> None:
+        """Every level passes: the port is verified, and --optimize asks for speed next."""
+        nxt.phase = "optimize"
+        nxt.iteration = 0
+        nxt.open_failures, nxt.notes, nxt.history = [], [], []
+        nxt.stuck = StuckState()
+        self.journal.write(
+            "decision",
+            step=self.state.step,
+            decision="optimize",
+            why=f"every level passes; {nxt.optimize.rounds} optimisation rounds follow",
+        )
+        self._complete(nxt)
+        self._note(f"every level passes; optimising ({nxt.optimize.rounds} rounds)")
+
+    def _optimize_step(self) -> None:
+        # The first prompt's numbers are measured in a step of their own and kept in the run
+        # state, so a round run again after a kill renders the same prompt (cache hit).
+        if not self.state.optimization.sps:
+            self._bench_start()
+        else:
+            self._optimize_round()
+
+    def _spec_now(self) -> PortSpec:
+        """The run's frozen spec as it is now (it gains the module plan, if one was made)."""
+        return load_spec(self.run.spec_file)
+
+    def _bench_start(self) -> None:
+        state = self.state
+        nxt = state.model_copy(deep=True)
+        self._note(f"benching the verified port at B={state.optimize.batch_sizes}")
+        comparison, cached = self.benches.measure(
+            state.step, self._spec_now(), state.target, [self.run.port], state.optimize
+        )
+        speed = comparison.speeds[0] if comparison.speeds else None
+        self.journal.write(
+            "optimize_bench",
+            step=state.step,
+            batch_sizes=comparison.batch_sizes,
+            steps=comparison.steps,
+            repeats=comparison.repeats,
+            sps=speed.sps if speed else {},
+            runs=speed.runs if speed else {},
+            loops=speed.loop if speed else {},
+            error=comparison.error,
+            seconds=comparison.seconds,
+            cached=cached,
+        )
+        if speed is None:
+            self._verified(nxt, f"every level passes; not optimised: {comparison.error}")
+            return
+        nxt.optimization.sps = dict(speed.sps)
+        nxt.optimization.start_sps = dict(speed.sps)
+        write_bench_report(self.run.reports, nxt, state.spec_source)
+        self._complete(nxt)
+        largest = state.optimize.largest
+        self._note(f"SPS at B={largest}: {speed.sps[largest]:,.0f}")
+
+    def _optimize_round(self) -> None:
+        state = self.state
+        settings = state.optimize
+        number = state.optimization.rounds_done + 1
+        label = f"optimize round {number}"
+        purpose = Purpose(phase="optimize", iteration=number)
+        parsed, error = self._ask(
+            state,
+            purpose,
+            self.builder.optimize(state, read_files(self.run.port)),
+            lambda text: parse_answer(text, self.run.port, []),
+            required=[],
+        )
+        nxt = state.model_copy(deep=True)
+        nxt.notes = []
+        nxt.iteration = number
+        nxt.optimization.rounds_done = number
+        attempt = OptimizeAttempt(
+            round=number,
+            kept=False,
+            why="",
+            batch=settings.largest,
+            sps_before=dict(state.optimization.sps),
+        )
+        if parsed is None:
+            attempt.why = f"answer unusable ({error})"
+            nxt.notes.append(f"Your answer in optimisation round {number} was not applied: {error}")
+            self._commit(f"{label}: answer unusable")
+            self._end_round(state, nxt, attempt)
+            return
+        # The current port, copied before the edit: the bench runs both side by side.
+        current = snapshot(self.run.port, self.run.cache / "optimize" / "current")
+        applied = apply_edits(self.run.port, parsed.files)
+        for edit in applied:
+            self.journal.write(
+                "edit", step=state.step, path=edit.path, created=edit.created, diff=edit.diff
+            )
+        self._save_tests(state, parsed)
+        touched = {edit.path for edit in applied if edit.changed}
+        if not touched:
+            attempt.why = "the answer changed no file"
+            nxt.notes.append(f"Your answer in optimisation round {number} changed no file.")
+            self._commit(f"{label}: no change")
+            self._end_round(state, nxt, attempt)
+            return
+        self._note("edited " + ", ".join(e.stat() for e in applied if e.changed))
+        # Every check that could change runs again; in this phase all passed, so any failure
+        # is a regression.
+        runs = self._run_checks(state, touched)
+        outcomes = [o for run in runs for o in run.outcomes]
+        failed = [o for o in outcomes if not o.passed]
+        if failed:
+            broken = ", ".join(o.name for o in failed)
+            detail = failed[0].failures[0] if failed[0].failures else "it failed"
+            attempt.why = f"it made {broken} fail"
+            nxt.notes.append(
+                f"Your optimisation in round {number} was reverted because it made {broken} "
+                f"fail; every level must still pass. The files are back as they were. "
+                f"What broke:\n{detail}"
+            )
+            self._revert_attempt(
+                state, label, f"{_summary(outcomes)}; breaks {broken}", f"it broke {broken}"
+            )
+            self._end_round(state, nxt, attempt)
+            return
+        self._note("benching the edited port against the current one")
+        comparison, cached = self.benches.measure(
+            state.step, self._spec_now(), state.target, [current, self.run.port], settings
+        )
+        threshold = 1 + settings.min_gain
+        largest = settings.largest
+        if comparison.error is not None:
+            which = "the edited port" if comparison.failed == 1 else "the current port"
+            attempt.why = f"the bench of {which} failed: {comparison.error}"
+            nxt.notes.append(
+                f"Your optimisation in round {number} was reverted because the bench of "
+                f"{which} failed: {comparison.error}. The files are back as they were."
+            )
+            self._revert_attempt(state, label, "bench failed", f"the bench of {which} failed")
+        else:
+            before, after = comparison.speeds[0].sps, comparison.speeds[1].sps
+            attempt.sps_before, attempt.sps_after = dict(before), dict(after)
+            attempt.ratio = round(after[largest] / before[largest], 4)
+            figures = ratio_text(attempt)
+            if attempt.ratio >= threshold:
+                attempt.kept = True
+                attempt.why = f"every level passes and {figures}, at least {threshold:.2f}x"
+                nxt.results.update({o.name: o for o in outcomes})
+                nxt.optimization.sps = dict(after)
+                self._commit(f"{label}: {_summary(runs[0].outcomes)}; {figures} -> kept")
+            else:
+                attempt.why = f"{figures}, below the {threshold:.2f}x needed"
+                # The current port stays, and its numbers are the ones just measured.
+                nxt.optimization.sps = dict(before)
+                nxt.notes.append(
+                    f"Your optimisation in round {number} was reverted: every level still "
+                    f"passed, but {figures} against the current port, below the "
+                    f"{threshold:.2f}x needed to keep it. The files are back as they were."
+                )
+                self._revert_attempt(
+                    state,
+                    label,
+                    f"{_summary(runs[0].outcomes)}; {figures}",
+                    f"{figures}, below {threshold:.2f}x",
+                )
+        self._end_round(state, nxt, attempt, comparison, cached)
+
+    def _revert_attempt(self, state: RunState, label: str, summary: str, why: str) -> None:
+        """The attempt and its undoing both stay in the history, as with the regression guard."""
+        self._commit(f"{label}: {summary} -> reverted")
+        message = f"revert {label}: {why}"
+        sha = self.history.revert_head(message)
+        self.journal.write("commit", step=state.step, sha=sha, message=message)
+
+    def _end_round(
+        self,
+        state: RunState,
+        nxt: RunState,
+        attempt: OptimizeAttempt,
+        comparison: Comparison | None = None,
+        cached: bool = False,
+    ) -> None:
+        nxt.optimization.attempts.append(attempt)
+        speeds = comparison.speeds if comparison is not None else []
+        self.journal.write(
+            "optimize_attempt",
+            step=state.step,
+            round=attempt.round,
+            kept=attempt.kept,
+            why=attempt.why,
+            batch=attempt.batch,
+            sps_before=attempt.sps_before,
+            sps_after=attempt.sps_after,
+            ratio=attempt.ratio,
+            min_ratio=1 + state.optimize.min_gain,
+            # Every timed run of both versions: the spread shows how noisy the machine was.
+            runs_before=speeds[0].runs if speeds else {},
+            runs_after=speeds[1].runs if len(speeds) > 1 else {},
+            bench_error=comparison.error if comparison is not None else None,
+            bench_seconds=comparison.seconds if comparison is not None else 0.0,
+            cached=cached,
+        )
+        self.journal.write(
+            "decision",
+            step=state.step,
+            decision="keep" if attempt.kept else "revert",
+            why=attempt.why,
+        )
+        write_bench_report(self.run.reports, nxt, state.spec_source)
+        self._note(f"round {attempt.round} {'kept' if attempt.kept else 'reverted'}: {attempt.why}")
+        if attempt.round >= state.optimize.rounds:
+            self._verified(nxt, _optimized(nxt))
+        else:
+            self._complete(nxt)
 
     # --- model calls -----------------------------------------------------------------------
 
@@ -665,4 +917,5 @@ class Driver:
             lines += ["", "## Open divergence", ""]
             for outcome in state.open_failures:
                 lines += [f"### {outcome.name}", "", "```text", *outcome.failures[:1], "```", ""]
+        lines += outcome_lines(state)
         write_atomically(self.run.reports / "outcome.md", "\n".join(lines) + "\n")

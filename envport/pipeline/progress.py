@@ -33,6 +33,8 @@ def _what(state: RunState) -> str:
         return f"module {state.scope} #{state.iteration}"
     if state.phase == "composed":
         return f"whole port #{state.iteration}"
+    if state.phase == "optimize":
+        return f"optimise round {state.optimization.rounds_done + 1}"
     return state.phase
 
 

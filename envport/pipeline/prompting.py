@@ -108,6 +108,35 @@ class PromptBuilder:
             missing=[path for path in expected if path not in files],
         )
 
+    def optimize(self, state: RunState, files: dict[str, str]) -> str:
+        """The optimise prompt: the bench numbers, the rule, earlier rounds, the checklist."""
+        from envport.pipeline.optimize import human
+
+        settings, progress = state.optimize, state.optimization
+        speeds = [
+            {"batch": batch, "sps": f"{sps:,.0f} ({human(sps)})"}
+            for batch, sps in sorted(progress.sps.items())
+        ]
+        attempts = [
+            f"round {a.round}: {'kept' if a.kept else 'reverted'}: {a.why}"
+            for a in progress.attempts
+        ]
+        return self.prompts.render(
+            "optimize.j2",
+            round=progress.rounds_done + 1,
+            rounds=settings.rounds,
+            target=self.target,
+            steps=settings.steps,
+            repeats=settings.repeats,
+            speeds=speeds,
+            largest=settings.largest,
+            threshold=1 + settings.min_gain,
+            gain_percent=f"{settings.min_gain * 100:g}",
+            attempts=attempts,
+            notes=state.notes,
+            files=normalise_files(files),
+        )
+
     def reask(self, error: str, truncated: bool, required: list[str], plan: bool) -> str:
         return self.prompts.render(
             "reask.j2", error=error, truncated=truncated, required=required, plan=plan

@@ -23,7 +23,7 @@ from envport.pipeline.prompting import PromptBuilder, target_info
 from envport.pipeline.sources import read_sources
 from envport.prompts.render import Prompts
 from envport.runs.layout import RunDir, create_run, new_run_id, open_run
-from envport.runs.state import Limits, RunState
+from envport.runs.state import Limits, OptimizeSettings, RunState
 from envport.spec import PortSpec, load_spec, spec_path
 
 
@@ -64,6 +64,7 @@ def translate(
     prompts_dir: str | None,
     limits: LimitOverrides,
     console: Console,
+    optimize: OptimizeSettings | None = None,
 ) -> int:
     if target not in TRANSLATE_TARGETS:
         raise EnvportError(f"--target {target}: translate supports {', '.join(TRANSLATE_TARGETS)}")
@@ -83,6 +84,7 @@ def translate(
         base_url=public_url(base_url),
         prompts_dir=prompts,
         limits=limits.apply(Limits()),
+        optimize=optimize or OptimizeSettings(),
         phase="modules" if target_spec.modules else "plan",
         modules=list(target_spec.modules),
         entry=target_spec.entry,

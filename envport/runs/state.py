@@ -23,7 +23,10 @@ STATE_FORMAT = "envport-run/1"
 COMPOSED = "composed"
 
 Status = Literal["running", "verified", "gave_up", "interrupted", "stopped"]
-Phase = Literal["plan", "modules", "composed", "done"]
+Phase = Literal["plan", "modules", "composed", "optimize", "done"]
+# Batch sizes the optimisation phase benches by default: the paper's range, the largest last
+# (the one an optimisation is judged by).
+OPTIMIZE_BATCH_SIZES = (32, 512, 8192)
 
 
 def utc_now() -> datetime:
@@ -39,6 +42,45 @@ class Limits(BaseModel):
     max_minutes: float | None = Field(default=60.0, gt=0)
     stuck_after: int = Field(default=3, ge=2, description="same divergence this often = stuck")
     answer_tokens: int = Field(default=8192, gt=0, description="max_tokens of each model call")
+
+
+class OptimizeSettings(BaseModel):
+    """`translate --optimize`: how many rounds, and how each port is benched.
+
+    `rounds` 0 (the default, and what a run from before the phase existed loads as) means
+    no optimisation phase.
+    """
+
+    rounds: int = Field(default=0, ge=0, description="optimise prompts after L1-L3 pass")
+    batch_sizes: list[int] = Field(default_factory=lambda: list(OPTIMIZE_BATCH_SIZES))
+    steps: int = Field(default=200, gt=0, description="steps per env in one timed run")
+    repeats: int = Field(default=5, gt=0, description="timed runs per port; the best counts")
+    min_gain: float = Field(default=0.05, ge=0, description="kept only at >= 1 + min_gain")
+
+    @property
+    def largest(self) -> int:
+        return max(self.batch_sizes)
+
+
+class OptimizeAttempt(BaseModel):
+    """One optimisation round: what the bench said and whether the edit was kept."""
+
+    round: int
+    kept: bool
+    why: str
+    batch: int  # the largest batch size: SPS there decides
+    sps_before: dict[int, float] = Field(default_factory=dict)  # the current port, same session
+    sps_after: dict[int, float] = Field(default_factory=dict)  # the candidate (empty: not benched)
+    ratio: float | None = None  # sps_after / sps_before at `batch`
+
+
+class OptimizeProgress(BaseModel):
+    rounds_done: int = 0
+    # SPS by batch size of the port as it stands (the last kept version), from the latest
+    # bench that measured it: what the next optimise prompt shows. Empty: not benched yet.
+    sps: dict[int, float] = Field(default_factory=dict)
+    start_sps: dict[int, float] = Field(default_factory=dict)  # before any optimisation
+    attempts: list[OptimizeAttempt] = Field(default_factory=list)
 
 
 class CheckOutcome(BaseModel):
@@ -90,6 +132,8 @@ class RunState(BaseModel):
     notes: list[str] = Field(default_factory=list)
     history: list[str] = Field(default_factory=list)
     stuck: StuckState = Field(default_factory=StuckState)
+    optimize: OptimizeSettings = Field(default_factory=OptimizeSettings)
+    optimization: OptimizeProgress = Field(default_factory=OptimizeProgress)
 
     step: int = 0  # completed steps
     head: str = ""  # git commit of the port after the last completed step

@@ -1,0 +1,304 @@
+"""The optimisation phase's measurements: SPS of two versions of a port, side by side.
+
+`translate --optimize` keeps an optimisation only when every level still passes and the
+port's steps per second at the largest batch size improve by at least `min_gain` (5%).
+Both versions run in worker processes (generated code never enters the driver), with the
+same workload as `envport bench` (the worker's `bench` op).
+
+Noise: the machine is shared (2 cores, other jobs), so a single timing of each version
+would often decide on the weather. The current port and the candidate are measured in the
+same session, at each batch size taking turns one timed run at a time (the order flips
+every repeat, so neither always runs right after the other), and each keeps its best of
+`repeats` runs: load from elsewhere slows runs, it never speeds one up, so the best run is
+the closest to what the code can do. Every run is journaled, so the spread is visible.
+
+A step run again after a kill must decide the same way it did (and render the same next
+prompt), so a comparison is cached by the step and both versions' files, like the checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from envport.errors import EnvportError
+from envport.llm.cache import write_atomically
+from envport.repair.apply import read_files
+from envport.runs.state import OptimizeAttempt, OptimizeSettings, RunState
+from envport.spec import PortSpec
+
+log = logging.getLogger("envport.pipeline")
+
+# Seconds one bench request (prepare + one timed run) may take before the worker is stopped:
+# a candidate that slow is reverted, with this as the reason.
+BENCH_TIMEOUT_S = 300.0
+BENCH_REPORT = "bench-optimize.json"
+
+
+class PortSpeed(BaseModel):
+    """One version's SPS at each batch size: the best run, every run, the loop that won."""
+
+    sps: dict[int, float] = Field(default_factory=dict)
+    runs: dict[int, list[float]] = Field(default_factory=dict)
+    loop: dict[int, str] = Field(default_factory=dict)
+
+
+class Comparison(BaseModel):
+    """Versions of a port benched in one session (the current port first)."""
+
+    batch_sizes: list[int]
+    steps: int
+    repeats: int
+    speeds: list[PortSpeed] = Field(default_factory=list)
+    error: str | None = None  # a version could not be benched ...
+    failed: int | None = None  # ... and which one (index into the versions)
+    seconds: float = 0.0
+
+
+class BenchFailed(EnvportError):
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message, exit_code=1)
+        self.index = index
+
+
+def _subject(spec: PortSpec, port: Path, target: str) -> dict[str, Any]:
+    from envport.verifiers.verify import port_target
+
+    chosen, modules, entry = port_target(spec, port, target)
+    return {"port_dir": str(port.resolve()), "modules": modules, "entry": entry, "target": chosen}
+
+
+def measure(
+    spec: PortSpec, target: str, ports: list[Path], settings: OptimizeSettings
+) -> Comparison:
+    """SPS of each port at each batch size, interleaved; a failure names its port."""
+    started = time.monotonic()
+    sizes = sorted(settings.batch_sizes)
+    result = Comparison(batch_sizes=sizes, steps=settings.steps, repeats=settings.repeats)
+    try:
+        result.speeds = _interleaved(spec, target, ports, sizes, settings)
+    except BenchFailed as error:
+        result.error, result.failed = str(error), error.index
+    result.seconds = round(time.monotonic() - started, 3)
+    return result
+
+
+def _interleaved(
+    spec: PortSpec,
+    target: str,
+    ports: list[Path],
+    sizes: list[int],
+    settings: OptimizeSettings,
+) -> list[PortSpeed]:
+    from contextlib import ExitStack
+
+    from envport.serve.client import PortWorker
+    from envport.targets.bench_run import START_STATES, action_pool, start_states
+    from envport.verifiers.reference import Reference
+
+    reference = Reference(spec)
+    # Reference start states only matter to a Rust port (its ABI has no reset); cheap anyway.
+    states = start_states(reference, min(START_STATES, max(sizes)))
+    speeds = [PortSpeed() for _ in ports]
+    with ExitStack() as stack:
+        workers = []
+        for index, port in enumerate(ports):
+            worker = stack.enter_context(
+                PortWorker(timeout=BENCH_TIMEOUT_S, load=_subject(spec, port, target))
+            )
+            _guarded(index, worker.receive)  # the load answer: a broken port stops here
+            workers.append(worker)
+        order = list(range(len(ports)))
+        for batch in sizes:
+            actions = action_pool(reference.action_space, batch, seed=0)
+            for repeat in range(settings.repeats):
+                turn = order if repeat % 2 == 0 else order[::-1]
+                for index in turn:
+                    answer = _guarded(
+                        index, _bench, workers[index], batch, actions, states, settings.steps
+                    )
+                    speed = speeds[index]
+                    sps = round(float(answer["sps"]), 1)
+                    speed.runs.setdefault(batch, []).append(sps)
+                    if sps >= speed.sps.get(batch, 0.0):
+                        speed.sps[batch] = sps
+                        speed.loop[batch] = str(answer["loop"])
+    return speeds
+
+
+def _bench(worker: Any, batch: int, actions: Any, states: Any, steps: int) -> dict[str, Any]:
+    """One timed run (the worker prepares and warms a new workload first, untimed)."""
+    return worker.request(
+        "bench",
+        batch=batch,
+        steps=steps,
+        repeats=1,
+        actions=actions,
+        states=states,
+        anchor=None,
+        seed=0,
+    )
+
+
+def _guarded(index: int, call: Any, *args: Any) -> Any:
+    try:
+        return call(*args)
+    except EnvportError as error:
+        raise BenchFailed(index, str(error).splitlines()[0] if str(error) else "failed") from None
+
+
+class BenchCache:
+    """Comparisons of a step by what determines them: the step, both ports' files, settings."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def key(self, step: int, ports: list[Path], settings: OptimizeSettings) -> str:
+        material = {
+            "step": step,
+            "ports": [read_files(port) for port in ports],
+            "settings": settings.model_dump(mode="json"),
+        }
+        text = json.dumps(material, sort_keys=True)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def get(self, key: str) -> Comparison | None:
+        path = self.directory / f"{key}.json"
+        try:
+            return Comparison.model_validate_json(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValidationError) as error:
+            log.warning("ignoring unreadable bench cache entry %s: %s", path, error)
+            return None
+
+    def put(self, key: str, comparison: Comparison) -> None:
+        write_atomically(self.directory / f"{key}.json", comparison.model_dump_json())
+
+    def measure(
+        self,
+        step: int,
+        spec: PortSpec,
+        target: str,
+        ports: list[Path],
+        settings: OptimizeSettings,
+    ) -> tuple[Comparison, bool]:
+        key = self.key(step, ports, settings)
+        cached = self.get(key)
+        if cached is not None:
+            return cached, True
+        comparison = measure(spec, target, ports, settings)
+        self.put(key, comparison)
+        return comparison, False
+
+
+def snapshot(port: Path, destination: Path) -> Path:
+    """A copy of the port as it is now, to bench beside the edited one."""
+    if destination.exists():
+        shutil.rmtree(destination)
+    shutil.copytree(port, destination, ignore=shutil.ignore_patterns("__pycache__"))
+    return destination
+
+
+def human(sps: float) -> str:
+    from envport.targets.bench_report import human as short
+
+    return short(sps)
+
+
+def ratio_text(attempt: OptimizeAttempt) -> str:
+    """`SPS at B=8192: 34.2k -> 5.28M (154x)`, or why there is no figure."""
+    before = attempt.sps_before.get(attempt.batch)
+    after = attempt.sps_after.get(attempt.batch)
+    if before is None or after is None or attempt.ratio is None:
+        return f"SPS at B={attempt.batch}: not measured"
+    return f"SPS at B={attempt.batch}: {human(before)} -> {human(after)} ({attempt.ratio:.2f}x)"
+
+
+def outcome_lines(state: RunState) -> list[str]:
+    """The optimisation section of reports/outcome.md: every attempt and its SPS."""
+    progress = state.optimization
+    settings = state.optimize
+    if not settings.rounds:
+        return []
+    largest = settings.largest
+    lines = [
+        "",
+        "## Optimisation",
+        "",
+        f"{progress.rounds_done} of {settings.rounds} rounds; kept when every level passes "
+        f"and SPS at B={largest} is at least {1 + settings.min_gain:.2f}x the current port's "
+        f"(both measured in one session, interleaved, best of {settings.repeats} runs of "
+        f"{settings.steps} steps).",
+        "",
+    ]
+    if progress.start_sps:
+        start = progress.start_sps.get(largest)
+        now = progress.sps.get(largest)
+        if start and now:
+            lines += [
+                f"SPS at B={largest}: {human(start)} before optimisation, {human(now)} now "
+                f"({now / start:.2f}x).",
+                "",
+            ]
+    sizes = sorted(settings.batch_sizes)
+    header = " | ".join(f"B={b} before -> after" for b in sizes)
+    lines += [
+        f"| round | decision | {header} | ratio | why |",
+        "|---|---|" + "---|" * len(sizes) + "---|---|",
+    ]
+    for attempt in progress.attempts:
+        cells = []
+        for batch in sizes:
+            before = attempt.sps_before.get(batch)
+            after = attempt.sps_after.get(batch)
+            cells.append(f"{human(before) if before else '-'} -> {human(after) if after else '-'}")
+        ratio = f"{attempt.ratio:.2f}x" if attempt.ratio is not None else "-"
+        decision = "kept" if attempt.kept else "reverted"
+        why = attempt.why.replace("|", "/").splitlines()[0]
+        lines.append(f"| {attempt.round} | {decision} | {' | '.join(cells)} | {ratio} | {why} |")
+    return lines
+
+
+def write_bench_report(reports: Path, state: RunState, spec_source: str) -> None:
+    """reports/bench-optimize.json in `envport bench`'s format, one row per version benched,
+    so a report that shows bench results shows the optimisation's too."""
+    from envport.targets.bench_report import BenchReport, BenchRow, machine
+
+    settings = state.optimize
+    progress = state.optimization
+    report = BenchReport(
+        spec=spec_source,
+        created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        machine=machine(),
+        steps=settings.steps,
+        repeats=settings.repeats,
+        batch_sizes=sorted(settings.batch_sizes),
+    )
+
+    def rows(name: str, sps: dict[int, float]) -> None:
+        for batch, value in sorted(sps.items()):
+            report.rows.append(
+                BenchRow(
+                    name=name,
+                    kind="port",
+                    backend=state.target,
+                    batch=batch,
+                    sps=value,
+                    steps=settings.steps,
+                )
+            )
+
+    rows(f"{state.target} port before optimisation", progress.start_sps)
+    for attempt in progress.attempts:
+        if attempt.sps_after:
+            verdict = "kept" if attempt.kept else "reverted"
+            rows(f"round {attempt.round} ({verdict})", attempt.sps_after)
+    write_atomically(reports / BENCH_REPORT, report.model_dump_json(indent=2) + "\n")
