@@ -12,8 +12,9 @@ INTENDED = 1
 
 
 def noise_from_draws(draws, before, action, env):
-    if [d.method for d in draws] != ["random"]:
-        raise ValueError(f"expected one np_random.random() per step, got {[d.method for d in draws]}")
+    methods = [d.method for d in draws]
+    if methods != ["random"]:
+        raise ValueError(f"expected one np_random.random() per step, got {methods}")
     probabilities = [t[0] for t in env.unwrapped.P[int(before["s"])][int(action)]]
     if len(probabilities) == 1:
         # A hole or the goal: the step stays put whatever it drew.

@@ -9,7 +9,8 @@ import numpy as np
 MAP = ("SFFF", "FHFH", "FFFH", "HFFG")
 NROW, NCOL = 4, 4
 FROZEN, HOLE, GOAL = 0, 1, 2
-TILES = np.array([[{"S": FROZEN, "F": FROZEN, "H": HOLE, "G": GOAL}[c] for c in row] for row in MAP]).reshape(-1)
+CODES = {"S": FROZEN, "F": FROZEN, "H": HOLE, "G": GOAL}
+TILES = np.array([CODES[c] for row in MAP for c in row])
 LEFT, DOWN, RIGHT, UP = 0, 1, 2, 3
 MAX_STEPS = 100
 

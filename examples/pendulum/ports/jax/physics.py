@@ -22,7 +22,8 @@ class Params(NamedTuple):
 
 def clip_torque(action, params: Params):
     """The action is a float32[1] torque; out-of-range torques are clipped, not rejected."""
-    return jnp.clip(jnp.asarray(action, jnp.float32).reshape(-1)[0], -params.max_torque, params.max_torque)
+    torque = jnp.asarray(action, jnp.float32).reshape(-1)[0]
+    return jnp.clip(torque, -params.max_torque, params.max_torque)
 
 
 def angle_normalize(x):
@@ -36,8 +37,10 @@ def cost(th, thdot, u):
 
 def dynamics(th, thdot, u, params: Params):
     """The new angular velocity (clipped) first, then the angle from it."""
-    newthdot = thdot + (
-        3 * params.g / (2 * params.l) * jnp.sin(th) + 3.0 / (params.m * params.l**2) * u
-    ) * params.dt
+    newthdot = (
+        thdot
+        + (3 * params.g / (2 * params.l) * jnp.sin(th) + 3.0 / (params.m * params.l**2) * u)
+        * params.dt
+    )
     newthdot = jnp.clip(newthdot, -params.max_speed, params.max_speed)
     return th + newthdot * params.dt, newthdot

@@ -1,5 +1,5 @@
-"""Taxi (Gymnasium's Taxi-v4, the v3 dynamics) in the gymnax functional style (envport's JAX contract); the observation is the
-state code, an integer.
+"""Taxi (Gymnasium's Taxi-v4, the v3 dynamics) in the gymnax functional style (envport's JAX
+contract); the observation is the state code, an integer.
 
 Hand-written known-good port: a test subject for the verifier, not model output.
 """
@@ -31,7 +31,10 @@ def reset(key: jax.Array, params: Params):
     passenger = jax.random.randint(k_pass, (), 0, 4)
     destination = (passenger + jax.random.randint(k_dest, (), 1, 4)) % 4
     s = encode(
-        jax.random.randint(k_row, (), 0, 5), jax.random.randint(k_col, (), 0, 5), passenger, destination
+        jax.random.randint(k_row, (), 0, 5),
+        jax.random.randint(k_col, (), 0, 5),
+        passenger,
+        destination,
     )
     return s, State(s, jnp.int32(0))
 

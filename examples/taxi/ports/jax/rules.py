@@ -45,7 +45,7 @@ def decode(s):
 def transition(s, action):
     """(state, action) -> (next state, reward, terminated), as the reference's table has it."""
     row, col, passenger, destination = decode(s)
-    at_stand = (STAND_ROWS == row) & (STAND_COLS == col)
+    at_stand = (row == STAND_ROWS) & (col == STAND_COLS)
     stand = jnp.argmax(at_stand)
     on_stand = at_stand.any()
     new_row = jnp.where(action == 0, jnp.minimum(row + 1, 4), row)

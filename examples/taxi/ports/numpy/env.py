@@ -1,5 +1,6 @@
-"""Taxi (Gymnasium's Taxi-v4, the v3 dynamics) as a batched NumPy env (envport's NumPy contract, next-step autoreset); the
-observation is the state code, an int64 as Gymnasium's Discrete space holds it.
+"""Taxi (Gymnasium's Taxi-v4, the v3 dynamics) as a batched NumPy env (envport's NumPy
+contract, next-step autoreset); the observation is the state code, an int64 as Gymnasium's
+Discrete space holds it.
 
 Hand-written known-good port: a test subject for the verifier, not model output.
 """
