@@ -1,0 +1,164 @@
+"""`envport review` on a real run (the drift session of run_fixtures: L3 finds the bug, one
+repair fixes it), through the real command line; and the transcript-to-iterations reader on
+a journal with a kill in it."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from envport.review.timeline import build_timeline
+
+from helpers import ROOT
+from run_fixtures import clean_env, envport, translate_drift_run
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return translate_drift_run(tmp_path_factory.mktemp("review"))
+
+
+def lines(text: str) -> list[str]:
+    return [" ".join(line.split()) for line in text.splitlines()]
+
+
+@pytest.mark.slow
+def test_the_list_of_iterations(run: Path) -> None:
+    result = envport("review", str(run))
+    assert result.returncode == 0, result.stderr
+    out = lines(result.stdout)
+    assert "\x1b[" not in result.stdout  # plain off a terminal
+    assert f"run {run.name}: cartpole -> numpy, model replay:{run.parent.parent}/session" in out
+    assert "verified (every level passes)" in out
+    assert "# phase module iter levels decision tokens cost cached" in out
+    assert "0 generate physics 0 module ok l1 ok accept 0 $0.0000 0" in out
+    assert "1 generate env 0 module ok l1 ok accept 0 $0.0000 0" in out
+    assert "2 check whole port - l2 ok l3 FAIL repair 0 $0.0000 0" in out
+    assert "3 repair whole port 1 module ok l1 ok l2 ok l3 ok accept 0 $0.0000 0" in out
+    assert "total: 0 tokens, $0.0000" in out
+    assert f"4 iterations; one in full: envport review {run} --iteration K" in out
+
+
+@pytest.mark.slow
+def test_one_iteration_in_full(run: Path) -> None:
+    first = envport("review", str(run), "--iteration", "0")
+    assert first.returncode == 0, first.stderr
+    out = first.stdout
+    assert "iteration 0: generate physics #0 - 1 model calls, 0 tokens, $0.0000" in out
+    assert "prompt (generate physics)" in out and "## Now write module `physics.py`" in out
+    assert "more lines; --full shows them" in out  # the stable prefix, shortened
+    # The answer as the model wrote it, its terminal escapes shown, not obeyed.
+    assert '<script>document.title="pwned"</script>' in out
+    assert "\\x1b]0;retitled\\x07\\x1b[2J" in out and "\x1b" not in out
+    assert "diff physics.py (created)" in out and "+GRAVITY = 9.801" in out
+    assert "check physics: pass" in out and "pass l1.physics.dynamics" in out
+    assert "decision: accept" in out and "commit " in out
+
+    check = envport("review", str(run), "--iteration", "2").stdout
+    assert "check composed: FAIL" in check and "FAIL l3.free" in check
+    assert "L3 free, episode" in check and "obs.theta_dot: expected" in check
+    assert "decision: repair" in check
+
+    repair = envport("review", str(run), "--iteration", "3").stdout
+    assert "prompt (repair)" in repair and "Repair iteration 1" in repair
+    assert "-GRAVITY = 9.801" in repair and "+GRAVITY = 9.8" in repair
+    assert "check physics: pass" in repair  # the regression guard's re-check
+
+    full = envport("review", str(run), "--iteration", "0", "--full").stdout
+    assert "more lines; --full shows them" not in full and len(full) > len(out)
+
+
+@pytest.mark.slow
+def test_paged_with_colours_on_a_terminal(run: Path, tmp_path: Path) -> None:
+    paged = tmp_path / "paged.txt"
+    env = clean_env(PAGER=f"tee {paged}", TERM="xterm-256color", COLUMNS="120")
+    main, secondary = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "envport", "review", str(run), "--iteration", "3"],
+            cwd=ROOT,
+            env=env,
+            stdin=secondary,
+            stdout=secondary,
+            stderr=secondary,
+        )
+        os.close(secondary)
+        received = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the terminal closed: the command has ended
+                break
+            if not chunk:
+                break
+            received += chunk
+        assert process.wait(timeout=60) == 0, received[-2000:]
+    finally:
+        os.close(main)
+    text = paged.read_text()
+    assert "-GRAVITY = 9.801" in text and "\x1b[" in text  # through the pager, in colour
+
+
+def test_errors_are_one_line_exit_2(tmp_path: Path) -> None:
+    missing = envport("review", str(tmp_path / "nowhere"))
+    assert missing.returncode == 2 and "no such run directory" in missing.stderr
+    not_a_run = envport("review", str(tmp_path))
+    assert not_a_run.returncode == 2 and "not an envport run" in not_a_run.stderr
+    negative = envport("review", str(tmp_path), "--iteration", "-1")
+    assert negative.returncode == 2 and "expected 0 or more" in negative.stderr
+    for result in (missing, not_a_run, negative):
+        assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+@pytest.mark.slow
+def test_an_unknown_iteration(run: Path) -> None:
+    result = envport("review", str(run), "--iteration", "9")
+    assert result.returncode == 2
+    assert result.stderr.strip() == (
+        "envport: --iteration 9: no such iteration (this run has 0..3)"
+    )
+
+
+def test_a_step_cut_short_by_a_kill_counts_once_and_keeps_its_bill() -> None:
+    """A journal as the driver writes it when killed during step 1's check, then resumed."""
+    purpose = {"phase": "generate", "module": "env", "iteration": 0}
+    paid = {"event": "model_call", "purpose": purpose, "cached": False, "cost_usd": 0.25,
+            "usage": {"input_tokens": 100, "output_tokens": 20}}  # fmt: skip
+    events = [
+        {"event": "run_started", "step": 0},
+        {"event": "prompt", "step": 0, "purpose": {**purpose, "module": "physics"}},
+        {**paid, "cost_usd": 0.5},
+        {"event": "answer", "step": 0, "purpose": {**purpose, "module": "physics"}, "text": "a"},
+        {"event": "check", "step": 0, "scope": "physics", "passed": True,
+         "outcomes": [{"name": "module:physics", "level": "module", "passed": True}]},
+        {"event": "decision", "step": 0, "decision": "accept"},
+        {"event": "prompt", "step": 1, "purpose": purpose},
+        paid,
+        {"event": "answer", "step": 1, "purpose": purpose, "text": "first attempt"},
+        {"event": "edit", "step": 1, "path": "env.py", "diff": "+x"},
+        # killed here; resumed at step 1: the same prompt, answered from the cache
+        {"event": "resumed", "step": 1},
+        {"event": "prompt", "step": 1, "purpose": purpose},
+        {**paid, "cached": True, "cost_usd": 0.0},
+        {"event": "answer", "step": 1, "purpose": purpose, "text": "first attempt"},
+        {"event": "edit", "step": 1, "path": "env.py", "diff": "+x"},
+        {"event": "check", "step": 1, "scope": "env", "passed": False,
+         "outcomes": [{"name": "l1.transition:env", "level": "l1", "passed": False}]},
+        {"event": "decision", "step": 1, "decision": "repair"},
+        # the driver journals "stuck" after the step counter moved on: same iteration
+        {"event": "decision", "step": 2, "decision": "stuck"},
+        {"event": "finished", "step": 2, "status": "gave_up"},
+    ]  # fmt: skip
+    timeline = build_timeline(events)
+    assert [it.step for it in timeline.iterations] == [0, 1]
+    second = timeline.iterations[1]
+    assert second.label == "generate env #0" and len(second.edits) == 1
+    assert second.cost_usd == 0.25 and second.cached_calls == 1
+    assert second.levels() == {"l1": False} and second.decision == "stuck"
+    assert timeline.cost_usd == 0.75 and timeline.usage.total == 240
+    assert [e["event"] for e in timeline.run_events] == ["run_started", "resumed", "finished"]
