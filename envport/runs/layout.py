@@ -128,14 +128,18 @@ def new_run_id(spec_name: str, target: str) -> str:
 
 
 def _freeze_harness_files(spec_file: Path, root: Path) -> None:
-    """Copy the harness files the spec names by relative path (L1 probes) next to the copy.
+    """Copy the harness files the spec names by relative path (L1 probes, a stochastic env's
+    noise harness) next to the copy.
 
     The frozen spec keeps its text, so a relative path in it must resolve in the run too.
     """
     from envport.spec import load_spec
 
-    for target in load_spec(spec_file).targets.values():
-        relative = getattr(target, "probes", None)
+    spec = load_spec(spec_file)
+    named = [getattr(target, "probes", None) for target in spec.targets.values()]
+    if spec.randomness is not None:
+        named.append(spec.randomness.harness)
+    for relative in named:
         if not relative or Path(relative).is_absolute():
             continue
         source = (spec_file.parent / relative).resolve()
