@@ -311,6 +311,9 @@ def test_total_cost_cap_stops_new_runs(tmp_path: Path, api: FakeAPI) -> None:
     assert list(found) == ["cartpole-numpy-openai-fake-a"]
     state = json.loads((found["cartpole-numpy-openai-fake-a"] / "run.json").read_text())
     assert state["limits"]["max_usd"] == 0.5 and state["cost_usd"] == pytest.approx(0.075)
+    # Its report shows what each iteration cost, and the total.
+    report = (found["cartpole-numpy-openai-fake-a"] / "reports" / "report.html").read_text()
+    assert 'id="cost-plot"' in report and "$0.0750</th>" in report
 
     # The cap counts what earlier batch runs spent: running it again starts nothing new.
     again = subprocess.run(

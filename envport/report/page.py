@@ -229,7 +229,8 @@ def _bench_views(run: RunDir, extra: list[Path]) -> list[BenchView]:
 
 
 def _cost_plot(views: list[IterationView]) -> str | None:
-    if not plots.available():
+    # Replayed or cached answers cost nothing: a chart of zeros says less than a sentence.
+    if not plots.available() or not any(v.tokens or v.cost_usd for v in views):
         return None
     try:
         return plots.cost_plot(

@@ -179,7 +179,7 @@ def cost_plot(labels: list[str], tokens: list[int], dollars: list[float]) -> str
     """Tokens per iteration (bars) and dollars so far (line)."""
     if not labels:
         return None
-    figure = _figure(min(2.0 + 0.55 * len(labels), 11.0), 3.0)
+    figure = _figure(min(max(5.0, 2.0 + 0.55 * len(labels)), 11.0), 3.2)
     axes = figure.subplots()
     positions = list(range(len(labels)))
     axes.bar(positions, tokens, color=REFERENCE, alpha=0.7, label="tokens")
@@ -196,7 +196,11 @@ def cost_plot(labels: list[str], tokens: list[int], dollars: list[float]) -> str
     spent.set_ylabel("dollars so far")
     spent.set_ylim(bottom=0, top=max(running[-1] * 1.15, 0.01))
     handles = axes.get_legend_handles_labels()[0] + spent.get_legend_handles_labels()[0]
-    axes.legend(handles, ["tokens", "dollars so far"], loc="upper left", fontsize=8)
+    # Above the axes: inside, it would cover the first bars.
+    axes.legend(
+        handles, ["tokens", "dollars so far"], loc="lower left", bbox_to_anchor=(0, 1.0),
+        ncols=2, frameon=False, fontsize=8,
+    )  # fmt: skip
     return to_data_uri(figure)
 
 
