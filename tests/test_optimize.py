@@ -25,7 +25,11 @@ from typing import Any
 import git
 import pytest
 
-from envport.runs.state import RunState
+from envport.pipeline.prompting import PromptBuilder, target_info
+from envport.pipeline.sources import read_sources
+from envport.prompts.render import Prompts
+from envport.runs.state import OptimizeAttempt, OptimizeProgress, OptimizeSettings, RunState
+from envport.spec import load_spec
 
 from fake_api import FakeAPI, Status
 from helpers import CARTPOLE, ROOT
@@ -137,15 +141,16 @@ def spec(tmp_path: Path) -> Path:
     return fast_spec(tmp_path / "cartpole")
 
 
-def optimize_session(directory: Path) -> Path:
-    """A replay session of hand-written answers: the slow port, then three optimisations."""
-    answers = [
-        ("generate", "physics", 0, PHYSICS),
-        ("generate", "env", 0, SCRIPTED_SLOW_ENV),
-        ("optimize", None, 1, SCRIPTED_SLOWER),
-        ("optimize", None, 2, SCRIPTED_FAST_BUT_BROKEN),
-        ("optimize", None, 3, SCRIPTED_FAST),
-    ]
+SLOW_PORT = [("generate", "physics", 0, PHYSICS), ("generate", "env", 0, SCRIPTED_SLOW_ENV)]
+OPTIMISATIONS = [
+    ("optimize", None, 1, SCRIPTED_SLOWER),
+    ("optimize", None, 2, SCRIPTED_FAST_BUT_BROKEN),
+    ("optimize", None, 3, SCRIPTED_FAST),
+]
+
+
+def optimize_session(directory: Path, answers: list[tuple[str, str | None, int, str]]) -> Path:
+    """A replay session of hand-written answers (the slow port, then optimisations)."""
     directory.mkdir(parents=True)
     entries = []
     for phase, module, iteration, text in answers:
@@ -171,7 +176,7 @@ def test_a_slower_optimisation_is_reverted_and_a_faster_one_kept(
 ) -> None:
     started = time.monotonic()
     out = tmp_path / "runs"
-    session = optimize_session(tmp_path / "session")
+    session = optimize_session(tmp_path / "session", SLOW_PORT + OPTIMISATIONS)
     result = envport(
         "translate", str(spec), "--target", "numpy", "--model", f"replay:{session}",
         "--out", str(out), "--optimize", "--optimize-rounds", "3", *BENCH,
@@ -228,11 +233,17 @@ def test_a_slower_optimisation_is_reverted_and_a_faster_one_kept(
     assert all(outcome.passed for outcome in state.results.values())
     # The report shows each attempt and its SPS; the bench file is envport bench's format.
     outcome = (run / "reports" / "outcome.md").read_text()
-    assert "## Optimisation" in outcome
+    assert "## Optimisation" in outcome and "The kept rounds made the port" in outcome
     assert "| 1 | reverted |" in outcome and "| 3 | kept |" in outcome
     bench = json.loads((run / "reports" / "bench-optimize.json").read_text())
     names = {row["name"] for row in bench["rows"]}
-    assert names == {"numpy port before optimisation", "round 1 (reverted)", "round 3 (kept)"}
+    assert names == {
+        "numpy port before optimisation",
+        "round 1: current port",
+        "round 1: edit (reverted)",
+        "round 3: current port",
+        "round 3: edit (kept)",
+    }
     assert "1 of 3 optimisation rounds kept" in result.stdout
 
     seconds = time.monotonic() - started
@@ -305,6 +316,34 @@ def wait_for(out: Path, process: subprocess.Popen, match: Any, limit: float = 12
     raise AssertionError("the event never came")
 
 
+def test_a_budget_that_ends_during_optimisation_ends_only_the_optimisation(
+    tmp_path: Path, spec: Path
+) -> None:
+    # No optimise answer in the session: the run stops at the first optimise call (exit 2,
+    # saved), as with a model that cannot be reached.
+    out = tmp_path / "runs"
+    session = optimize_session(tmp_path / "session", SLOW_PORT)
+    stopped = envport(
+        "translate", str(spec), "--target", "numpy", "--model", f"replay:{session}",
+        "--out", str(out), "--optimize", "--optimize-rounds", "2", *BENCH,
+    )  # fmt: skip
+    assert stopped.returncode == 2, stopped.stdout + stopped.stderr
+    run = only_run(out)
+    state = RunState.model_validate_json((run / "run.json").read_text())
+    assert state.status == "stopped" and state.phase == "optimize"
+    assert set(state.optimization.sps) == {8, 256}  # the first prompt's figures are kept
+    # Resumed with a token cap the optimise call could pass: refused before it is made, and
+    # the verified port stays verified.
+    resumed = envport("resume", str(run), "--budget-tokens", "1000")
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    state = RunState.model_validate_json((run / "run.json").read_text())
+    assert state.status == "verified" and state.phase == "done"
+    assert state.reason.startswith("every level passes; 0 of 0 optimisation rounds kept")
+    assert "stopped: budget exhausted" in state.reason
+    assert of(run, "finished")[-1]["status"] == "verified"
+    assert "for i in range" in (run / "port" / "env.py").read_text()
+
+
 def test_optimise_flags_need_optimize_and_valid_sizes(tmp_path: Path) -> None:
     out = tmp_path / "runs"
     base = ("translate", "examples/cartpole", "--target", "numpy", "--out", str(out))
@@ -333,3 +372,47 @@ def test_a_run_from_before_the_optimisation_phase_still_loads() -> None:
     state = RunState.model_validate_json(json.dumps(old))
     assert state.optimize.rounds == 0 and not state.optimization.attempts
     assert state.optimize.largest == 8192
+
+
+@pytest.mark.parametrize(
+    ("target", "items"),
+    [
+        ("jax", ["Fixed shapes", "jnp.where", "`vmap`", "`jit`", "`lax.scan` fusion", "float32"]),
+        ("numpy", ["Vectorise over the batch", "Preallocate", "In-place operations"]),
+        ("rust", ["Preallocated buffers", "Threads", "Lookup tables", "Inlining"]),
+    ],
+)
+def test_the_optimise_prompt_carries_the_numbers_the_rule_and_the_checklist(
+    target: str, items: list[str]
+) -> None:
+    spec = load_spec(CARTPOLE)
+    builder = PromptBuilder(Prompts(), spec, read_sources(spec), target_info(target))
+    state = RunState(
+        run_id="r",
+        spec_source="s",
+        spec_name="cartpole",
+        target="numpy",
+        model="replay:x",
+        phase="optimize",
+        optimize=OptimizeSettings(rounds=3, batch_sizes=[32, 4096], min_gain=0.1),
+        optimization=OptimizeProgress(
+            rounds_done=1,
+            sps={32: 1_234_567.0, 4096: 52_000_000.0},
+            attempts=[
+                OptimizeAttempt(
+                    round=1, kept=False, why="SPS at B=4096: 52M -> 40M (0.77x)", batch=4096
+                )
+            ],
+        ),
+        notes=["Your optimisation in round 1 was reverted: slower"],
+    )
+    text = builder.optimize(state, {"env.py": "STEP = 1\n"})
+    assert "## Optimisation round 2 of 3" in text
+    assert "| 32 | 1,234,567 (1.23M) |" in text
+    assert "| 4096 | 52,000,000 (52M) (this one decides) |" in text
+    assert "at least 1.10x the current port's (a gain of 10% or more)" in text
+    assert "- round 1: reverted: SPS at B=4096: 52M -> 40M (0.77x)" in text
+    assert "- Your optimisation in round 1 was reverted: slower" in text
+    assert "### File: env.py" in text and "STEP = 1" in text
+    for item in items:
+        assert item in text, item

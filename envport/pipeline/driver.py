@@ -38,6 +38,7 @@ from envport.pipeline.checks import CheckCache, CheckRun, check_composed, check_
 from envport.pipeline.optimize import (
     BenchCache,
     Comparison,
+    kept_gain,
     outcome_lines,
     ratio_text,
     snapshot,
@@ -73,11 +74,10 @@ def _optimized(state: RunState) -> str:
     """The verified run's reason after optimisation: what it gained, at the largest batch."""
     progress = state.optimization
     kept = sum(attempt.kept for attempt in progress.attempts)
-    largest = state.optimize.largest
-    start, now = progress.start_sps.get(largest), progress.sps.get(largest)
     done = f"{kept} of {progress.rounds_done} optimisation rounds kept"
-    if kept and start and now:
-        done += f", SPS at B={largest} {start:,.0f} -> {now:,.0f} ({now / start:.2f}x)"
+    gain = kept_gain(state)
+    if gain is not None:
+        done += f", {gain:.2f}x the SPS at B={state.optimize.largest}"
     return f"every level passes; {done}"
 
 

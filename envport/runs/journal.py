@@ -11,6 +11,10 @@ Events, each with `event`, `at` and (from the driver) `step`:
   proposed_test             a test the model proposed, saved under proposed_tests/
   check                     a verifier run: scope, each check's pass/fail and divergences
   decision                  what the driver does next and why (accept, revert, stuck, ...)
+  optimize_bench            `--optimize`: SPS of the verified port by batch size, every run
+  optimize_attempt          one optimisation round: kept or reverted and why, SPS before and
+                            after by batch size (one session), the ratio at the largest batch,
+                            every timed run of both versions
   commit                    the git commit of the step
   finished / interrupted / stopped    how the session ended
 A record is one write of one line, so a kill leaves whole records and at most one torn last
