@@ -90,13 +90,18 @@ def test_the_drift_report_shows_every_iteration_escaped(drift: Path) -> None:
 @pytest.mark.slow
 def test_bench_results_appear_when_a_bench_ran(drift: Path, tmp_path: Path) -> None:
     bench = drift / "reports" / "bench.json"
+    other = drift / "reports" / "bench-other.json"  # a name that matches, another format
     shutil.copyfile(ROOT / "benchmarks" / "results" / "sps.json", bench)
+    other.write_text('{"comparisons": []}')
     try:
         html = report_of(drift).read_text()
+        named = envport("report", str(drift), "--bench", str(other))
     finally:
         bench.unlink()
+        other.unlink()
+    assert named.returncode == 2 and "not an `envport bench --json` result" in named.stderr
     rows = json.loads((ROOT / "benchmarks" / "results" / "sps.json").read_text())["rows"]
-    assert '<h2 id="bench">Steps per second</h2>' in html
+    assert '<h2 id="bench">Steps per second</h2>' in html and html.count('class="bench"') == 1
     for batch in sorted({row["batch"] for row in rows}):
         assert f"B={batch}</th>" in html
     assert 'alt="steps per second by batch size"' in html

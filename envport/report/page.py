@@ -18,6 +18,7 @@ from typing import Any
 import jinja2
 from pydantic import ValidationError
 
+from envport.errors import EnvportError
 from envport.report import plots
 from envport.review.terminal import safe
 from envport.review.timeline import Iteration, Timeline, level_summary, read_timeline
@@ -82,7 +83,6 @@ class BenchView:
     batches: list[int]
     rows: list[tuple[str, list[str]]]
     plot: str | None
-    error: str | None = None
 
 
 def diff_lines(diff: str) -> list[tuple[str, str]]:
@@ -204,14 +204,19 @@ def _iteration_view(iteration: Iteration, timeline: Timeline) -> IterationView:
 def _bench_views(run: RunDir, extra: list[Path]) -> list[BenchView]:
     from envport.targets.bench_report import BenchReport, human
 
-    files = sorted(run.reports.glob(BENCH_GLOB)) + list(extra)
+    found = sorted(run.reports.glob(BENCH_GLOB))
     views = []
-    for path in dict.fromkeys(files):
+    for path in dict.fromkeys([*found, *extra]):
         try:
             report = BenchReport.model_validate_json(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as error:
             first = str(error).splitlines()[0]
-            views.append(BenchView(str(path), [], [], None, f"not a bench result: {first}"))
+            if path in extra:
+                raise EnvportError(
+                    f"--bench {path}: not an `envport bench --json` result ({first})"
+                ) from None
+            # Another tool's file that matches the name (the optimiser's comparisons).
+            log.info("%s is not a bench result, left out: %s", path, first)
             continue
         batches = sorted({row.batch for row in report.rows})
         rows = []
