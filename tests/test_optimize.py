@@ -171,6 +171,7 @@ def optimize_session(directory: Path, answers: list[tuple[str, str | None, int, 
     return directory
 
 
+@pytest.mark.slow
 def test_a_slower_optimisation_is_reverted_and_a_faster_one_kept(
     tmp_path: Path, spec: Path
 ) -> None:
@@ -266,6 +267,7 @@ def by_prompt(flavour: str, body: dict[str, Any]) -> Any:
     return Status(400, f"unexpected request: {text[:80]}")
 
 
+@pytest.mark.slow
 def test_a_run_killed_mid_optimisation_resumes_without_asking_again(
     tmp_path: Path, spec: Path
 ) -> None:
@@ -316,6 +318,7 @@ def wait_for(out: Path, process: subprocess.Popen, match: Any, limit: float = 12
     raise AssertionError("the event never came")
 
 
+@pytest.mark.slow
 def test_a_budget_that_ends_during_optimisation_ends_only_the_optimisation(
     tmp_path: Path, spec: Path
 ) -> None:
