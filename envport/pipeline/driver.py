@@ -663,9 +663,10 @@ class Driver:
         else:
             before, after = comparison.speeds[0].sps, comparison.speeds[1].sps
             attempt.sps_before, attempt.sps_after = dict(before), dict(after)
-            attempt.ratio = round(after[largest] / before[largest], 4)
+            ratio = after[largest] / before[largest]
+            attempt.ratio = round(ratio, 4)
             figures = ratio_text(attempt)
-            if attempt.ratio >= threshold:
+            if ratio >= threshold:
                 attempt.kept = True
                 attempt.why = f"every level passes and {figures}, at least {threshold:.2f}x"
                 nxt.results.update({o.name: o for o in outcomes})

@@ -30,7 +30,6 @@ from pydantic import BaseModel, Field, ValidationError
 
 from envport.errors import EnvportError
 from envport.llm.cache import write_atomically
-from envport.repair.apply import read_files
 from envport.runs.state import OptimizeAttempt, OptimizeSettings, RunState
 from envport.spec import PortSpec
 
@@ -163,7 +162,7 @@ class BenchCache:
     def key(self, step: int, ports: list[Path], settings: OptimizeSettings) -> str:
         material = {
             "step": step,
-            "ports": [read_files(port) for port in ports],
+            "ports": [_digest(port) for port in ports],
             "settings": settings.model_dump(mode="json"),
         }
         text = json.dumps(material, sort_keys=True)
@@ -199,11 +198,23 @@ class BenchCache:
         return comparison, False
 
 
+def _digest(port: Path) -> dict[str, str]:
+    """Every file of a port by relative path and content hash (any language: a Rust crate's
+    Cargo.toml matters as much as its sources); build output and bytecode aside."""
+    found = {}
+    for path in sorted(port.rglob("*")):
+        parts = path.relative_to(port).parts
+        if "__pycache__" in parts or parts[0] == "target" or not path.is_file():
+            continue
+        found["/".join(parts)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
 def snapshot(port: Path, destination: Path) -> Path:
     """A copy of the port as it is now, to bench beside the edited one."""
     if destination.exists():
         shutil.rmtree(destination)
-    shutil.copytree(port, destination, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(port, destination, ignore=shutil.ignore_patterns("__pycache__", "target"))
     return destination
 
 
