@@ -14,6 +14,7 @@ of the speed): the 5% rule decides both with a wide margin even on a loaded 2-co
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -280,12 +281,15 @@ def test_a_run_killed_mid_optimisation_resumes_without_asking_again(
             env=clean_env(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
+            # Its own process group, so the kill takes its workers too: a worker still
+            # starting when its parent dies cannot tell it was orphaned, and would linger.
+            start_new_session=True,
         )
         try:
             # Killed while round 1's edit is checked or benched: after the answer arrived.
             run = wait_for(out, process, lambda e: e["event"] == "edit" and e["step"] >= 4)
         finally:
-            process.send_signal(signal.SIGKILL)
+            os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=30)
         assert not of(run, "optimize_attempt")
         resumed = envport("resume", str(run), env=clean_env())
