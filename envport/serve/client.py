@@ -50,6 +50,7 @@ class PortWorker:
         self._pending: int | None = None
         self._stopped: str | None = None
         command = [sys.executable, "-m", "envport.serve.worker", "--address", address]
+        command += ["--parent", str(os.getpid())]
         command += ["--limits", (limits or Limits()).model_dump_json()]
         if load is not None:
             # The worker imports the port as soon as it starts, while the caller works; its

@@ -206,8 +206,9 @@ def serve(
     preload: dict[str, Any] | None = None,
     limits: sandbox.Limits | None = None,
     preload_op: str = "load",
+    parent: int | None = None,
 ) -> None:
-    _exit_with_parent(os.getppid())
+    _exit_with_parent(parent if parent is not None else os.getppid())
     applied = sandbox.apply_process_limits(limits or sandbox.Limits())
     sandbox.install_guard([Path.cwd()])
     budget = (limits or sandbox.Limits()).cpu_seconds_per_request
@@ -238,12 +239,21 @@ def serve(
 def main() -> None:
     parser = argparse.ArgumentParser(description="envport port worker (started by envport)")
     parser.add_argument("--address", required=True)
+    # The starter's pid, given rather than read: a worker whose starter died before it ran
+    # would otherwise take init for its parent and live on.
+    parser.add_argument("--parent", type=int)
     parser.add_argument("--load", help="JSON arguments of a load request to run at start-up")
     parser.add_argument("--preload-op", default="load", help="the op --load's arguments are for")
     parser.add_argument("--limits", help="JSON sandbox limits")
     args = parser.parse_args()
     limits = sandbox.Limits.model_validate_json(args.limits) if args.limits else None
-    serve(args.address, json.loads(args.load) if args.load else None, limits, args.preload_op)
+    serve(
+        args.address,
+        json.loads(args.load) if args.load else None,
+        limits,
+        args.preload_op,
+        args.parent,
+    )
 
 
 if __name__ == "__main__":
