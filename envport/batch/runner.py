@@ -93,6 +93,7 @@ class BatchRunner:
         self.manifest: dict[str, Any] = {}
         self.entries: list[Entry] = []
         self.display = make_display(console, self._title())
+        self.started = time.monotonic()
 
     def _title(self) -> str:
         cap = f", total cap ${self.plan.total_usd:g}" if self.plan.total_usd is not None else ""
@@ -288,7 +289,9 @@ class BatchRunner:
                 row.detail = f"ended by signal {-code}" if code < 0 else f"exited with {code}"
             else:
                 row.status = state.status  # interrupted, stopped
-                row.detail = error or state.reason
+                # Its own advice names `envport resume`; in a batch, the batch resumes it.
+                reason = error or state.reason
+                row.detail = reason.split("; continue with")[0].split("; the run is saved")[0]
         row.usd = entry.spent
         entry.record.update(status=row.status, exit=code)
         if row.status == "error":
@@ -334,8 +337,9 @@ class BatchRunner:
         title = f"envport batch {self.plan.file.name}: {verified} of {len(rows)} verified"
         self.console.print(summary_table(rows, title))
         spent = sum(row.usd for row in rows)
-        if self.plan.total_usd is not None:
-            self._say(f"spent ${spent:.4f} of the total cap ${self.plan.total_usd:g}")
+        cap = f" of the total cap ${self.plan.total_usd:g}" if self.plan.total_usd else ""
+        wall = time.monotonic() - self.started
+        self._say(f"spent ${spent:.4f}{cap}; this batch run took {wall:.1f} s")
         capped = [row for row in rows if row.status == "not started"]
         if capped:
             why = capped[0].detail.removeprefix("not started: ")
