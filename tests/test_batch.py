@@ -321,3 +321,26 @@ def test_total_cost_cap_stops_new_runs(tmp_path: Path, api: FakeAPI) -> None:
     )
     assert again.returncode == 1 and api.total_hits == CALLS_PER_RUN
     assert "2 run(s) not started" in again.stdout
+
+
+@pytest.mark.slow
+def test_failed_runs_are_retried_only_with_retry_failed(tmp_path: Path) -> None:
+    spec = fast_spec(tmp_path / "spec")
+    session = drift_session(tmp_path / "session")
+    head = f'[[runs]]\nspec = "{spec}"\ntarget = "numpy"\nmodel = "replay:{session}"\n'
+    # No repairs allowed: the drift L3 finds needs one, so the run gives up.
+    path = batch_file(tmp_path, head + "max_iterations = 0\n")
+    first = envport("batch", str(path))
+    assert first.returncode == 1 and "gave up" in first.stdout, first.stdout + first.stderr
+    (run,) = run_dirs(tmp_path / "runs" / "BATCH").values()
+    assert status(run) == "gave_up"
+
+    path.write_text(head + "max_iterations = 1\n")
+    again = envport("batch", str(path))
+    assert again.returncode == 1 and "--retry-failed retries it" in again.stdout
+    assert status(run) == "gave_up"  # left alone
+
+    retried = envport("batch", str(path), "--retry-failed")
+    assert retried.returncode == 0, retried.stdout + retried.stderr
+    assert status(run) == "verified" and "1 of 1 verified" in retried.stdout
+    assert any(e["event"] == "resumed" for e in read_events(run / "transcript.jsonl"))

@@ -286,7 +286,7 @@ class BatchRunner:
                 row.status, row.detail = "gave up", state.reason
             elif code < 0 or state.status == "running":
                 row.status = "killed"
-                row.detail = f"ended by signal {-code}" if code < 0 else f"exited with {code}"
+                row.detail = f"ended by signal {-code}" if code < 0 else error or f"exit {code}"
             else:
                 row.status = state.status  # interrupted, stopped
                 # Its own advice names `envport resume`; in a batch, the batch resumes it.
