@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from envport.report import write_report_quietly
+from envport.runs.journal import read_events
 
 from helpers import ROOT
 from run_fixtures import envport, translate_drift_run
@@ -85,6 +86,23 @@ def test_the_drift_report_shows_every_iteration_escaped(drift: Path) -> None:
     assert plots, "no divergence plot"
     assert "<th>total</th>" in html and "No tokens and no dollars" in html
     assert "L3 free, episode" in html and "obs.theta_dot" in html
+
+
+@pytest.mark.slow
+def test_l3_divergences_keep_the_failing_field_over_the_steps(drift: Path) -> None:
+    checks = [e for e in read_events(drift / "transcript.jsonl") if e["event"] == "check"]
+    failed = next(c for c in checks if not c["passed"])
+    (level,) = [lv for lv in failed["levels"] if lv["divergences"]]
+    divergence = level["divergences"][0]
+    (series,) = divergence["series"]
+    assert level["level"] == "l3" and series["field"] == "obs.theta_dot"
+    step, first = divergence["step"], series["first_step"]
+    assert len(series["reference"]) == len(series["port"]) > step - first
+    # At the first divergent step the series holds the values the divergence names.
+    (diff,) = divergence["fields"]
+    assert series["reference"][step - first] == pytest.approx(diff["expected"])
+    assert series["port"][step - first] == pytest.approx(diff["actual"])
+    assert series["port"][0] == pytest.approx(series["reference"][0], abs=1e-4)
 
 
 @pytest.mark.slow

@@ -92,7 +92,7 @@ class PlannedRun:
             ("--stuck-after", self.stuck_after),
         ):
             if value is not None:
-                words += [flag, f"{value:.6f}" if isinstance(value, float) else str(value)]
+                words += [flag, f"{value:.10g}" if isinstance(value, float) else str(value)]
         if self.base_url:
             words += ["--base-url", self.base_url]
         return words
