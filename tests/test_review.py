@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from envport.review.timeline import build_timeline
+from envport.review.timeline import build_timeline, describe_optimize
 
 from helpers import ROOT
 from run_fixtures import clean_env, envport, translate_drift_run
@@ -162,3 +162,26 @@ def test_a_step_cut_short_by_a_kill_counts_once_and_keeps_its_bill() -> None:
     assert second.levels() == {"l1": False} and second.decision == "stuck"
     assert timeline.cost_usd == 0.75 and timeline.usage.total == 240
     assert [e["event"] for e in timeline.run_events] == ["run_started", "resumed", "finished"]
+
+
+def test_optimisation_steps_are_iterations_of_their_own() -> None:
+    """`translate --optimize`: a bench step, then a round whose edit was measured."""
+    purpose = {"phase": "optimize", "module": None, "iteration": 1}
+    events = [
+        {"event": "check", "step": 3, "scope": "composed", "passed": True, "outcomes": []},
+        {"event": "optimize_bench", "step": 4, "sps": {"8192": 1.5e6}, "error": None},
+        {"event": "prompt", "step": 5, "purpose": purpose},
+        {"event": "edit", "step": 5, "path": "env.py", "diff": "+fast"},
+        {"event": "optimize_attempt", "step": 5, "round": 1, "kept": False, "ratio": 1.01,
+         "batch": 8192, "min_ratio": 1.05, "why": "below the 5% rule"},
+        {"event": "decision", "step": 5, "decision": "revert"},
+    ]  # fmt: skip
+    timeline = build_timeline(events)
+    bench, attempt = timeline.iterations[1:]
+    assert bench.kind == "bench" and attempt.label == "optimize whole port #1"
+    assert describe_optimize(bench.events[0]) == (
+        "benched the verified port, steps per second B=8192: 1,500,000"
+    )
+    assert describe_optimize(attempt.of("optimize_attempt")[0]) == (
+        "optimisation round 1: reverted (1.01x at B=8192, 1.05x needed): below the 5% rule"
+    )

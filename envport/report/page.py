@@ -21,7 +21,14 @@ from pydantic import ValidationError
 from envport.errors import EnvportError
 from envport.report import plots
 from envport.review.terminal import safe
-from envport.review.timeline import Iteration, Timeline, level_summary, read_timeline
+from envport.review.timeline import (
+    OPTIMIZE_EVENTS,
+    Iteration,
+    Timeline,
+    describe_optimize,
+    level_summary,
+    read_timeline,
+)
 from envport.runs.layout import RunDir
 from envport.runs.state import RunState
 
@@ -164,6 +171,7 @@ def _iteration_view(iteration: Iteration, timeline: Timeline) -> IterationView:
         for e in iteration.events
         if e.get("event") in ("budget_exhausted", "model_error")
     ]
+    notes += [describe_optimize(e) for e in iteration.events if e.get("event") in OPTIMIZE_EVENTS]
     if iteration.earlier_calls:
         notes.append(
             f"{len(iteration.earlier_calls)} paid model calls of an attempt cut short by an "

@@ -16,7 +16,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from envport.review.timeline import Iteration, Timeline
+from envport.review.timeline import OPTIMIZE_EVENTS, Iteration, Timeline, describe_optimize
 from envport.runs.state import RunState
 
 # C0 controls except tab and newline, DEL, and C1 controls (ESC-less CSI in some terminals).
@@ -217,6 +217,9 @@ def detail(iteration: Iteration, timeline: Timeline, *, full: bool, color: bool)
     for event in iteration.events:
         if event.get("event") in ("budget_exhausted", "model_error"):
             parts += [_section(str(event["event"]).replace("_", " ")), plain(event.get("message"))]
+    for event in iteration.events:
+        if event.get("event") in OPTIMIZE_EVENTS:
+            parts += [_section("optimisation"), plain(describe_optimize(event))]
     for edit in iteration.edits:
         parts += _diff(edit, color)
     for test in iteration.of("proposed_test"):

@@ -20,7 +20,10 @@ from envport.runs.journal import read_events
 RUN_EVENTS = frozenset({"run_started", "resumed", "finished", "interrupted", "stopped"})
 # Events that make a step an iteration of its own; a step with only a decision (the driver
 # journals "stuck" after the step counter moved on) belongs to the iteration before it.
-ITERATION_EVENTS = frozenset({"prompt", "answer", "edit", "check", "parse_error"})
+ITERATION_EVENTS = frozenset(
+    {"prompt", "answer", "edit", "check", "parse_error", "optimize_bench", "optimize_attempt"}
+)
+OPTIMIZE_EVENTS = ("optimize_bench", "optimize_attempt")
 LEVEL_ORDER = ("load", "module", "l1", "l2", "l3", "l4", "answer")
 
 
@@ -73,7 +76,9 @@ class Iteration:
         phase = str(self.purpose.get("phase") or "")
         if phase:
             return phase.removesuffix("-reask")
-        return "check" if self.checks else "step"
+        if self.checks:
+            return "check"
+        return "bench" if self.of("optimize_bench") else "step"
 
     @property
     def scope(self) -> str:
@@ -132,6 +137,27 @@ class Iteration:
         """Did its checks pass? None when it ran none."""
         outcomes = self.outcomes()
         return all(o.get("passed") for o in outcomes) if outcomes else None
+
+
+def _sps(figures: dict[str, Any]) -> str:
+    return ", ".join(f"B={batch}: {float(sps):,.0f}" for batch, sps in figures.items()) or "-"
+
+
+def describe_optimize(event: dict[str, Any]) -> str:
+    """One line for an optimisation bench or round (`translate --optimize`)."""
+    if event.get("event") == "optimize_bench":
+        if event.get("error"):
+            return f"bench of the verified port failed: {event['error']}"
+        return f"benched the verified port, steps per second {_sps(event.get('sps') or {})}"
+    verdict = "kept" if event.get("kept") else "reverted"
+    ratio = event.get("ratio")
+    measured = (
+        f" ({float(ratio):.2f}x at B={event.get('batch')}, "
+        f"{float(event.get('min_ratio') or 1.0):.2f}x needed)"
+        if ratio is not None
+        else ""
+    )
+    return f"optimisation round {event.get('round')}: {verdict}{measured}: {event.get('why', '')}"
 
 
 def level_summary(outcomes: list[dict[str, Any]]) -> dict[str, bool]:
