@@ -145,7 +145,7 @@ def test_batch_file_expands_and_checks(tmp_path: Path) -> None:
         '[[runs]]\nspec = "spec"\ntargets = ["jax", "numpy"]\nmodels = ["replay:session", '
         '"anthropic:claude-sonnet-4-5"]\n'
         '[[runs]]\nspec = "spec"\nname = "again"\ntarget = "numpy"\nmodel = "openai:gpt-4o"\n'
-        "run_usd = 0.5\n",
+        "run_usd = 0.5\noptimize = true\noptimize_rounds = 2\n",
     )
     plan = load_batch(path)
     assert plan.out == tmp_path / "runs" / "BATCH" and plan.concurrency == 2
@@ -159,6 +159,9 @@ def test_batch_file_expands_and_checks(tmp_path: Path) -> None:
     first = plan.runs[0]
     assert first.model == f"replay:{session}" and first.spec == spec / "envport.toml"
     assert first.max_iterations == 2 and first.run_usd == 1.5 and plan.runs[-1].run_usd == 0.5
+    assert first.optimize_args() == []
+    assert plan.runs[-1].optimize_args() == ["--optimize", "--optimize-rounds", "2"]
+    assert plan.runs[-1].limit_args(0.5) == ["--max-iterations", "2", "--budget-usd", "0.5"]
 
 
 @pytest.mark.parametrize(
@@ -180,6 +183,10 @@ def test_batch_file_expands_and_checks(tmp_path: Path) -> None:
             "no run could start",
         ),
         ("runs = [", "not valid TOML"),
+        (
+            '[[runs]]\nspec = "spec"\ntarget = "numpy"\nmodel = "openai:m"\noptimize_rounds = 2\n',
+            "optimize_rounds only applies with optimize = true",
+        ),
     ],
 )
 def test_batch_file_errors_are_one_line_exit_2(

@@ -52,6 +52,8 @@ class RunSettings(BaseModel):
     max_iterations: int | None = Field(default=None, ge=0)
     max_minutes: float | None = Field(default=None, gt=0)
     stuck_after: int | None = Field(default=None, ge=2)
+    optimize: bool | None = None
+    optimize_rounds: int | None = Field(default=None, ge=1)
 
 
 class BatchFile(BaseModel):
@@ -80,6 +82,17 @@ class PlannedRun:
     max_iterations: int | None = None
     max_minutes: float | None = None
     stuck_after: int | None = None
+    optimize: bool = False
+    optimize_rounds: int | None = None
+
+    def optimize_args(self) -> list[str]:
+        """translate's optimisation flags (a resumed run keeps the settings it began with)."""
+        if not self.optimize:
+            return []
+        rounds = (
+            [] if self.optimize_rounds is None else ["--optimize-rounds", str(self.optimize_rounds)]
+        )
+        return ["--optimize", *rounds]
 
     def limit_args(self, budget_usd: float | None) -> list[str]:
         """The command-line limits of its translate or resume (the batch file's, always)."""
@@ -171,6 +184,8 @@ def _expand(
     models = merged.models or ([merged.model] if merged.model else [])
     if not targets:
         raise EnvportError(f'{where}: no target; add `target = "jax"` or `targets = [...]`')
+    if merged.optimize_rounds is not None and not merged.optimize:
+        raise EnvportError(f"{where}: optimize_rounds only applies with optimize = true")
     if not models:
         raise EnvportError(
             f'{where}: no model; add `model = "anthropic:<model>"` (or openai:, replay:)'
@@ -203,6 +218,8 @@ def _expand(
                 max_iterations=merged.max_iterations,
                 max_minutes=merged.max_minutes,
                 stuck_after=merged.stuck_after,
+                optimize=bool(merged.optimize),
+                optimize_rounds=merged.optimize_rounds,
             )
 
 

@@ -212,7 +212,7 @@ class BatchRunner:
         words += ["--model", planned.model, "--out", str(entry.slot.root)]
         if planned.prompts:
             words += ["--prompts", planned.prompts]
-        return [*words, *limits]
+        return [*words, *planned.optimize_args(), *limits]
 
     def _launch(self, entry: Entry, budget_usd: float | None) -> None:
         arguments = self._arguments(entry, budget_usd)
