@@ -70,6 +70,9 @@ def play_case(reference: Reference, index: int, case: Case) -> l3.ReferenceEpiso
         if out.terminated or out.truncated:
             break
     episode.states = l3.stack_states(states)
+    # A stochastic env: the port replays the case through the reference's own noise.
+    if outputs[0].noise is not None:
+        episode.noise = np.stack([o.noise for o in outputs])
     episode.steps = Steps(
         np.stack([o.obs for o in outputs]),
         np.asarray([o.reward for o in outputs]),
