@@ -170,3 +170,15 @@ def test_a_bug_in_the_deterministic_step_is_caught_by_l1_with_recorded_noise(
     assert "l1.lake.transition" in failed and "l1.noise" not in failed
     divergence = next(level for level in report.levels if level.name == "l1.lake.transition")
     assert "noise" in divergence.divergences[0].start_state
+
+
+@pytest.mark.slow
+def test_reference_workers_carry_each_steps_noise_to_l3() -> None:
+    # Without the reference's noise the port would slip its own way and diverge at once.
+    report = verify(
+        str(FROZENLAKE),
+        str(FROZENLAKE / "ports" / "numpy"),
+        VerifyOptions(levels=("l3",), episodes=60, workers=2),
+    )
+    assert report.passed, report.text()
+    assert all(level.steps_compared > 100 for level in report.levels)
