@@ -43,6 +43,18 @@ class ReferenceSpec(_Strict):
     sources: list[str] = Field(
         default_factory=list, description="modules whose text goes into prompts"
     )
+    # Black-box mode: a rules document (beside the spec) goes into prompts instead of any
+    # reference source; the reference is then only the checks' oracle.
+    rules: str | None = None
+
+    @model_validator(mode="after")
+    def _rules_or_sources(self) -> ReferenceSpec:
+        if self.rules is not None and self.sources:
+            raise ValueError(
+                "give `rules` or `sources`, not both: a spec with a rules document never "
+                "shows the reference's code"
+            )
+        return self
 
     @field_validator("entry")
     @classmethod

@@ -96,3 +96,75 @@ def test_example_translates_offline_from_its_replay_session(
     failures = check_failures(run)
     assert failures and caught in failures[0]
     assert json.loads((run / "run.json").read_text())["status"] == "verified"
+
+
+# ---- black-box mode: Taxi from a rules document ----
+
+TAXI = ROOT / "examples" / "taxi"
+
+
+def reference_lines() -> list[str]:
+    """Distinctive lines of the Taxi reference's source: none may reach a prompt."""
+    import gymnasium.envs.toy_text.taxi as module
+
+    text = Path(module.__file__).read_text()
+    return [line.strip() for line in text.splitlines() if len(line.strip()) > 40]
+
+
+def test_a_rules_spec_renders_the_document_and_no_source() -> None:
+    from envport.pipeline.prompting import PromptBuilder, target_info
+    from envport.pipeline.sources import read_rules, read_sources
+    from envport.prompts.render import Prompts
+    from envport.runs.state import RunState
+    from envport.spec import load_spec
+
+    spec = load_spec(TAXI)
+    assert read_sources(spec) == []
+    builder = PromptBuilder(
+        Prompts(), spec, read_sources(spec), target_info("numpy"), read_rules(spec)
+    )
+    state = RunState(
+        run_id="r",
+        spec_source="s",
+        spec_name="taxi",
+        target="numpy",
+        model="replay:x",
+        modules=spec.target("numpy").modules,
+        entry="env",
+    )
+    text = builder.context(state)
+    assert "## The environment's rules" in text and "Reference source" not in text
+    assert (TAXI / "rules.md").read_text().strip() in text
+    assert not [line for line in reference_lines() if line in text]
+
+
+def test_rules_and_sources_together_are_one_clear_error(tmp_path: Path) -> None:
+    from envport.errors import SpecError
+    from envport.spec import load_spec
+
+    spec = tmp_path / "envport.toml"
+    text = (TAXI / "envport.toml").read_text()
+    spec.write_text(
+        text.replace('rules = "rules.md"', 'rules = "rules.md"\nsources = ["gymnasium"]')
+    )
+    with pytest.raises(SpecError, match="give `rules` or `sources`, not both") as error:
+        load_spec(spec)
+    assert "\n" not in str(error.value)
+
+
+@pytest.mark.slow
+def test_taxi_translates_from_its_rules_document_alone(tmp_path: Path) -> None:
+    result = translate(TAXI, "numpy", tmp_path / "runs")
+    assert result.returncode == 0, result.stdout + result.stderr
+    (run,) = (tmp_path / "runs").iterdir()
+    assert json.loads((run / "reports" / "verify.json").read_text())["passed"]
+    assert (run / "rules.md").is_file()  # frozen beside the spec copy, for a resume
+    # Every prompt: the stable prefix (the `context` event) and each request's messages.
+    events = [json.loads(line) for line in (run / "transcript.jsonl").read_text().splitlines()]
+    prompts = [json.dumps(e) for e in events if e["event"] in ("context", "prompt")]
+    assert any("The environment's rules" in p for p in prompts)
+    leaked = [line for line in reference_lines() for p in prompts if json.dumps(line)[1:-1] in p]
+    assert not leaked, leaked[:3]
+    # The reference was still the oracle: the checks caught the answer's missing rule.
+    failures = check_failures(run)
+    assert failures and "reward: expected -1, got -10" in failures[0]

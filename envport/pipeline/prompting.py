@@ -40,6 +40,8 @@ class PromptBuilder:
     spec: PortSpec
     sources: list[ReferenceSource]
     target: TargetInfo
+    # A black-box spec's rules document: rendered in place of the (then empty) sources.
+    rules: str | None = None
 
     def system(self) -> str:
         return self.prompts.render("system.j2", target=self.target)
@@ -50,6 +52,7 @@ class PromptBuilder:
             spec=self.spec,
             target=self.target,
             sources=self.sources,
+            rules=self.rules,
             modules=state.modules,
             entry=state.entry,
             tolerances=list(self.spec.tolerance.items()),

@@ -37,11 +37,25 @@ def _entry_module(spec: PortSpec) -> str:
     return entry_point.partition(":")[0]
 
 
+def read_rules(spec: PortSpec) -> str | None:
+    """The rules document of a black-box spec (`reference.rules`), or None."""
+    if spec.reference.rules is None:
+        return None
+    path = spec.harness_file(spec.reference.rules)
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise SpecError(f"key `reference.rules`: cannot read {path}: {error}") from None
+
+
 def read_sources(spec: PortSpec) -> list[ReferenceSource]:
-    """The modules `reference.sources` names, or the entry's own module when it names none.
+    """The modules `reference.sources` names, or the entry's own module when it names none;
+    none at all for a black-box spec (a rules document instead, never the code).
 
     Found by the import system without executing the modules themselves.
     """
+    if spec.reference.rules is not None:
+        return []
     names = list(spec.reference.sources) or [_entry_module(spec)]
     sources = []
     for name in names:

@@ -20,7 +20,7 @@ from envport.pipeline.driver import Driver
 from envport.pipeline.model_choice import choose_model, public_url
 from envport.pipeline.progress import make_progress
 from envport.pipeline.prompting import PromptBuilder, target_info
-from envport.pipeline.sources import read_sources
+from envport.pipeline.sources import read_rules, read_sources
 from envport.prompts.render import Prompts
 from envport.runs.layout import RunDir, create_run, new_run_id, open_run
 from envport.runs.state import Limits, OptimizeSettings, RunState
@@ -51,7 +51,8 @@ def _prepare_environment() -> None:
 
 
 def _builder(spec: PortSpec, target: str, prompts_dir: str | None) -> PromptBuilder:
-    return PromptBuilder(Prompts(prompts_dir), spec, read_sources(spec), target_info(target))
+    sources, rules = read_sources(spec), read_rules(spec)
+    return PromptBuilder(Prompts(prompts_dir), spec, sources, target_info(target), rules)
 
 
 def translate(

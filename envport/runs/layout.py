@@ -139,6 +139,7 @@ def _freeze_harness_files(spec_file: Path, root: Path) -> None:
     named = [getattr(target, "probes", None) for target in spec.targets.values()]
     if spec.randomness is not None:
         named.append(spec.randomness.harness)
+    named.append(spec.reference.rules)  # a black-box spec's rules document
     for relative in named:
         if not relative or Path(relative).is_absolute():
             continue
