@@ -130,7 +130,8 @@ def test_port_prefix_is_dropped(tmp_path: Path) -> None:
         ("sub/../../evil.py", "outside the port"),
         ("/etc/evil.py", "absolute path"),
         ("C:/evil.py", "absolute path"),
-        ("notes.txt", "not a Python file"),
+        ("notes.txt", "not a port file"),
+        ("envport.toml", "not yours to edit"),
     ],
 )
 def test_paths_outside_the_port_are_refused(tmp_path: Path, path: str, complaint: str) -> None:

@@ -91,7 +91,12 @@ def _same(a: Divergence, b: Divergence) -> bool:
     """The same case: level, place, input and the fields that differ."""
 
     def key(d: Divergence) -> tuple:
-        return (d.level, d.mode, d.episode, d.step, d.start_state, [f.field for f in d.fields])
+        fields = [f.field for f in d.fields]
+        if d.episode is not None:  # a rollout: the same episode, step and fields
+            return (d.level, d.mode, d.episode, d.step, d.start_state, fields)
+        # A drawn example: the same check failing on the same fields. (Hypothesis's search
+        # is seeded, but seen once under heavy load to reach a different first example.)
+        return (d.level, d.mode, d.module, fields)
 
     return key(a) == key(b)
 
