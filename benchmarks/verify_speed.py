@@ -55,7 +55,7 @@ def main() -> None:
         report = verify(
             str(EXAMPLE),
             str(EXAMPLE / "ports" / backend),
-            VerifyOptions(episodes=args.episodes, steps=args.steps, mode="both"),
+            VerifyOptions(levels=("l3",), episodes=args.episodes, steps=args.steps, mode="both"),
         )
         assert report.passed, report.text()
         total = report.seconds["total"]
