@@ -87,7 +87,7 @@ def fast_spec(directory: Path) -> Path:
     levels = data["levels"]
     levels["l3"].update(episodes=30)
     if "l1" in levels:
-        levels["l1"].update(examples=60)
+        levels["l1"].update(examples=200)
     if "l2" in levels:
         levels["l2"].update(examples=10)
     directory.mkdir(parents=True, exist_ok=True)
