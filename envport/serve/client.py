@@ -106,6 +106,15 @@ class PortWorker:
                 )
                 raise PortError(self._stopped)
 
+    @property
+    def socket(self) -> zmq.Socket:
+        """The channel's socket, for waiting on several workers at once."""
+        return self._socket
+
+    def ready(self) -> bool:
+        """Whether an answer is waiting (receive() will not block)."""
+        return bool(self._socket.poll(0))
+
     def request(self, op: str, timeout: float | None = None, **args: Any) -> Any:
         self.send(op, **args)
         return self.receive(timeout)

@@ -55,6 +55,15 @@ class EnvClient:
             "(is `envport serve` running there?)"
         )
 
+    @property
+    def socket(self) -> zmq.Socket:
+        """The channel's socket, for waiting on several workers at once."""
+        return self._socket
+
+    def ready(self) -> bool:
+        """Whether an answer is waiting (receive() will not block)."""
+        return bool(self._socket.poll(0))
+
     def request(self, op: str, timeout: float | None = None, **args: Any) -> Any:
         self.send(op, **args)
         return self.receive(timeout)

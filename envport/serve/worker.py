@@ -135,8 +135,7 @@ class Host:
 
         self.load_reference(spec)
         _, loaded, reference = self._reference
-        episodes = l3.play_reference(reference, loaded, l3.L3Options(**options), indices)
-        return l3.pack_episodes(episodes)
+        return l3.play_reference(reference, loaded, l3.L3Options(**options), indices).to_wire()
 
     def handle(self, request: Request) -> Any:
         if request.op == "ping":

@@ -85,8 +85,14 @@ class JaxPort:
         states: Any,
         actions: np.ndarray,
         noise: np.ndarray | None = None,
+        pad_to: list[int] | None = None,
     ) -> dict[str, Any]:
         jax = self.jax
+        real = actions.shape[: len(pad_to)] if pad_to else None
+        if pad_to:
+            # Chunks of L3 arrive in varying shapes; padded (repeating the last row) to the
+            # run's shape they share one compiled function instead of compiling each.
+            states, actions, noise = _pad(states, actions, noise, pad_to)
         signature = (
             name,
             actions.shape,
@@ -101,7 +107,8 @@ class JaxPort:
             compile_s = time.perf_counter() - started
         started = time.perf_counter()
         outputs = jax.block_until_ready(self._compiled[signature](states, actions, noise))
-        obs, reward, terminated, truncated = (np.asarray(o) for o in outputs)
+        cut = tuple(slice(0, n) for n in real) if real else ()
+        obs, reward, terminated, truncated = (np.asarray(o)[cut] for o in outputs)
         return {
             "obs": obs,
             "reward": reward,
@@ -112,9 +119,13 @@ class JaxPort:
         }
 
     def rollout(
-        self, states: dict[str, np.ndarray], actions: np.ndarray, noise: np.ndarray | None = None
+        self,
+        states: dict[str, np.ndarray],
+        actions: np.ndarray,
+        noise: np.ndarray | None = None,
+        pad_to: list[int] | None = None,
     ) -> dict[str, Any]:
-        return self._run("rollout", self._episode, states, actions, noise)
+        return self._run("rollout", self._episode, states, actions, noise, pad_to)
 
     def step_batch(
         self,
@@ -122,6 +133,7 @@ class JaxPort:
         actions: np.ndarray,
         eager: bool = False,
         noise: np.ndarray | None = None,
+        pad_to: list[int] | None = None,
     ) -> dict[str, Any]:
         if eager:
             # The same step without jit: L1 checks that compiling does not change answers.
@@ -129,7 +141,7 @@ class JaxPort:
                 outputs = self._batched(self._single, 1)(states, actions, noise)
             obs, reward, terminated, truncated = (np.asarray(o) for o in outputs)
             return {"obs": obs, "reward": reward, "terminated": terminated, "truncated": truncated}
-        return self._run("step", self._single, states, actions, noise)
+        return self._run("step", self._single, states, actions, noise, pad_to)
 
     def sample_noise(
         self, states: dict[str, np.ndarray], actions: np.ndarray, seed: int
@@ -215,3 +227,20 @@ class JaxPort:
             for j, name in enumerate(("obs", "reward", "terminated", "truncated"))
         }
         return {"batch": {k: batch[k] for k in single}, "single": single}
+
+
+def _pad(
+    states: dict[str, np.ndarray], actions: np.ndarray, noise: np.ndarray | None, shape: list[int]
+) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray | None]:
+    """Batch (and, for rollouts, time) axes grown to `shape` by repeating the last entry."""
+    grow = [max(0, want - have) for want, have in zip(shape, actions.shape, strict=False)]
+
+    def pad(array: np.ndarray, axes: int) -> np.ndarray:
+        widths = [(0, g) for g in grow[:axes]] + [(0, 0)] * (array.ndim - axes)
+        return np.pad(array, widths, mode="edge") if any(grow[:axes]) else array
+
+    return (
+        {k: pad(np.asarray(v), 1) for k, v in states.items()},
+        pad(actions, len(grow)),
+        None if noise is None else pad(noise, len(grow)),
+    )

@@ -7,6 +7,9 @@ Contract (Gymnasium VectorEnv conventions, next-step autoreset):
       set_state(states: dict[str, ndarray with leading B])
       get_state() -> dict[str, ndarray with leading B]
   state_from_reference(ref_state: dict[str, ndarray]) -> dict[str, ndarray]   (one env)
+  states_from_reference(ref_states: dict[str, ndarray with leading B]) -> dict   (optional)
+      the same for B envs at once; when present the harness uses it for batches and checks
+      it against state_from_reference on a few rows of every batch.
 
 With next-step autoreset the step that ends an episode returns its terminal observation,
 which is what the harness compares (DESIGN.md, contract 5).
@@ -47,11 +50,32 @@ class NumpyPort:
         self.entry = entry
 
     def _env(self, states: dict[str, np.ndarray], seed: int = 0) -> Any:
-        per_env = [self.entry.state_from_reference(s) for s in _unstack(states)]
-        env = self.entry.VectorEnv(num_envs=len(per_env))
+        bridged = self._bridge(states)
+        env = self.entry.VectorEnv(num_envs=len(next(iter(bridged.values()))))
         env.reset(seed=seed)
-        env.set_state({k: np.stack([s[k] for s in per_env]) for k in per_env[0]})
+        env.set_state(bridged)
         return env
+
+    def _bridge(self, states: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Reference states for B envs as the port's state batch: through the optional
+        batched bridge when the port has one (thousands of per-env calls cost more than the
+        steps), held to the per-env bridge on a few rows every time."""
+        batched = getattr(self.entry, "states_from_reference", None)
+        if not callable(batched):
+            per_env = [self.entry.state_from_reference(s) for s in _unstack(states)]
+            return {k: np.stack([np.asarray(s[k]) for s in per_env]) for k in per_env[0]}
+        out = {k: np.asarray(v) for k, v in batched(states).items()}
+        count = len(next(iter(states.values())))
+        for row in sorted({0, count // 2, count - 1}):
+            single = self.entry.state_from_reference({k: v[row] for k, v in states.items()})
+            for key, value in single.items():
+                if key not in out or not np.array_equal(out[key][row], value, equal_nan=True):
+                    raise ContractError(
+                        f"`states_from_reference` disagrees with `state_from_reference` on "
+                        f"field `{key}` of env {row} (numpy contract: the batched bridge must "
+                        "equal the per-env one, env by env)"
+                    )
+        return out
 
     def _step(self, env: Any, actions: np.ndarray, noise: np.ndarray | None) -> tuple:
         if noise is None:
@@ -64,24 +88,28 @@ class NumpyPort:
         return env.step_given_noise(actions, noise)
 
     def rollout(
-        self, states: dict[str, np.ndarray], actions: np.ndarray, noise: np.ndarray | None = None
+        self,
+        states: dict[str, np.ndarray],
+        actions: np.ndarray,
+        noise: np.ndarray | None = None,
+        pad_to: Any = None,
     ) -> dict[str, Any]:
+        del pad_to  # nothing is compiled: any shape runs as it is
         env = self._env(states)
         started = time.perf_counter()
-        # Copies: a vectorised env may reuse its output buffers from step to step.
-        steps = [
-            tuple(
-                np.array(part)
-                for part in self._step(env, actions[:, t], None if noise is None else noise[:, t])[
-                    :4
+        count, steps = actions.shape[:2]
+        outputs: list[np.ndarray] = []
+        for t in range(steps):
+            step = self._step(env, actions[:, t], None if noise is None else noise[:, t])[:4]
+            if not outputs:
+                outputs = [
+                    np.empty((count, steps, *np.shape(p)[1:]), np.asarray(p).dtype) for p in step
                 ]
-            )
-            for t in range(actions.shape[1])
-        ]
+            # Copied out at once: a vectorised env may reuse its output buffers.
+            for out, part in zip(outputs, step, strict=True):
+                out[:, t] = part
         run_s = time.perf_counter() - started
-        obs, reward, terminated, truncated = (
-            np.stack(part, axis=1) for part in zip(*steps, strict=True)
-        )
+        obs, reward, terminated, truncated = outputs
         return {
             "obs": obs,
             "reward": reward,
@@ -97,8 +125,9 @@ class NumpyPort:
         actions: np.ndarray,
         eager: bool = False,
         noise: np.ndarray | None = None,
+        pad_to: Any = None,
     ) -> dict[str, Any]:
-        del eager  # nothing is compiled
+        del eager, pad_to  # nothing is compiled
         env = self._env(states)
         started = time.perf_counter()
         obs, reward, terminated, truncated, _ = self._step(env, actions, noise)

@@ -163,7 +163,10 @@ class RustPort:
         if status != 0:
             raise ContractError(f"envport_step returned {status} (the port failed or panicked)")
 
-    def rollout(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+    def rollout(
+        self, states: dict[str, np.ndarray], actions: np.ndarray, pad_to: Any = None
+    ) -> dict[str, Any]:
+        del pad_to  # nothing is compiled at run time: any shape runs as it is
         rows = self.pack(states)
         count, steps = actions.shape[:2]
         per_step = self.actions(actions, count).reshape(count, steps, self.action_size)
@@ -178,9 +181,13 @@ class RustPort:
         return _answer(out, run_s, lambda a: np.ascontiguousarray(np.swapaxes(a, 0, 1)))
 
     def step_batch(
-        self, states: dict[str, np.ndarray], actions: np.ndarray, eager: bool = False
+        self,
+        states: dict[str, np.ndarray],
+        actions: np.ndarray,
+        eager: bool = False,
+        pad_to: Any = None,
     ) -> dict[str, Any]:
-        del eager  # nothing is compiled at run time
+        del eager, pad_to  # nothing is compiled at run time
         rows = self.pack(states)
         action = self.actions(actions, len(rows))
         out = self.outputs(len(rows))

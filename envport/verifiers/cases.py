@@ -22,6 +22,7 @@ from envport.spec import PortSpec
 from envport.verifiers import l3
 from envport.verifiers.compare import Steps
 from envport.verifiers.divergence import LevelResult
+from envport.verifiers.played import Played
 from envport.verifiers.policies import EpisodePlan
 from envport.verifiers.reference import Reference
 
@@ -56,30 +57,31 @@ def load_cases(directory: Path, spec: PortSpec) -> tuple[list[tuple[str, Case]],
     return cases, unusable
 
 
-def play_case(reference: Reference, index: int, case: Case) -> l3.ReferenceEpisode:
+def play_case(reference: Reference, index: int, case: Case) -> Played:
     reference.reset(0)
     given = {k: np.asarray(v) for k, v in case.state.items()}
     reference.write_state({**reference.read_state(), **given})
-    episode = l3.ReferenceEpisode(EpisodePlan(index, 0, "proposed", None))
     states, outputs = [], []
     for action in case.actions:
         states.append(reference.read_state())
-        episode.actions.append(action)
         out = reference.step(action)
         outputs.append(out)
         if out.terminated or out.truncated:
             break
-    episode.states = l3.stack_states(states)
-    # A stochastic env: the port replays the case through the reference's own noise.
-    if outputs[0].noise is not None:
-        episode.noise = np.stack([o.noise for o in outputs])
-    episode.steps = Steps(
-        np.stack([o.obs for o in outputs]),
-        np.asarray([o.reward for o in outputs]),
-        np.asarray([o.terminated for o in outputs]),
-        np.asarray([o.truncated for o in outputs]),
+    return Played(
+        [EpisodePlan(index, 0, "proposed", None)],
+        np.asarray([len(outputs)], dtype=np.int64),
+        l3.stack_states(states),
+        np.asarray(case.actions[: len(outputs)]),
+        Steps(
+            np.stack([o.obs for o in outputs]),
+            np.asarray([o.reward for o in outputs]),
+            np.asarray([o.terminated for o in outputs]),
+            np.asarray([o.truncated for o in outputs]),
+        ),
+        # A stochastic env: the port replays the case through the reference's own noise.
+        None if outputs[0].noise is None else np.stack([o.noise for o in outputs]),
     )
-    return episode
 
 
 def run_cases(
@@ -89,10 +91,10 @@ def run_cases(
     if not cases:
         note = f"; {len(unusable)} unusable: {unusable[0]}" if unusable else ""
         return LevelResult(level="cases", mode=f"proposed (none to run{note})", passed=True)
-    episodes = [play_case(reference, i, case) for i, (_, case) in enumerate(cases)]
-    result = worker.request("rollout", **l3.free_request(episodes))
-    options = l3.L3Options(episodes=len(episodes), steps=MAX_ACTIONS, mode="free")
-    level = l3.judge(spec, episodes, result, "free", options, replay)
+    played = Played.join([play_case(reference, i, case) for i, (_, case) in enumerate(cases)])
+    result = worker.request("rollout", **l3.free_request(played))
+    options = l3.L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
+    level = l3.judge(spec, played, result, "free", options, replay)
     level.level, level.mode = "cases", "proposed"
     for divergence in level.divergences:
         divergence.level = "cases"

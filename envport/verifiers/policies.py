@@ -2,10 +2,15 @@
 
 An episode is a pure function of (seed, episode index): its reset seed, its policy, its
 start offset and every action follow from them, which is what makes a replay command exact.
+The draws come from a counter-based generator (Philox keyed by the seed) seeked to the
+episode, so no episode depends on another, and actions are drawn in blocks as an episode
+runs: most episodes end long before the step limit, and seeding a generator per episode
+and drawing every step up front used to cost more than the reference's own steps.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,24 +32,89 @@ class EpisodePlan:
     late_start: int | None
 
 
-def plan_episode(
-    seed: int,
-    index: int,
-    policies: list[str],
-    late_start_fraction: float,
-    max_episode_steps: int | None,
-) -> EpisodePlan:
-    rng = np.random.default_rng([seed, index, 0])
-    late = None
-    if max_episode_steps and rng.random() < late_start_fraction:
-        remaining = int(rng.integers(1, min(LATE_START_MAX_REMAINING, max_episode_steps) + 1))
-        late = max_episode_steps - remaining
-    return EpisodePlan(index, seed * 100_003 + index, policies[index % len(policies)], late)
+# Actions drawn at a time; a sticky policy draws afresh at the start of each block.
+BLOCK = 32
+# The second word of the generator's counter: which stream of an episode's draws.
+_PLAN, _FAVOURITE, _BLOCKS = 0, 1, 2
+
+
+class _Draws:
+    """Philox keyed by the run's seed; `at(index, stream)` seeks to one episode's stream."""
+
+    def __init__(self, seed: int) -> None:
+        self.bits = np.random.Philox(key=seed)
+        self.rng = np.random.Generator(self.bits)
+        self._state = self.bits.state
+
+    def at(self, index: int, stream: int) -> np.random.Generator:
+        state = self._state
+        state["state"]["counter"] = np.array([0, stream, index, 0], dtype=np.uint64)
+        state["buffer_pos"] = 4  # drop anything buffered from the last position
+        state["has_uint32"] = 0
+        self.bits.state = state
+        return self.rng
+
+
+class Planner:
+    """Plans and actions for one run's episodes."""
+
+    def __init__(
+        self,
+        seed: int,
+        policies: list[str] | None = None,
+        late_start_fraction: float = 0.0,
+        max_episode_steps: int | None = None,
+    ) -> None:
+        self.seed = seed
+        self.policies = policies or ["uniform"]
+        self.late_start_fraction = late_start_fraction
+        self.max_episode_steps = max_episode_steps
+        self._draws = _Draws(seed)
+
+    def plan(self, index: int) -> EpisodePlan:
+        late = None
+        steps = self.max_episode_steps
+        if steps:
+            rng = self._draws.at(index, _PLAN)
+            if rng.random() < self.late_start_fraction:
+                late = steps - int(rng.integers(1, min(LATE_START_MAX_REMAINING, steps) + 1))
+        policy = self.policies[index % len(self.policies)]
+        return EpisodePlan(index, self.seed * 100_003 + index, policy, late)
+
+    def actions(self, kind: str, space: spaces.Space, index: int, count: int) -> Iterator[Any]:
+        """The episode's actions, a block at a time, as many as the caller takes."""
+        if kind not in ("uniform", "sticky", "biased"):
+            raise ValueError(f"unknown policy {kind!r}")
+        favourite = None
+        if kind == "biased":
+            favourite = _uniform(space, self._draws.at(index, _FAVOURITE), 1)[0]
+        for block in range(0, count, BLOCK):
+            rng = self._draws.at(index, _BLOCKS + block // BLOCK)
+            yield from self._block(kind, space, rng, min(BLOCK, count - block), favourite)
+
+    @staticmethod
+    def _block(
+        kind: str, space: spaces.Space, rng: np.random.Generator, count: int, favourite: Any
+    ) -> list[Any]:
+        draws = _uniform(space, rng, count)
+        if kind == "sticky":
+            keep = rng.random(count) < STICKY_REPEAT
+            keep[0] = False
+            # Each step repeats the last fresh draw at or before it.
+            last_fresh = np.maximum.accumulate(np.where(keep, 0, np.arange(count)))
+            draws = draws[last_fresh]
+        elif kind == "biased":
+            chosen = rng.random(count) < BIAS
+            draws = np.where(chosen.reshape(-1, *[1] * (draws.ndim - 1)), favourite, draws)
+        if isinstance(space, spaces.Discrete):
+            return draws.tolist()  # plain ints, as a Gymnasium env expects
+        return list(draws)
 
 
 def _uniform(space: spaces.Space, rng: np.random.Generator, count: int) -> np.ndarray:
     if isinstance(space, spaces.Discrete):
-        return space.start + rng.integers(space.n, size=count)
+        # floor(u * n): bias below 2**-50 for any n an env uses, and cheaper than integers().
+        return space.start + (rng.random(count) * space.n).astype(np.int64)
     if isinstance(space, spaces.Box):
         low = np.where(np.isfinite(space.low), space.low, -1.0)
         high = np.where(np.isfinite(space.high), space.high, 1.0)
@@ -53,22 +123,5 @@ def _uniform(space: spaces.Space, rng: np.random.Generator, count: int) -> np.nd
 
 
 def plan_actions(kind: str, space: spaces.Space, seed: int, index: int, count: int) -> list[Any]:
-    """The episode's actions, drawn up front: these policies do not look at the state, and
-    drawing in bulk keeps the reference's episodes close to the cost of bare stepping."""
-    rng = np.random.default_rng([seed, index, 1])
-    draws = _uniform(space, rng, count)
-    if kind == "sticky":
-        keep = rng.random(count) < STICKY_REPEAT
-        keep[0] = False
-        # Each step repeats the last fresh draw at or before it.
-        last_fresh = np.maximum.accumulate(np.where(keep, 0, np.arange(count)))
-        draws = draws[last_fresh]
-    elif kind == "biased":
-        favourite = _uniform(space, rng, 1)[0]
-        chosen = rng.random(count) < BIAS
-        draws = np.where(chosen.reshape(-1, *[1] * (draws.ndim - 1)), favourite, draws)
-    elif kind != "uniform":
-        raise ValueError(f"unknown policy {kind!r}")
-    if isinstance(space, spaces.Discrete):
-        return draws.tolist()  # plain ints, as a Gymnasium env expects
-    return list(draws)
+    """All `count` actions of one episode at once (for checks that need them up front)."""
+    return list(Planner(seed).actions(kind, space, index, count))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import shlex
@@ -14,9 +15,8 @@ from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
 from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
-from envport.verifiers import cases, l1, l2, l3
+from envport.verifiers import cases, l1, l2, l3, l3_lanes
 from envport.verifiers.divergence import VerifyReport
-from envport.verifiers.horizon import within_horizon
 from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
 
@@ -156,22 +156,19 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
     probes_file, probes = _probes(spec, spec_file, target) if "l1" in levels else (None, {})
     replays = _replays(spec_arg, port, options, l3_options)
     report = VerifyReport(spec=str(spec_file), port=str(port), passed=False)
-    workers = reference_workers(options, l3_options) if "l3" in levels else 0
-    # Reference workers start playing L3's episodes now, in the background, while the port
-    # worker imports the port (and JAX) and L1 and L2 run.
-    players = (
-        l3.ReferencePlayers(str(spec_file.resolve()), l3_options, workers, options.timeout)
-        if workers > 1
-        else None
-    )
-    with _port_side(options, load) as worker:
+    lanes = reference_workers(options, l3_options) if "l3" in levels else 0
+    with contextlib.ExitStack() as stack:
+        worker = stack.enter_context(_port_side(options, load))
+        lane_workers = None
+        if lanes > 1:
+            # More lanes: their reference and port workers start now and load in the
+            # background while this worker imports the port (and JAX) and L1 and L2 run.
+            lane_workers = l3_lanes.LaneWorkers(
+                str(spec_file.resolve()), lanes, options.timeout, lambda: _port_side(options, load)
+            )
+            stack.callback(lane_workers.close)
         reference = Reference(spec)
         report.seconds["setup"] = time.perf_counter() - started
-        episodes = []
-        if "l3" in levels and players is None:
-            ref_started = time.perf_counter()
-            episodes = l3.play_reference(reference, spec, l3_options)
-            report.seconds["reference"] = time.perf_counter() - ref_started
         try:
             load_started = time.perf_counter()
             report.backend = worker.receive()["backend"]
@@ -218,11 +215,11 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                     cases.run_cases(spec, reference, worker, options.cases, replays["cases"])
                 )
             if "l3" in levels:
-                if players is not None:
-                    waited = time.perf_counter()
-                    episodes = players.episodes()
-                    report.seconds["reference_wait"] = time.perf_counter() - waited
-                report.levels += _run_l3(spec, worker, episodes, l3_options, replays["l3"])
+                l3_started = time.perf_counter()
+                report.levels += l3_lanes.run_l3(
+                    spec, l3_options, replays["l3"], worker, reference, lane_workers
+                )
+                report.seconds["l3"] = time.perf_counter() - l3_started
             if "l4" in levels and whole_port:
                 l4 = _statistics("l4", "--levels l4")
                 report.levels.append(
@@ -230,9 +227,6 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                 )
         except PortError as error:
             report.error = str(error)
-        finally:
-            if players is not None:
-                players.close()
     report.passed = report.error is None and all(level.passed for level in report.levels)
     report.seconds["total"] = time.perf_counter() - started
     return report
@@ -266,20 +260,3 @@ def reference_workers(options: VerifyOptions, l3_options: l3.L3Options) -> int:
     if l3_options.only_episode is not None:
         return 1
     return max(1, min(os.cpu_count() or 1, l3_options.episodes // EPISODES_PER_WORKER))
-
-
-def _run_l3(spec, worker, episodes, l3_options, replay):  # type: ignore[no-untyped-def]
-    results = []
-    modes = ["free", "resync"] if l3_options.mode == "both" else [l3_options.mode]
-    for mode in modes:
-        compared = episodes
-        if mode == "free":
-            # Chaotic dynamics: free-running is compared up to the spec's horizon only.
-            compared = within_horizon(episodes, spec.levels.l3.free_horizon)
-        request = l3.free_request(compared) if mode == "free" else l3.resync_request(compared)
-        port_started = time.perf_counter()
-        result = worker.request("rollout" if mode == "free" else "step_batch", **request)
-        level = l3.judge(spec, compared, result, mode, l3_options, replay)
-        level.seconds["port_request"] = time.perf_counter() - port_started
-        results.append(level)
-    return results

@@ -63,3 +63,8 @@ def state_to_reference(state):
         "physics": np.asarray(state["physics"], dtype=np.float64),
         "elapsed_steps": np.asarray(state["elapsed_steps"], dtype=np.int64),
     }
+
+
+def states_from_reference(ref_states):
+    # Optional batched bridge: B envs at once (the harness checks it against the per-env one).
+    return state_from_reference(ref_states)
