@@ -15,7 +15,7 @@ import zmq
 
 from envport.errors import PortError
 from envport.serve.sandbox import Limits
-from envport.serve.wire import Request, pack, unpack_response
+from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 
 # Never hand credentials to untrusted port code.
 _SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
@@ -81,7 +81,9 @@ class PortWorker:
             raise PortError(f"port worker died before `{op}`: {self._death_note()}")
         self._next_id += 1
         self._pending = self._next_id
-        self._socket.send(pack(Request(id=self._next_id, op=op, args=args)))  # type: ignore[arg-type]
+        message = pack(Request(id=self._next_id, op=op, args=args))  # type: ignore[arg-type]
+        # Zero-copy for big messages (L3's batches): zmq keeps the bytes until they are sent.
+        self._socket.send(message, copy=len(message) < ZERO_COPY_BYTES)
         self._pending_op = op
 
     def receive(self, timeout: float | None = None) -> Any:

@@ -13,7 +13,7 @@ from typing import Any
 import zmq
 
 from envport.errors import PortError
-from envport.serve.wire import Request, pack, unpack_response
+from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 
 
 class EnvClient:
@@ -35,7 +35,9 @@ class EnvClient:
     def send(self, op: str, **args: Any) -> None:
         self._next_id += 1
         self._pending, self._pending_op = self._next_id, op
-        self._socket.send(pack(Request(id=self._next_id, op=op, args=args)))  # type: ignore[arg-type]
+        message = pack(Request(id=self._next_id, op=op, args=args))  # type: ignore[arg-type]
+        # Zero-copy for big messages (L3's batches): zmq keeps the bytes until they are sent.
+        self._socket.send(message, copy=len(message) < ZERO_COPY_BYTES)
 
     def receive(self, timeout: float | None = None) -> Any:
         limit = self.timeout if timeout is None else timeout

@@ -13,6 +13,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 _NDARRAY = 1
+# Messages at least this big are handed to zmq without a copy.
+ZERO_COPY_BYTES = 64 * 1024
 
 Op = Literal[
     "ping",

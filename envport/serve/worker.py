@@ -20,7 +20,7 @@ import numpy as np
 import zmq
 
 from envport.serve import sandbox
-from envport.serve.wire import Request, Response, pack, unpack_request
+from envport.serve.wire import ZERO_COPY_BYTES, Request, Response, pack, unpack_request
 from envport.targets.loader import PACKAGE, ContractError, import_modules
 
 
@@ -200,6 +200,10 @@ def _answer(host: Host, request: Request) -> Response:
         )
 
 
+def _send(socket: zmq.Socket, message: bytes) -> None:
+    socket.send(message, copy=len(message) < ZERO_COPY_BYTES)
+
+
 def serve(
     address: str,
     preload: dict[str, Any] | None = None,
@@ -220,7 +224,7 @@ def serve(
     if preload is not None:
         with sandbox.cpu_budget(budget):
             answer = _answer(host, Request(id=1, op=preload_op, args=preload))
-        socket.send(pack(answer))
+        _send(socket, pack(answer))
     while True:
         request = unpack_request(socket.recv())
         if request.op == "shutdown":
@@ -228,7 +232,7 @@ def serve(
             break
         with sandbox.cpu_budget(budget):
             answer = _answer(host, request)
-        socket.send(pack(answer))
+        _send(socket, pack(answer))
     socket.close()
     context.term()
     # Nothing is left to save: skip interpreter teardown (slow with JAX loaded).

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.errors import PortError
 from envport.spec import PortSpec
 from envport.verifiers.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, LevelResult
@@ -173,8 +174,22 @@ def resync_request(played: Played) -> dict[str, Any]:
 
 def _flatten_free(port: Steps, lengths: np.ndarray) -> Steps:
     """Rows of a (B, T, ...) free-running answer cut to each episode's length and joined."""
-    mask = np.arange(port.reward.shape[1])[None, :] < lengths[:, None]
-    return Steps(port.obs[mask], port.reward[mask], port.terminated[mask], port.truncated[mask])
+    count, longest = len(lengths), int(lengths.max(initial=0))
+    steps = port.reward.shape[1] if port.reward.ndim == 2 else 0
+    shapes = [part.shape[:2] for part in _parts(port)]
+    if steps < longest or any(shape != (count, steps) for shape in shapes):
+        raise PortError(
+            f"port answered a free-running batch of {count} episodes x {longest} steps with "
+            f"arrays shaped {', '.join(str(tuple(shape)) for shape in shapes)}"
+        )
+    # Row b*T + t of the flattened answer for each episode b and step t < its length.
+    within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    rows = np.repeat(np.arange(count) * steps, lengths) + within
+    return Steps(*(part.reshape(count * steps, *part.shape[2:])[rows] for part in _parts(port)))
+
+
+def _parts(steps: Steps) -> tuple[np.ndarray, ...]:
+    return steps.obs, steps.reward, steps.terminated, steps.truncated
 
 
 def answer_steps(played: Played, result: dict[str, Any], mode: str) -> Steps:

@@ -1,10 +1,12 @@
 """L3 over lanes: the reference's play, the port's answers and the judging, overlapped.
 
-A lane is one reference (in this process, or a reference worker) and one port worker. Its
-episodes go in chunks: while the reference plays chunk k+1, the port worker runs chunk k
-free-running and then resynced, and the verifier judges what came back. So one lane keeps
-two cores busy, and `--workers N` runs N lanes side by side: N reference workers and N port
-workers, started with the run so they load while L1 and L2 run.
+A lane is one reference player and one port worker. The run's episodes go in chunks, each
+taken by whichever lane is free. While a lane's reference plays chunk k+1, its port worker
+runs chunk k free-running and then resynced, and the verifier judges what came back, so one
+lane already keeps two processes busy. `--workers N` runs N lanes: the first plays the
+reference in the verifier's own process (which would otherwise sit waiting) with the
+verifier's port worker; each other lane has a reference worker and a port worker of its
+own, started with the run so that they load while L1 and L2 run.
 
 The port sees a chunk's reference states (the resync request) only after it has answered
 the chunk's free-running request: a port that reads its requests learns nothing from them
@@ -13,7 +15,9 @@ that it could replay.
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -31,10 +35,14 @@ from envport.verifiers.divergence import LevelResult
 from envport.verifiers.played import Played
 from envport.verifiers.reference import Reference
 
-# Chunks per lane: enough that the port's work hides behind the reference's play and the
-# last chunk (whose port work cannot hide) is small; each chunk costs two round trips.
-CHUNKS_PER_LANE = 3
-MIN_CHUNK, MAX_CHUNK = 32, 250
+# Chunks per lane: enough that the port's work hides behind the reference's play, few
+# enough that it stays small. A free-running batch runs as many steps as its longest
+# episode, and a vectorised step costs much the same for 30 envs as for 2000, so the port's
+# work grows with the number of chunks far more than with their size.
+CHUNKS_PER_LANE = 4
+MIN_CHUNK, MAX_CHUNK = 32, 1000
+# Resync batches are padded to a power of two rows, at least this many.
+MIN_RESYNC_ROWS = 1024
 # Answers are judged in batches of at least this many rows: judging costs mostly per call,
 # and a small run is judged once, at its end.
 JUDGE_ROWS = 20_000
@@ -53,8 +61,8 @@ class Worker(Protocol):
     def ready(self) -> bool: ...
 
 
-def chunk_size(episodes: int) -> int:
-    return max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(episodes / CHUNKS_PER_LANE)))
+def chunk_size(episodes: int, lanes: int) -> int:
+    return max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(episodes / (CHUNKS_PER_LANE * lanes))))
 
 
 class PortFeed:
@@ -75,7 +83,6 @@ class PortFeed:
         # Shapes a compiling backend (JAX) pads to, so it compiles once per run, not once
         # per chunk; the others ignore them.
         self._free_pad = [chunk, steps]
-        self._resync_pad = [chunk * options.steps]
         self._queue: deque[tuple[str, dict[str, Any], Callable[[Any], None]]] = deque()
         self._waiting: Callable[[Any], None] | None = None
         self._unjudged: dict[str, list[tuple[Played, Steps]]] = {mode: [] for mode in self.modes}
@@ -104,7 +111,8 @@ class PortFeed:
         self.pump()
 
     def _add_resync(self, played: Played) -> None:
-        request = {**l3.resync_request(played), "pad_to": self._resync_pad}
+        rows = max(MIN_RESYNC_ROWS, 1 << (played.transitions - 1).bit_length())
+        request = {**l3.resync_request(played), "pad_to": [rows]}
         self._queue.append(("step_batch", request, lambda r: self._judge("resync", played, r)))
 
     def _judge(self, mode: str, played: Played, result: Any) -> None:
@@ -163,59 +171,88 @@ class PortFeed:
             self._waiting = answered
 
 
+class Chunks:
+    """The run's episodes in chunks, each taken by whichever lane asks first, so a lane on
+    a busier core simply takes fewer. Chunks shrink as the run nears its end (a share of
+    what is left, between `size` and an eighth of it): few chunks while there is much to
+    do, and lanes that finish together."""
+
+    def __init__(self, indices: list[int], size: int, lanes: int) -> None:
+        self._left = deque(indices)
+        self._size, self._lanes = size, lanes
+        self._smallest = max(MIN_CHUNK, size // 8)
+        self._lock = threading.Lock()
+        self.stop = threading.Event()  # a lane failed: the others stop taking chunks
+
+    def take(self) -> list[int] | None:
+        with self._lock:
+            if self.stop.is_set() or not self._left:
+                return None
+            share = math.ceil(len(self._left) / self._lanes)
+            count = max(self._smallest, min(self._size, share))
+            return [self._left.popleft() for _ in range(min(count, len(self._left)))]
+
+
 class Lane:
-    """Some episodes, played by one reference and answered by one port worker."""
+    """One reference player (this process's reference, or a reference worker) and the port
+    worker answering for the chunks it plays."""
 
     def __init__(
         self,
         feed: PortFeed,
-        indices: list[int],
-        chunk: int,
+        chunks: Chunks,
         reference: Reference | None = None,
         player: Worker | None = None,
         spec_file: str = "",
     ) -> None:
         self.feed = feed
-        self.chunks = [indices[i : i + chunk] for i in range(0, len(indices), chunk)]
+        self.chunks = chunks
         self.reference = reference
         self.player = player
         self.spec_file = spec_file
-        self.play_seconds = 0.0
+        self.loaded: Callable[[], None] = lambda: None
 
-    def run(self, stop: threading.Event) -> None:
-        if self.player is None:
-            self._run_here(stop)
-        else:
-            self._run_remote(stop)
-        self.feed.finish()
+    def run(self) -> None:
+        try:
+            if self.player is None:
+                self._run_here()
+            else:
+                self._run_remote()
+            self.feed.finish()
+        except BaseException:
+            self.chunks.stop.set()
+            raise
 
-    def _run_here(self, stop: threading.Event) -> None:
+    def _run_here(self) -> None:
         assert self.reference is not None
         feed = self.feed
-        for chunk in self.chunks:
-            if stop.is_set():
-                return
+        while (chunk := self.chunks.take()) is not None:
             # The port worker is fed between episodes, so it works while the reference plays.
             played = l3.play_reference(
                 self.reference, feed.spec, feed.options, chunk, between=feed.pump
             )
             feed.add(played)
 
-    def _run_remote(self, stop: threading.Event) -> None:
+    def _run_remote(self) -> None:
         player, feed = self.player, self.feed
         assert player is not None
-        player.receive()  # its answer to loading the reference
+        self.loaded()
         options = feed.options.__dict__
-        player.send("play_reference", spec=self.spec_file, options=options, indices=self.chunks[0])
-        for number in range(len(self.chunks)):
-            if stop.is_set():
-                return
+        chunk = self.chunks.take()
+        if chunk is None:
+            return
+        player.send("play_reference", spec=self.spec_file, options=options, indices=chunk)
+        while True:
             self._wait_for(player)
             played = Played.from_wire(player.receive())
-            if number + 1 < len(self.chunks):
-                nxt = self.chunks[number + 1]
-                player.send("play_reference", spec=self.spec_file, options=options, indices=nxt)
+            # The next chunk is asked for before this one goes to the port: the reference
+            # worker never waits on the verifier.
+            chunk = self.chunks.take()
+            if chunk is not None:
+                player.send("play_reference", spec=self.spec_file, options=options, indices=chunk)
             feed.add(played)
+            if chunk is None:
+                return
 
     def _wait_for(self, player: Worker) -> None:
         """Keep the port fed until the reference worker has its chunk ready."""
@@ -228,9 +265,8 @@ class Lane:
 
 
 class LaneWorkers:
-    """The extra processes of a multi-lane L3, started at once so they load in the
-    background: a reference worker per lane, and a port worker for every lane but the first
-    (which uses the verifier's own port worker)."""
+    """The processes of lanes 2..N, started at once so they load in the background: a
+    reference worker and a port worker each."""
 
     def __init__(
         self, spec_file: str, lanes: int, timeout: float, port_side: Callable[[], Worker]
@@ -239,14 +275,21 @@ class LaneWorkers:
         load = {"spec": spec_file}
         self.players: list[Worker] = []
         self.ports: list[Worker] = []
+        self._loaded: set[int] = set()
         try:
-            for _ in range(lanes):
-                self.players.append(PortWorker(timeout, load=load, preload_op="load_reference"))
             for _ in range(lanes - 1):
+                self.players.append(PortWorker(timeout, load=load, preload_op="load_reference"))
                 self.ports.append(port_side())
         except BaseException:
             self.close()
             raise
+
+    def wait_loaded(self, lane: int) -> None:
+        """Take lane `lane`'s answers to loading the reference and the port (once)."""
+        if lane not in self._loaded:
+            self.players[lane].receive()
+            self.ports[lane].receive()
+            self._loaded.add(lane)
 
     def close(self) -> None:
         for worker in [*self.players, *self.ports]:
@@ -258,47 +301,49 @@ def run_l3(
     options: l3.L3Options,
     replay: str,
     port: Worker,
-    reference: Reference | None = None,
+    reference: Reference,
     workers: LaneWorkers | None = None,
 ) -> list[LevelResult]:
-    """L3 in lanes: here with `reference` (one lane), or over `workers`' lanes."""
+    """L3 over one lane here (`reference` and `port`) and one per pair of `workers`."""
     indices = l3.episode_indices(options)
-    count = 1 if workers is None else len(workers.players)
-    shares = [indices[i::count] for i in range(count)]
-    chunk = chunk_size(max(len(share) for share in shares))
-    lanes = []
-    for number, share in enumerate(shares):
-        if workers is None:
-            feed = PortFeed(port, spec, options, chunk, replay)
-            lanes.append(Lane(feed, share, chunk, reference=reference))
-            continue
-        lane_port = port if number == 0 else workers.ports[number - 1]
-        if number > 0:
-            lane_port.receive()  # its answer to loading the port
-        feed = PortFeed(lane_port, spec, options, chunk, replay)
-        player = workers.players[number]
-        lanes.append(Lane(feed, share, chunk, player=player, spec_file=workers.spec_file))
-    _run_all([lane for lane in lanes if lane.chunks])
+    extra = [] if workers is None else list(zip(workers.players, workers.ports, strict=True))
+    size = chunk_size(len(indices), 1 + len(extra))
+    chunks = Chunks(indices, size, 1 + len(extra))
+    lanes = [Lane(PortFeed(port, spec, options, size, replay), chunks, reference=reference)]
+    for number, (player, lane_port) in enumerate(extra):
+        feed = PortFeed(lane_port, spec, options, size, replay)
+        lane = Lane(feed, chunks, player=player, spec_file=workers.spec_file)  # type: ignore[union-attr]
+        lane.loaded = functools.partial(workers.wait_loaded, number)  # type: ignore[union-attr]
+        lanes.append(lane)
+    _run_all(lanes)
     parts = {
         mode: [p for lane in lanes for p in lane.feed.results[mode]] for mode in lanes[0].feed.modes
     }
-    return [l3.merge(found) for found in parts.values()]
+    return [l3.merge(found) for found in parts.values() if found]
 
 
 def _run_all(lanes: list[Lane]) -> None:
-    stop = threading.Event()
+    """The first lane in this thread, the others in threads of their own (they only wait on
+    sockets and move arrays); the first failure is raised once all have stopped."""
     if len(lanes) == 1:
-        lanes[0].run(stop)
+        lanes[0].run()
         return
-
-    def run(lane: Lane) -> None:
-        try:
-            lane.run(stop)
-        except BaseException:
-            stop.set()  # the other lanes stop after their current chunk
-            raise
-
-    with ThreadPoolExecutor(max_workers=len(lanes)) as threads:
-        futures = [threads.submit(run, lane) for lane in lanes]
-        for future in futures:
-            future.result()
+    interval = sys.getswitchinterval()
+    # This thread plays the reference; the lane threads need the interpreter only briefly,
+    # but each time promptly, or their reference workers wait.
+    sys.setswitchinterval(0.0005)
+    try:
+        with ThreadPoolExecutor(max_workers=len(lanes) - 1) as threads:
+            futures = [threads.submit(lane.run) for lane in lanes[1:]]
+            errors = []
+            try:
+                lanes[0].run()
+            except BaseException as error:  # the others stop; raised below
+                errors.append(error)
+            for future in futures:
+                if future.exception() is not None:
+                    errors.append(future.exception())
+            if errors:
+                raise errors[0]
+    finally:
+        sys.setswitchinterval(interval)
