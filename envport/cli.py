@@ -69,7 +69,8 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--workers",
         type=_positive,
-        help="processes playing L3's reference episodes (default: cores, for big runs)",
+        help="L3 lanes, each a reference player and a port worker (default: one per core "
+        "when there are at least 250 episodes per lane)",
     )
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.add_argument("--json", type=Path, help="write the full report as JSON here")

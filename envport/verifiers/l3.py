@@ -1,9 +1,10 @@
 """L3 rollout checks: episodes from matched initial states, every step compared.
 
-The reference plays each episode first (its state read before every step). The port then
+The reference plays each episode (its state read before every step). The port then
 replays the same actions from the injected start state in one batched request
 (free-running), and, in resync mode, takes one step from every recorded reference state
 (state re-injected each step), so a single-step bug is told apart from accumulated drift.
+This module plays, builds the requests and judges; `l3_lanes` overlaps them in chunks.
 """
 
 from __future__ import annotations

@@ -39,7 +39,7 @@ class VerifyOptions:
     # spec's dependency order), check their exports, and run its L1 probes.
     module: str | None = None
     examples: int | None = None  # hypothesis examples for L1 and sequences for L2
-    # Processes playing L3's reference episodes (None: one per core for big runs, else none).
+    # L3 lanes, each a reference player and a port worker (None: one per core for big runs).
     workers: int | None = None
     # Address of an `envport serve --port` process to use instead of a local worker.
     port_server: str | None = None
@@ -250,7 +250,7 @@ def _port_side(options: VerifyOptions, load: dict) -> PortWorker | EnvClient:
     return PortWorker(timeout=options.timeout, load=load)
 
 
-# Below this many episodes per worker, starting processes costs more than it saves.
+# Below this many episodes per lane, starting processes costs more than it saves.
 EPISODES_PER_WORKER = 250
 
 
