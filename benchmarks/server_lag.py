@@ -40,8 +40,8 @@ def main() -> None:
     args = parser.parse_args()
     spec = load_spec(EXAMPLE)
     options = l3.L3Options(episodes=args.episodes, steps=500, mode="both")
-    episodes = l3.play_reference(Reference(spec), spec, options)
-    free, resync = l3.free_request(episodes), l3.resync_request(episodes)
+    played = l3.play_reference(Reference(spec), spec, options)
+    free, resync = l3.free_request(played), l3.resync_request(played)
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
