@@ -32,6 +32,8 @@ HOSTILE = (
     'Here is the module. <script>document.title="pwned"</script>'
     "<img src=x onerror=\"document.title='pwned'\"> \x1b]0;retitled\x07\x1b[2J"
 )
+# Gravity off by 1e-4: no single step leaves the spec's tolerance (L1 and resync pass),
+# but free-running drifts out of it in a few of L3's first 300 episodes.
 DRIFTING_PHYSICS = HOSTILE + "\n\n" + PHYSICS.replace("GRAVITY = 9.8\n", "GRAVITY = 9.801\n")
 CORRECT_ENV = (
     "The entry module.\n\n"
@@ -65,10 +67,13 @@ def envport(
 
 
 def fast_spec(directory: Path) -> Path:
-    """The CartPole spec with test-sized budgets (it still catches both sessions' bugs)."""
+    """The CartPole spec with test-sized budgets (it still catches both sessions' bugs).
+
+    L1 and L2 are cut; L3 is raised (it costs a fraction of a second): the drifting
+    session's bug shows only in free-running, in about one episode in a hundred."""
     data = load_spec(CARTPOLE).model_dump(mode="json", exclude_none=True)
     levels = data["levels"]
-    levels["l3"].update(episodes=30)
+    levels["l3"].update(episodes=300)
     levels["l1"].update(examples=60)
     levels["l2"].update(examples=10)
     directory.mkdir(parents=True, exist_ok=True)

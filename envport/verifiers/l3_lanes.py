@@ -19,6 +19,7 @@ import functools
 import math
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -143,32 +144,32 @@ class PortFeed:
 
     def finish(self) -> list[LevelResult]:
         """Every answer taken in and judged: one list of results per mode."""
-        while self._waiting is not None:
+        while self.busy:
             # Judge what has arrived while the port works on the last chunks.
             for mode in self.modes:
                 self._flush(mode)
-            self.pump(block=True)
+            self.pump(block=True, once=True)
         for mode in self.modes:
             self._flush(mode)
             if self.results[mode]:
                 self.results[mode][0].seconds.update(self._port_seconds[mode])
         return [part for mode in self.modes for part in self.results[mode]]
 
-    def pump(self, block: bool = False) -> None:
-        """Take in any answer that has arrived and send the next request; with `block`, run
-        until every queued request is answered."""
+    def pump(self, block: bool = False, once: bool = False) -> None:
+        """Take in any answer that has arrived and send the next request. With `block`, wait
+        for answers until every queued request is answered (`once`: for one answer)."""
         while True:
-            if self._waiting is not None:
-                if not block and not self.worker.ready():
-                    return
-                result = self.worker.receive()
-                answered, self._waiting = self._waiting, None
-                answered(result)
-            if not self._queue:
+            if self._waiting is None and self._queue:
+                op, request, answered = self._queue.popleft()
+                self.worker.send(op, **request)
+                self._waiting = answered
+            if self._waiting is None or (not block and not self.worker.ready()):
                 return
-            op, request, answered = self._queue.popleft()
-            self.worker.send(op, **request)
-            self._waiting = answered
+            result = self.worker.receive()
+            answered, self._waiting = self._waiting, None
+            answered(result)
+            if once:
+                block = False
 
 
 class Chunks:
@@ -255,11 +256,16 @@ class Lane:
                 return
 
     def _wait_for(self, player: Worker) -> None:
-        """Keep the port fed until the reference worker has its chunk ready."""
+        """Keep the port fed until the reference worker has its chunk ready (or the port's
+        time is up: then its own receive, which knows the timeout, says so)."""
         poller = zmq.Poller()
         poller.register(player.socket, zmq.POLLIN)
         poller.register(self.feed.worker.socket, zmq.POLLIN)
+        deadline = time.monotonic() + getattr(self.feed.worker, "timeout", 120.0)
         while self.feed.busy and not player.ready():
+            if time.monotonic() > deadline:
+                self.feed.pump(block=True, once=True)
+                deadline = time.monotonic() + getattr(self.feed.worker, "timeout", 120.0)
             self.feed.pump()
             poller.poll(POLL_MS)
 
