@@ -164,20 +164,26 @@ def test_jax_chunks_of_any_shape_share_one_compiled_rollout() -> None:
     assert answers[0]["compile_s"] > 0 and answers[1]["compile_s"] == 0
 
 
-def test_a_batched_bridge_that_disagrees_with_the_per_env_one_fails_the_port(
-    tmp_path: Path,
-) -> None:
+def edited_numpy_port(tmp_path: Path, old: str, new: str) -> Path:
+    """A copy of the known-good NumPy port with one edit to env.py."""
     port = tmp_path / "numpy"
     shutil.copytree(NUMPY_PORT, port, ignore=shutil.ignore_patterns("__pycache__"))
     env = port / "env.py"
-    env.write_text(
-        env.read_text(encoding="utf-8").replace(
-            "    return state_from_reference(ref_states)",
-            "    out = state_from_reference(ref_states)\n"
-            '    out["physics"] = out["physics"] * 0.5\n'
-            "    return out",
-        ),
-        encoding="utf-8",
+    text = env.read_text(encoding="utf-8")
+    assert text.count(old) == 1
+    env.write_text(text.replace(old, new), encoding="utf-8")
+    return port
+
+
+def test_a_batched_bridge_that_disagrees_with_the_per_env_one_fails_the_port(
+    tmp_path: Path,
+) -> None:
+    port = edited_numpy_port(
+        tmp_path,
+        "    return state_from_reference(ref_states)",
+        "    out = state_from_reference(ref_states)\n"
+        '    out["physics"] = out["physics"] * 0.5\n'
+        "    return out",
     )
     report = verify(str(CARTPOLE), str(port), VerifyOptions(levels=("l3",), episodes=20))
     assert report.error is not None and "states_from_reference" in report.error
@@ -185,17 +191,12 @@ def test_a_batched_bridge_that_disagrees_with_the_per_env_one_fails_the_port(
 
 
 def test_a_port_failing_in_any_lane_ends_the_run_with_its_error(tmp_path: Path) -> None:
-    port = tmp_path / "numpy"
-    shutil.copytree(NUMPY_PORT, port, ignore=shutil.ignore_patterns("__pycache__"))
-    env = port / "env.py"
-    env.write_text(
-        env.read_text(encoding="utf-8").replace(
-            "    def step(self, actions):\n",
-            "    def step(self, actions):\n"
-            "        if self.num_envs > 40:\n"
-            "            raise RuntimeError('too many envs for this port')\n",
-        ),
-        encoding="utf-8",
+    port = edited_numpy_port(
+        tmp_path,
+        "    def step(self, actions):\n",
+        "    def step(self, actions):\n"
+        "        if self.num_envs > 40:\n"
+        "            raise RuntimeError('too many envs for this port')\n",
     )
     options = VerifyOptions(levels=("l3",), episodes=600, workers=2)
     report = verify(str(CARTPOLE), str(port), options)

@@ -64,7 +64,10 @@ class NumpyPort:
         if not callable(batched):
             per_env = [self.entry.state_from_reference(s) for s in _unstack(states)]
             return {k: np.stack([np.asarray(s[k]) for s in per_env]) for k in per_env[0]}
-        out = {k: np.asarray(v) for k, v in batched(states).items()}
+        # A copy in: a bridge that edits its input in place would fool the row check below.
+        out = {
+            k: np.asarray(v) for k, v in batched({k: v.copy() for k, v in states.items()}).items()
+        }
         count = len(next(iter(states.values())))
         for row in sorted({0, count // 2, count - 1}):
             single = self.entry.state_from_reference({k: v[row] for k, v in states.items()})
