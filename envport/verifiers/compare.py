@@ -26,6 +26,15 @@ class Steps:
     terminated: np.ndarray
     truncated: np.ndarray
 
+    def parts(self) -> tuple[np.ndarray, ...]:
+        return self.obs, self.reward, self.terminated, self.truncated
+
+    @classmethod
+    def join(cls, parts: list[Steps]) -> Steps:
+        return cls(
+            *(np.concatenate(group) for group in zip(*(p.parts() for p in parts), strict=True))
+        )
+
     @classmethod
     def of(cls, answer: dict, rows: slice = slice(None)) -> Steps:
         """The four outputs from a worker's answer, optionally only some rows."""

@@ -177,7 +177,7 @@ def _flatten_free(port: Steps, lengths: np.ndarray) -> Steps:
     """Rows of a (B, T, ...) free-running answer cut to each episode's length and joined."""
     count, longest = len(lengths), int(lengths.max(initial=0))
     steps = port.reward.shape[1] if port.reward.ndim == 2 else 0
-    shapes = [part.shape[:2] for part in _parts(port)]
+    shapes = [part.shape[:2] for part in port.parts()]
     if steps < longest or any(shape != (count, steps) for shape in shapes):
         raise PortError(
             f"port answered a free-running batch of {count} episodes x {longest} steps with "
@@ -186,11 +186,7 @@ def _flatten_free(port: Steps, lengths: np.ndarray) -> Steps:
     # Row b*T + t of the flattened answer for each episode b and step t < its length.
     within = np.arange(int(lengths.sum())) - np.repeat(np.cumsum(lengths) - lengths, lengths)
     rows = np.repeat(np.arange(count) * steps, lengths) + within
-    return Steps(*(part.reshape(count * steps, *part.shape[2:])[rows] for part in _parts(port)))
-
-
-def _parts(steps: Steps) -> tuple[np.ndarray, ...]:
-    return steps.obs, steps.reward, steps.terminated, steps.truncated
+    return Steps(*(part.reshape(count * steps, *part.shape[2:])[rows] for part in port.parts()))
 
 
 def answer_steps(played: Played, result: dict[str, Any], mode: str) -> Steps:

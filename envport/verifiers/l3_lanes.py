@@ -25,13 +25,12 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-import numpy as np
 import zmq
 
 from envport.serve.client import PortWorker
 from envport.spec import PortSpec
 from envport.verifiers import l3
-from envport.verifiers.compare import STEP_FIELDS, Steps, contract_problems
+from envport.verifiers.compare import Steps, contract_problems
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.played import Played
 from envport.verifiers.reference import Reference
@@ -134,9 +133,7 @@ class PortFeed:
         pending, self._unjudged[mode] = self._unjudged[mode], []
         if pending:
             played = Played.join([p for p, _ in pending])
-            parts = [a for _, a in pending]
-            actual = Steps(*(np.concatenate([getattr(a, f) for a in parts]) for f in STEP_FIELDS))
-            self._judge_now(mode, played, actual)
+            self._judge_now(mode, played, Steps.join([a for _, a in pending]))
 
     def _judge_now(self, mode: str, played: Played, actual: Steps) -> None:
         level = l3.judge_steps(self.spec, played, actual, mode, self.options, self.replay)

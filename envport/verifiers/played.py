@@ -79,7 +79,7 @@ class Played:
             lengths,
             {name: values[keep] for name, values in self.states.items()},
             self.actions[keep],
-            Steps(*(part[keep] for part in _parts(self.steps))),
+            Steps(*(part[keep] for part in self.steps.parts())),
             None if self.noise is None else self.noise[keep],
         )
 
@@ -102,7 +102,7 @@ class Played:
             np.concatenate([part.lengths for part in parts]),
             {name: np.concatenate([p.states[name] for p in parts]) for name in parts[0].states},
             np.concatenate([part.actions for part in parts]),
-            Steps(*(np.concatenate([_parts(p.steps)[i] for p in parts]) for i in range(4))),
+            Steps.join([p.steps for p in parts]),
             None if parts[0].noise is None else np.concatenate([p.noise for p in parts]),  # type: ignore[misc]
         )
 
@@ -131,10 +131,6 @@ class Played:
             Steps.of(packed),
             packed.get("noise"),
         )
-
-
-def _parts(steps: Steps) -> tuple[np.ndarray, ...]:
-    return steps.obs, steps.reward, steps.terminated, steps.truncated
 
 
 def _padded(rows: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
