@@ -38,7 +38,6 @@ def pytest_runtest_makereport(
         report.longrepr = f"skipped in CI, which counts as a failure: {reason}"
 
 
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(
     collector: pytest.Collector,
