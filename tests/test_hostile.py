@@ -7,12 +7,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from envport.serve import jail
 
 from helpers import CARTPOLE, ROOT
 
@@ -35,6 +38,12 @@ EXPECTED = {
     "exit_at_import": (1, "SystemExit: 0"),
     "hard_exit_at_import": (1, "port worker died in `load`: exit code 0"),
     "nan": (1, "DIVERGED"),
+    "dir_fd_write": (1, "writing env.py is not allowed"),
+    "link_target": (1, "outside the scratch directory"),
+    "unlink_dir_fd": (1, "os.remove on __init__.py is not allowed"),
+    "posixsubprocess": (1, "_posixsubprocess is not allowed"),
+    "ctypes_write": (1, "loading libc through ctypes is not allowed"),
+    "proc_environ": (1, "environ leaked: []"),
 }
 
 
@@ -64,16 +73,26 @@ def tree_digest(root: Path) -> str:
 def test_every_payload_has_an_expectation() -> None:
     names = {p.stem for p in HOSTILE.glob("*.py")}
     assert names == set(EXPECTED)
-    assert len(names) >= 12
+    assert len(names) >= 20
+
+
+@pytest.fixture
+def spec_copy(tmp_path: Path) -> Path:
+    """The CartPole example copied whole, port included: payloads aim at the spec's own
+    files (its probes, which the verifier imports), so they must not be the repository's."""
+    destination = tmp_path / "cartpole"
+    shutil.copytree(CARTPOLE, destination, ignore=shutil.ignore_patterns("__pycache__"))
+    return destination
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_hostile_port_fails_cleanly(name: str, numpy_port_copy: Path, tmp_path: Path) -> None:
+def test_hostile_port_fails_cleanly(name: str, spec_copy: Path, tmp_path: Path) -> None:
+    numpy_port_copy = spec_copy / "ports" / "numpy"
     plant(HOSTILE / f"{name}.py", numpy_port_copy)
     home = tmp_path / "home"
     home.mkdir()
     (home / "keep.txt").write_text("precious")
-    before_home, before_port = tree_digest(home), tree_digest(numpy_port_copy)
+    before_home, before_spec = tree_digest(home), tree_digest(spec_copy)
     report = tmp_path / "report.json"
     env = {**os.environ, "HOME": str(home), "OPENAI_API_KEY": SECRET, "PYTHONUNBUFFERED": "1"}
     started = time.monotonic()
@@ -83,7 +102,7 @@ def test_hostile_port_fails_cleanly(name: str, numpy_port_copy: Path, tmp_path: 
             "-m",
             "envport",
             "verify",
-            str(CARTPOLE),
+            str(spec_copy),
             "--port",
             str(numpy_port_copy),
             "--levels",
@@ -108,9 +127,46 @@ def test_hostile_port_fails_cleanly(name: str, numpy_port_copy: Path, tmp_path: 
     # The port's lies and loot never reach the user or the report.
     assert "every level passes" not in done.stdout
     assert SECRET not in output and SECRET not in report.read_text()
-    # Nothing outside the scratch directory changed: not the home, not the port itself.
+    # Nothing outside the scratch directory changed: not the home, not the spec, its probes
+    # or the port itself.
     assert tree_digest(home) == before_home
-    assert tree_digest(numpy_port_copy) == before_port
+    assert tree_digest(spec_copy) == before_spec
     assert not (home / "pwned.txt").exists()
     assert json.loads(report.read_text())["passed"] is False
     assert elapsed < 60
+
+
+# The attacks that write, delete or start processes, run as plain scripts inside the OS
+# sandbox alone (no audit hook): bubblewrap must hold by itself.
+OS_LAYER = ["write_outside", "delete_outside", "dir_fd_write", "link_target", "unlink_dir_fd"]
+OS_LAYER += ["posixsubprocess", "ctypes_write", "proc_environ", "read_keys"]
+
+
+@pytest.mark.skipif(not jail.available(), reason="bubblewrap cannot run here")
+@pytest.mark.parametrize("name", OS_LAYER)
+def test_os_sandbox_holds_without_the_audit_hook(
+    name: str, spec_copy: Path, tmp_path: Path
+) -> None:
+    port = spec_copy / "ports" / "numpy"
+    script = port / "attack.py"
+    script.write_text((HOSTILE / f"{name}.py").read_text())
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "keep.txt").write_text("precious")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    before_home, before_spec = tree_digest(home), tree_digest(spec_copy)
+    command = jail.command_line([sys.executable, str(script)], scratch, readable=[spec_copy])
+    env = {**os.environ, "HOME": str(home), "OPENAI_API_KEY": SECRET}
+    driver_env = {"PATH": os.environ["PATH"], "HOME": str(home), "OPENAI_API_KEY": SECRET}
+    # The driver-like parent holds the key in its environment; the attack runs without it.
+    worker_env = {k: v for k, v in env.items() if k != "OPENAI_API_KEY"}
+    parent = subprocess.Popen(["sleep", "30"], env=driver_env)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=worker_env)
+    finally:
+        parent.kill()
+        parent.wait()
+    assert SECRET not in done.stdout + done.stderr
+    assert tree_digest(home) == before_home, done.stderr
+    assert tree_digest(spec_copy) == before_spec, done.stderr

@@ -14,6 +14,7 @@ from typing import Any
 import zmq
 
 from envport.errors import PortError
+from envport.serve import jail
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 
@@ -27,6 +28,29 @@ def worker_environment() -> dict[str, str]:
     return env
 
 
+def _paths_in(value: Any) -> list[Path]:
+    """Absolute paths named in a load request: the port, a spec, harness files. A file's
+    folder comes along (a spec's harness files sit beside it)."""
+    if isinstance(value, dict):
+        return [p for item in value.values() for p in _paths_in(item)]
+    if isinstance(value, list | tuple):
+        return [p for item in value for p in _paths_in(item)]
+    if isinstance(value, str) and value.startswith("/") and os.path.exists(value):
+        path = Path(value)
+        return [path, path.parent] if path.is_file() else [path]
+    return []
+
+
+def _build_caches(load: dict[str, Any] | None) -> list[Path]:
+    """A Rust port compiles inside its worker, into the shared build cache."""
+    port_dir = (load or {}).get("port_dir")
+    if port_dir and (Path(port_dir) / "Cargo.toml").is_file():
+        from envport.targets.rust_build import cache_root
+
+        return [cache_root()]
+    return []
+
+
 class PortWorker:
     """One worker process hosting one port. Use as a context manager."""
 
@@ -36,7 +60,10 @@ class PortWorker:
         load: dict[str, Any] | None = None,
         limits: Limits | None = None,
         preload_op: str = "load",
+        readable: list[Path] | None = None,
     ) -> None:
+        """`readable`: paths the worker reads besides those its load request names (the
+        probes file of later `probe` requests)."""
         self.timeout = timeout
         self._context = zmq.Context.instance()
         self._socket = self._context.socket(zmq.PAIR)
@@ -50,7 +77,10 @@ class PortWorker:
         self._pending: int | None = None
         self._stopped: str | None = None
         command = [sys.executable, "-m", "envport.serve.worker", "--address", address]
-        command += ["--parent", str(os.getpid())]
+        if not jail.available():
+            # Inside the sandbox the worker cannot see this process; bwrap's
+            # --die-with-parent ends it instead.
+            command += ["--parent", str(os.getpid())]
         command += ["--limits", (limits or Limits()).model_dump_json()]
         if load is not None:
             # The worker imports the port as soon as it starts, while the caller works; its
@@ -58,6 +88,19 @@ class PortWorker:
             command += ["--load", json.dumps(load), "--preload-op", preload_op]
             self._next_id = self._pending = 1
             self._pending_op = preload_op
+        scratch = Path(self._scratch.name)
+        try:
+            command = jail.command_line(
+                command,
+                scratch,
+                readable=[*_paths_in(load), *(readable or [])],
+                writable=_build_caches(load),
+            )
+        except jail.SandboxUnavailable:
+            self._socket.close()
+            self._stderr.close()
+            self._scratch.cleanup()
+            raise
         self.process = subprocess.Popen(
             command,
             cwd=self._scratch.name,
@@ -122,8 +165,7 @@ class PortWorker:
         return self.receive(timeout)
 
     def _death_note(self) -> str:
-        code = self.process.returncode
-        how = f"killed by signal {-code}" if code < 0 else f"exit code {code}"
+        how = jail.exit_note(self.process.returncode)
         self._stderr.flush()
         self._stderr.seek(0)
         lines = [ln for ln in self._stderr.read().decode(errors="replace").splitlines() if ln]

@@ -39,22 +39,65 @@ _PROCESS_EVENTS = {
     "subprocess.Popen",
     "pty.spawn",
 }
-# Events whose first argument is a path the call changes.
+# Events whose first argument is a path the call changes; `dir_fd` (when the event carries
+# one) is the position of a directory descriptor that path would be resolved against.
 _PATH_EVENTS = {
-    "os.remove",
-    "os.rmdir",
-    "os.mkdir",
-    "os.chmod",
-    "os.chown",
-    "os.truncate",
-    "os.utime",
-    "os.symlink",
-    "os.link",
-    "shutil.rmtree",
-    "shutil.copyfile",
-    "shutil.move",
+    "os.remove": 1,
+    "os.rmdir": 1,
+    "os.mkdir": 2,
+    "os.chmod": 2,
+    "os.chown": 3,
+    "os.truncate": None,
+    "os.utime": 3,
+    "shutil.rmtree": 1,
+    "shutil.copyfile": None,
+    "shutil.move": None,
 }
-_TWO_PATH_EVENTS = {"os.rename", "os.replace"}
+# Events that create or move a name: the new name (second argument) is what gets changed;
+# both names are checked, and any directory descriptor refused.
+_TWO_PATH_EVENTS = {"os.rename", "os.replace", "os.link", "os.symlink"}
+# libc functions that would do, behind the hook's back, what the hook refuses.
+_LIBC_SYMBOLS = frozenset(
+    [
+        "open",
+        "open64",
+        "openat",
+        "openat64",
+        "creat",
+        "creat64",
+        "write",
+        "pwrite",
+        "writev",
+        "unlink",
+        "unlinkat",
+        "rename",
+        "renameat",
+        "link",
+        "linkat",
+        "symlink",
+        "symlinkat",
+        "mkdir",
+        "mkdirat",
+        "rmdir",
+        "truncate",
+        "ftruncate",
+        "chmod",
+        "fork",
+        "vfork",
+        "clone",
+        "execve",
+        "execv",
+        "execvp",
+        "system",
+        "popen",
+        "posix_spawn",
+        "socket",
+        "connect",
+        "syscall",
+        "ptrace",
+        "mprotect",
+    ]
+)
 
 
 class Limits(BaseModel):
@@ -127,11 +170,20 @@ class _Guard:
             resolved == root or resolved.startswith(root + os.sep) for root in self.writable
         )
 
+    def _changes_outside(self, path: Any) -> bool:
+        # A relative path may be resolved against a directory descriptor that the `open`
+        # event does not show (os.open(name, dir_fd=fd)): only absolute names are judged.
+        if isinstance(path, str | bytes) and not os.path.isabs(os.fsdecode(path)):
+            return True
+        return self._outside(path)
+
     def __call__(self, event: str, args: tuple) -> None:
         if not self.locked:
             return
         if event in _PROCESS_EVENTS:
             raise PermissionError(f"envport sandbox: {event} is not allowed in a port")
+        if event == "import" and args and args[0] == "_posixsubprocess":
+            raise PermissionError("envport sandbox: _posixsubprocess is not allowed in a port")
         if event == "socket.connect" or event == "socket.sendto":
             sock = args[0]
             if getattr(sock, "family", None) != socket.AF_UNIX:
@@ -141,12 +193,40 @@ class _Guard:
             writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
                 isinstance(flags, int) and flags & _WRITE_FLAGS
             )
-            if writing and self._outside(path):
+            if writing and self._changes_outside(path):
                 raise PermissionError(f"envport sandbox: writing {path} is not allowed")
-        elif event in _PATH_EVENTS and args and self._outside(args[0]):
-            raise PermissionError(f"envport sandbox: {event} on {args[0]} is not allowed")
-        elif event in _TWO_PATH_EVENTS and any(self._outside(a) for a in args[:2]):
-            raise PermissionError(f"envport sandbox: {event} outside the scratch directory")
+        elif event in _PATH_EVENTS and args:
+            at = _PATH_EVENTS[event]
+            through_fd = at is not None and len(args) > at and args[at] not in (None, -1)
+            if through_fd or self._changes_outside(args[0]):
+                raise PermissionError(f"envport sandbox: {event} on {args[0]} is not allowed")
+        elif event in _TWO_PATH_EVENTS:
+            through_fd = any(a not in (None, -1) for a in args[2:] if isinstance(a, int))
+            changed = args[1:2] if event == "os.symlink" else args[:2]
+            if through_fd or any(self._changes_outside(a) for a in changed):
+                raise PermissionError(f"envport sandbox: {event} outside the scratch directory")
+        elif event == "ctypes.dlopen" and _is_libc(args[0] if args else None):
+            raise PermissionError("envport sandbox: loading libc through ctypes is not allowed")
+        elif event == "ctypes.dlsym" and len(args) > 1 and args[1] in _LIBC_SYMBOLS:
+            raise PermissionError(f"envport sandbox: ctypes access to {args[1]} is not allowed")
+
+
+def _is_libc(name: Any) -> bool:
+    if name is None:
+        return True  # CDLL(None): the process's own symbols, libc's among them
+    base = os.path.basename(os.fsdecode(name))
+    return base.startswith(("libc.", "libc-"))
+
+
+def _disarm_posixsubprocess() -> None:
+    """`_posixsubprocess.fork_exec` starts a process without an audit event: replace it in
+    the loaded module (a fresh import is refused by the hook)."""
+    import _posixsubprocess
+
+    def refused(*_args: Any, **_kwargs: Any) -> Any:
+        raise PermissionError("envport sandbox: _posixsubprocess is not allowed in a port")
+
+    _posixsubprocess.fork_exec = refused  # type: ignore[attr-defined]
 
 
 _GUARD: _Guard | None = None
@@ -163,4 +243,5 @@ def install_guard(writable: list[Path]) -> None:
 def lockdown() -> None:
     """From here on, the port's code runs: refuse what a port has no business doing."""
     if _GUARD is not None:
+        _disarm_posixsubprocess()
         _GUARD.locked = True

@@ -158,7 +158,7 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
     report = VerifyReport(spec=str(spec_file), port=str(port), passed=False)
     lanes = reference_workers(options, l3_options) if "l3" in levels else 0
     with contextlib.ExitStack() as stack:
-        worker = stack.enter_context(_port_side(options, load))
+        worker = stack.enter_context(_port_side(options, load, probes_file))
         lane_workers = None
         if lanes > 1:
             # More lanes: their reference and port workers start now and load in the
@@ -243,11 +243,14 @@ def _statistics(module: str, what: str) -> ModuleType:
         ) from None
 
 
-def _port_side(options: VerifyOptions, load: dict) -> PortWorker | EnvClient:
+def _port_side(
+    options: VerifyOptions, load: dict, probes_file: Path | None = None
+) -> PortWorker | EnvClient:
     """A local sandboxed worker, or an `envport serve` process already hosting the port."""
     if options.port_server is not None:
         return EnvClient(options.port_server, timeout=options.timeout)
-    return PortWorker(timeout=options.timeout, load=load)
+    readable = [probes_file] if probes_file is not None else []
+    return PortWorker(timeout=options.timeout, load=load, readable=readable)
 
 
 # Below this many episodes per lane, starting processes costs more than it saves.

@@ -1,0 +1,173 @@
+"""The OS boundary around every process that runs generated code: bubblewrap.
+
+A port worker runs inside `bwrap` with
+- its own mount namespace: the whole filesystem read-only; the home directory, /tmp,
+  /var/tmp and /run replaced by empty tmpfs (key files, the run directory when it lives
+  there, other users' sockets: absent), with only what the worker must read bound back
+  read-only (the Python installation and its import path, the port, the spec's harness
+  files, the Rust toolchain) and the worker's scratch directory (plus the Rust build cache,
+  where the worker compiles a crate) writable;
+- its own PID namespace and /proc: no other process, the driver's included, is visible, so
+  nothing reads the driver's environment (`/proc/<pid>/environ`) or memory;
+- its own network, IPC and UTS namespaces: no network at all; the channel to the verifier
+  is a Unix socket file in the scratch directory, which a network namespace does not cut;
+- a session of its own (the user's Ctrl-C reaches the driver, which alone decides what it
+  means), no capabilities, and death with its starter.
+
+Without bubblewrap, untrusted code is refused unless the user asked for
+`--unsafe-no-sandbox`, which says once that the boundary is gone.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from envport.errors import EnvportError
+
+# Set in a process (and inherited by the processes it starts) when the user passed
+# --unsafe-no-sandbox: a batch's child runs carry the choice with them.
+UNSAFE_VARIABLE = "ENVPORT_UNSAFE_NO_SANDBOX"
+# Replaced by an empty tmpfs: where secrets, other runs and other users' sockets live.
+_HIDDEN = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+
+_warned = False
+
+
+class SandboxUnavailable(EnvportError):
+    """Generated code would run without isolation and the user did not agree to that."""
+
+
+def allow_unsandboxed() -> None:
+    """The user passed --unsafe-no-sandbox: run generated code without the boundary."""
+    os.environ[UNSAFE_VARIABLE] = "1"
+
+
+def _unsafe_allowed() -> bool:
+    return os.environ.get(UNSAFE_VARIABLE) == "1"
+
+
+@functools.cache
+def _bwrap_problem() -> str | None:
+    """Why bubblewrap cannot isolate a worker here, or None when it can (tried once)."""
+    found = shutil.which("bwrap")
+    if found is None:
+        return "bubblewrap (`bwrap`) is not installed"
+    probe = [found, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+    probe += ["--unshare-pid", "--unshare-net", "--die-with-parent", "--", "true"]
+    try:
+        done = subprocess.run(probe, capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError) as error:
+        return f"bubblewrap does not start: {error}"
+    if done.returncode != 0:
+        why = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+        return f"bubblewrap cannot create namespaces here ({why})"
+    return None
+
+
+def available() -> bool:
+    return _bwrap_problem() is None
+
+
+def _existing(paths: Iterable[Path | str]) -> list[str]:
+    found: dict[str, None] = {}
+    for path in paths:
+        text = os.path.abspath(os.fspath(path))
+        for candidate in (text, os.path.realpath(text)):
+            if os.path.exists(candidate):
+                found.setdefault(candidate, None)
+    return list(found)
+
+
+def _interpreter_paths() -> list[str]:
+    """What the worker's Python needs to start and import envport, numpy, jax, gymnasium."""
+    paths: list[str | Path] = [sys.prefix, sys.base_prefix, sys.exec_prefix]
+    paths += [Path(sys.executable).parent, Path(os.path.realpath(sys.executable)).parent]
+    paths += [p for p in sys.path if p]
+    return _existing(paths)
+
+
+def _toolchain_paths() -> list[str]:
+    """cargo and rustc, for Rust ports (their homes are read-only inside)."""
+    home = Path.home()
+    paths = [os.environ.get("CARGO_HOME") or home / ".cargo"]
+    paths.append(os.environ.get("RUSTUP_HOME") or home / ".rustup")
+    for tool in ("cargo", "rustc"):
+        found = shutil.which(tool)
+        if found:
+            paths.append(Path(os.path.realpath(found)).parent)
+    return _existing(paths)
+
+
+def _hidden_roots() -> list[str]:
+    home = os.path.realpath(Path.home())
+    roots = [r for r in _HIDDEN if os.path.isdir(r)]
+    if home not in ("/", "") and os.path.isdir(home):
+        roots.append(home)
+    return roots
+
+
+def _under(path: str, roots: Iterable[str]) -> bool:
+    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+
+
+def command_line(
+    command: list[str],
+    scratch: Path,
+    readable: Iterable[Path | str] = (),
+    writable: Iterable[Path | str] = (),
+) -> list[str]:
+    """`command` wrapped to run inside the sandbox, or as is under --unsafe-no-sandbox.
+
+    `readable`: paths the worker reads (the port, harness files); `writable`: paths it may
+    change besides `scratch` (created if missing)."""
+    problem = _bwrap_problem()
+    if problem is not None:
+        if not _unsafe_allowed():
+            raise SandboxUnavailable(
+                f"{problem}; generated code runs only inside it: install it "
+                "(`apt-get install bubblewrap`) or pass --unsafe-no-sandbox to run the port "
+                "without isolation"
+            )
+        _warn_once(problem)
+        return command
+    hidden = _hidden_roots()
+    arguments = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    for root in hidden:
+        arguments += ["--tmpfs", root]
+    for path in _existing([*_interpreter_paths(), *_toolchain_paths(), *readable]):
+        # Only what a tmpfs hid needs binding back; the rest of / is read-only already.
+        if _under(path, hidden):
+            arguments += ["--ro-bind", path, path]
+    for path in [scratch, *writable]:
+        os.makedirs(path, exist_ok=True)
+        arguments += ["--bind", str(path), str(path)]
+    arguments += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+    arguments += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
+    arguments += ["--cap-drop", "ALL", "--chdir", str(scratch), "--"]
+    return [shutil.which("bwrap") or "bwrap", *arguments[1:], *command]
+
+
+def _warn_once(problem: str) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        print(
+            f"envport: WARNING: {problem}; --unsafe-no-sandbox: generated code runs with this "
+            "user's full access to files, processes and the network",
+            file=sys.stderr,
+        )
+
+
+def exit_note(returncode: int) -> str:
+    """How a sandboxed process ended. bwrap reports a child killed by signal N as 128+N."""
+    if returncode < 0:
+        return f"killed by signal {-returncode}"
+    if returncode > 128 and available():
+        return f"killed by signal {returncode - 128}"
+    return f"exit code {returncode}"
