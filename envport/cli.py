@@ -151,12 +151,27 @@ def build_parser() -> argparse.ArgumentParser:
     from envport.batch.command import add_parser as add_batch
 
     add_batch(sub)
+    for name in _RUNS_PORTS:
+        sub.choices[name].add_argument(
+            "--unsafe-no-sandbox",
+            action="store_true",
+            help="run generated code without bubblewrap's isolation (when it is not "
+            "installed): the port gets this user's files, processes and network",
+        )
     return parser
+
+
+# Commands that run generated code in workers, and so need the sandbox.
+_RUNS_PORTS = ("verify", "serve", "translate", "resume", "bench", "batch")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    if getattr(args, "unsafe_no_sandbox", False):
+        from envport.serve.jail import allow_unsandboxed
+
+        allow_unsandboxed()
     try:
         return int(args.func(args))
     except EnvportError as error:

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from envport.errors import EnvportError
+from envport.runs import harness
 from envport.runs.history import History
 from envport.runs.state import RunState, load_state, save_state
 from envport.spec import SPEC_FILENAME
@@ -129,7 +130,7 @@ def new_run_id(spec_name: str, target: str) -> str:
 
 def _freeze_harness_files(spec_file: Path, root: Path) -> None:
     """Copy the harness files the spec names by relative path (L1 probes, a stochastic env's
-    noise harness) next to the copy.
+    noise harness) next to the copy, read-only and hashed (`envport.runs.harness`).
 
     The frozen spec keeps its text, so a relative path in it must resolve in the run too.
     """
@@ -140,6 +141,7 @@ def _freeze_harness_files(spec_file: Path, root: Path) -> None:
     if spec.randomness is not None:
         named.append(spec.randomness.harness)
     named.append(spec.reference.rules)  # a black-box spec's rules document
+    frozen: list[Path] = []
     for relative in named:
         if not relative or Path(relative).is_absolute():
             continue
@@ -148,6 +150,8 @@ def _freeze_harness_files(spec_file: Path, root: Path) -> None:
         if source.is_file() and destination.is_relative_to(root):
             destination.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, destination)
+            frozen.append(destination)
+    harness.freeze(root, frozen)
 
 
 def create_run(out: Path, spec_file: Path, state: RunState) -> RunDir:

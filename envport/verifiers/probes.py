@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from envport.errors import SpecError
+from envport.runs import harness
 
 Outputs = dict[str, Any]
 
@@ -64,6 +65,7 @@ def load_probes(path: Path, key: str = "targets.*.probes") -> dict[str, Probe]:
     """Import a probe file and return its probes by name."""
     if not path.is_file():
         raise SpecError(f"key `{key}`: probes file {path} does not exist")
+    harness.check(path)
     _REGISTRY.clear()
     module_name = f"envport_probes_{abs(hash(str(path)))}"
     spec = importlib.util.spec_from_file_location(module_name, path)

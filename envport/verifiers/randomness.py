@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from envport.errors import SpecError
+from envport.runs import harness
 from envport.spec import PortSpec
 
 HARNESS_FUNCTION = "noise_from_draws"
@@ -72,6 +73,7 @@ def load_harness(spec: PortSpec) -> Callable[..., Any]:
     path = spec.harness_file(spec.randomness.harness)
     if not path.is_file():
         raise SpecError(f"key `randomness.harness`: harness file {path} does not exist")
+    harness.check(path)
     name = f"envport_noise_harness_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
     module_spec = importlib.util.spec_from_file_location(name, path)
     if module_spec is None or module_spec.loader is None:
