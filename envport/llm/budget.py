@@ -32,6 +32,18 @@ class BudgetExhausted(EnvportError):
         super().__init__(message, exit_code=EXIT_DIVERGED)
 
 
+class WallTimeExhausted(EnvportError):
+    """The run's wall time ran out while a model call was in flight; the call was cancelled
+    (unanswered, so nothing was paid for that a resume would repeat)."""
+
+    status = BUDGET_EXHAUSTED
+
+    def __init__(self, label: str) -> None:
+        # label: which call, e.g. "generate physics #0 call"
+        super().__init__(f"the {label} in flight was cancelled", exit_code=EXIT_DIVERGED)
+        self.label = label
+
+
 def estimate_input_tokens(request: ModelRequest) -> int:
     chars = len(request.system) + len(request.stable_prefix)
     chars += sum(len(m.text) for m in request.messages)

@@ -1,13 +1,19 @@
 """One retry layer around every SDK call (the SDKs' own retries are switched off).
 
+Each attempt has a total deadline (`CallContext.timeout`): the SDKs' timeout restarts with
+every byte read, so a server trickling a byte every few seconds would hold a call forever;
+the attempt is cancelled when its deadline passes, whatever the server does.
+
 Transient failures (429, 408, 409, 5xx, connection errors, timeouts, malformed bodies) are
 retried with exponential backoff and jitter, waiting what retry-after asks when the server
 says; refusals (400, 401, 403, 404, ...) fail at once. Either way the caller gets one
-ModelCallError line naming the status and the attempts, with secrets scrubbed.
+ModelCallError line naming the status and the attempts, with secrets scrubbed and control
+characters escaped.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import functools
 import json
@@ -20,11 +26,15 @@ from typing import Any, TypeVar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
-from envport.llm.failures import MalformedResponse, ModelCallError, one_line
+from envport.llm import charges
+from envport.llm.failures import DeadlineExceeded, MalformedResponse, ModelCallError, one_line
 
 log = logging.getLogger("envport.llm")
 
 T = TypeVar("T")
+#: Total seconds one attempt of a model call may take, answer included. Long enough for a
+#: big answer at slow output rates (8k tokens at 60 tokens/s is about 140 s).
+DEFAULT_TIMEOUT_S = 180.0
 # 408 request timeout, 409 lock contention and 429 rate limit clear up by themselves.
 TRANSIENT_4XX = frozenset({408, 409, 429})
 
@@ -49,7 +59,7 @@ def sdk_errors() -> SdkErrors:
     return SdkErrors(
         status=(anthropic.APIStatusError, openai.APIStatusError),
         connection=(anthropic.APIConnectionError, openai.APIConnectionError),
-        timeout=(anthropic.APITimeoutError, openai.APITimeoutError),
+        timeout=(anthropic.APITimeoutError, openai.APITimeoutError, DeadlineExceeded),
         malformed=(
             json.JSONDecodeError,
             MalformedResponse,
@@ -77,7 +87,8 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class CallContext:
-    """What an error message needs to say: which model, where, and which key to fix."""
+    """What an error message needs to say: which model, where, and which key to fix; and
+    `timeout`, the total deadline of one attempt in seconds (the SDK's timeout too)."""
 
     name: str
     key_env: str
@@ -93,7 +104,7 @@ def is_transient(exc: BaseException) -> bool:
         if verdict in ("true", "false"):
             return verdict == "true"  # the server knows better than the status code
         return exc.status_code in TRANSIENT_4XX or exc.status_code >= 500
-    return isinstance(exc, errors.connection + errors.malformed)
+    return isinstance(exc, errors.connection + errors.timeout + errors.malformed)
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:
@@ -162,10 +173,30 @@ async def call_with_retries(
         async for attempt in retrying:
             with attempt:
                 attempts = attempt.retry_state.attempt_number
-                result = await call()
+                try:
+                    result = await within_deadline(call, context.timeout)
+                except MalformedResponse as exc:
+                    if exc.charge is not None:
+                        # May raise (no budget for another attempt): that ends the retries.
+                        await charges.charge(exc.charge, retrying=attempts < policy.attempts)
+                    raise
         return result, attempts
     except Exception as exc:
         raise as_model_call_error(exc, context, attempts) from None
+
+
+async def within_deadline(call: Callable[[], Awaitable[T]], seconds: float) -> T:
+    """One attempt, cancelled when `seconds` have passed: the request, every byte of the
+    answer and reading it. The SDK's own timeout (the same seconds, per read) cuts a silent
+    server at about the same moment; a trickling one only this deadline cuts."""
+    scope = asyncio.timeout(seconds)
+    try:
+        async with scope:
+            return await call()
+    except TimeoutError:
+        if scope.expired():
+            raise DeadlineExceeded(f"no complete answer within {seconds:g}s") from None
+        raise
 
 
 def as_model_call_error(exc: Exception, context: CallContext, attempts: int) -> Exception:
@@ -213,6 +244,8 @@ def describe(exc: BaseException | None, context: CallContext) -> str:
         return f"no answer within {context.timeout:g}s (timeout)"
     if isinstance(exc, errors.connection):
         return f"cannot connect to {context.base_url}"
+    if isinstance(exc, MalformedResponse):
+        return f"malformed response body ({one_line(exc.reason, context.secrets)})"
     if isinstance(exc, errors.malformed):
         return "malformed response body"
     return one_line(repr(exc), context.secrets)
