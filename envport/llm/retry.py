@@ -18,6 +18,7 @@ import email.utils
 import functools
 import json
 import logging
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -49,22 +50,27 @@ class SdkErrors:
     malformed: tuple[type[Exception], ...]
 
 
-@functools.cache
-def sdk_errors() -> SdkErrors:
-    # Imported on first use: the SDKs take seconds to import, and commands that never call
-    # a model (verify, audit) should not pay for that.
-    import anthropic
-    import openai
+SDK_MODULES = ("anthropic", "openai")
 
+
+def sdk_errors() -> SdkErrors:
+    """The classes of the SDKs imported so far. An exception can only come from an SDK that
+    is imported, and importing the other one here would block the event loop for seconds
+    (during a cancellation, too) for nothing; commands that never call a model pay nothing."""
+    return _errors_of(tuple(name for name in SDK_MODULES if name in sys.modules))
+
+
+@functools.cache
+def _errors_of(names: tuple[str, ...]) -> SdkErrors:
+    modules = [sys.modules[name] for name in names]
     return SdkErrors(
-        status=(anthropic.APIStatusError, openai.APIStatusError),
-        connection=(anthropic.APIConnectionError, openai.APIConnectionError),
-        timeout=(anthropic.APITimeoutError, openai.APITimeoutError, DeadlineExceeded),
+        status=tuple(m.APIStatusError for m in modules),
+        connection=tuple(m.APIConnectionError for m in modules),
+        timeout=(*(m.APITimeoutError for m in modules), DeadlineExceeded),
         malformed=(
             json.JSONDecodeError,
             MalformedResponse,
-            anthropic.APIResponseValidationError,
-            openai.APIResponseValidationError,
+            *(m.APIResponseValidationError for m in modules),
         ),
     )
 
@@ -98,6 +104,8 @@ class CallContext:
 
 
 def is_transient(exc: BaseException) -> bool:
+    if not isinstance(exc, Exception):
+        return False  # a cancellation or an interrupt is never retried
     errors = sdk_errors()
     if isinstance(exc, errors.status):
         verdict = exc.response.headers.get("x-should-retry")
