@@ -133,7 +133,7 @@ def test_wall_time_cancels_a_call_in_flight(api: FakeAPI, tmp_path: Path) -> Non
 
 def test_no_time_left_makes_no_call(api: FakeAPI) -> None:
     accounted = AccountedModel(model_for(api, "openai"), time_left=lambda: -1.0)
-    with pytest.raises(WallTimeExhausted):
+    with pytest.raises(WallTimeExhausted, match="the generate step #0 call was not made"):
         asyncio.run(accounted.complete(make_request()))
     assert api.total_hits == 0
 

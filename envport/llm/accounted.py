@@ -144,7 +144,7 @@ class AccountedModel:
         if left is None:
             return await self.model.complete(request)
         if left <= 0:
-            raise WallTimeExhausted(label)
+            raise WallTimeExhausted(label, in_flight=False)
         scope = asyncio.timeout(left)
         try:
             async with scope:

@@ -33,14 +33,15 @@ class BudgetExhausted(EnvportError):
 
 
 class WallTimeExhausted(EnvportError):
-    """The run's wall time ran out while a model call was in flight; the call was cancelled
-    (unanswered, so nothing was paid for that a resume would repeat)."""
+    """The run's wall time ran out before or while a model call was made; a call in flight
+    was cancelled (unanswered, so nothing was paid for that a resume would repeat)."""
 
     status = BUDGET_EXHAUSTED
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, *, in_flight: bool = True) -> None:
         # label: which call, e.g. "generate physics #0 call"
-        super().__init__(f"the {label} in flight was cancelled", exit_code=EXIT_DIVERGED)
+        what = "in flight was cancelled" if in_flight else "was not made"
+        super().__init__(f"the {label} {what}", exit_code=EXIT_DIVERGED)
         self.label = label
 
 
