@@ -98,7 +98,42 @@ class Malformed:
     body: str = '{"id": "broken", "content": [ this is not json'
 
 
-Scripted = Answer | RateLimited | ServerError | Unauthorized | Status | Slow | Malformed
+@dataclass
+class Silent:
+    """Read the request and never answer (until the server stops): a hung server."""
+
+
+@dataclass
+class Trickle:
+    """Send the status line and headers at once, then the body one byte every `interval`
+    seconds: each read finishes well inside any per-read timeout, the answer never does."""
+
+    interval: float = 0.5
+    then: Answer = field(default_factory=lambda: Answer("trickled answer " * 20))
+
+
+@dataclass
+class Mangled:
+    """A normal completion with fields replaced: `changes` maps a dotted path into the
+    provider's body ("usage.output_tokens", "choices.0.message.content", "content.0.text")
+    to the value it gets, so a test states exactly which field is odd."""
+
+    answer: Answer | str
+    changes: dict[str, Any]
+
+
+Scripted = (
+    Answer
+    | RateLimited
+    | ServerError
+    | Unauthorized
+    | Status
+    | Slow
+    | Malformed
+    | Silent
+    | Trickle
+    | Mangled
+)
 Responder = Callable[[Flavour, dict[str, Any]], "Scripted | str"]
 
 
@@ -216,7 +251,7 @@ def _make_handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 api.requests.append(RecordedRequest(flavour, self.path, headers, body))
             item = api._next(flavour, body)
             # The client may have given up (timeout); then there is no one to answer.
-            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
                 self._answer(flavour, body, item)
 
         def _answer(self, flavour: Flavour, body: Any, item: Scripted | None) -> None:
@@ -240,6 +275,17 @@ def _make_handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
                 self._error(flavour, item.status, "invalid_request_error", item.message)
             elif isinstance(item, Malformed):
                 self._send_raw(200, item.body.encode(), {})
+            elif isinstance(item, Silent):
+                api._stopping.wait()
+            elif isinstance(item, Trickle):
+                payload = _completion(flavour, body if isinstance(body, dict) else {}, item.then)
+                self._trickle(json.dumps(payload).encode(), item.interval)
+            elif isinstance(item, Mangled):
+                answer = Answer(item.answer) if isinstance(item.answer, str) else item.answer
+                payload = _completion(flavour, body if isinstance(body, dict) else {}, answer)
+                for path, value in item.changes.items():
+                    _replace(payload, path, value)
+                self._send(200, payload)
             else:
                 payload = _completion(flavour, body if isinstance(body, dict) else {}, item)
                 self._send(200, payload)
@@ -264,6 +310,18 @@ def _make_handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
         def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
             self._send_raw(status, json.dumps(payload).encode(), headers or {})
 
+        def _trickle(self, data: bytes, interval: float) -> None:
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.flush()
+            for index in range(len(data)):
+                if api._stopping.wait(interval):
+                    return
+                self.wfile.write(data[index : index + 1])
+                self.wfile.flush()
+
         def _send_raw(self, status: int, data: bytes, headers: dict[str, str]) -> None:
             self.send_response(status)
             self.send_header("content-type", "application/json")
@@ -274,6 +332,16 @@ def _make_handler(api: FakeAPI) -> type[BaseHTTPRequestHandler]:
             self.wfile.write(data)
 
     return Handler
+
+
+def _replace(payload: Any, path: str, value: Any) -> None:
+    *parents, last = path.split(".")
+    for part in parents:
+        payload = payload[int(part)] if isinstance(payload, list) else payload[part]
+    if isinstance(payload, list):
+        payload[int(last)] = value
+    else:
+        payload[last] = value
 
 
 def _completion(flavour: Flavour, request: dict[str, Any], answer: Answer) -> dict[str, Any]:

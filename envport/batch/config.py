@@ -52,6 +52,8 @@ class RunSettings(BaseModel):
     max_iterations: int | None = Field(default=None, ge=0)
     max_minutes: float | None = Field(default=None, gt=0)
     stuck_after: int | None = Field(default=None, ge=2)
+    call_timeout: float | None = Field(default=None, gt=0, description="seconds per attempt")
+    call_attempts: int | None = Field(default=None, ge=1)
     optimize: bool | None = None
     optimize_rounds: int | None = Field(default=None, ge=1)
 
@@ -82,6 +84,8 @@ class PlannedRun:
     max_iterations: int | None = None
     max_minutes: float | None = None
     stuck_after: int | None = None
+    call_timeout: float | None = None
+    call_attempts: int | None = None
     optimize: bool = False
     optimize_rounds: int | None = None
 
@@ -103,6 +107,8 @@ class PlannedRun:
             ("--budget-tokens", self.budget_tokens),
             ("--max-minutes", self.max_minutes),
             ("--stuck-after", self.stuck_after),
+            ("--call-timeout", self.call_timeout),
+            ("--call-attempts", self.call_attempts),
         ):
             if value is not None:
                 words += [flag, f"{value:.10g}" if isinstance(value, float) else str(value)]
@@ -218,6 +224,8 @@ def _expand(
                 max_iterations=merged.max_iterations,
                 max_minutes=merged.max_minutes,
                 stuck_after=merged.stuck_after,
+                call_timeout=merged.call_timeout,
+                call_attempts=merged.call_attempts,
                 optimize=bool(merged.optimize),
                 optimize_rounds=merged.optimize_rounds,
             )

@@ -5,22 +5,32 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from envport.llm.budget import Budget, BudgetExhausted
+from envport.llm.budget import Budget, BudgetExhausted, Reservation, WallTimeExhausted
 from envport.llm.cache import ResponseCache, request_key
+from envport.llm.charges import Charge, charging
 from envport.llm.failures import one_line
 from envport.llm.ledger import CallRecord, Ledger, utc_now
 from envport.llm.prices import PriceTable
 from envport.llm.types import Model, ModelRequest, ModelResponse
+
+#: stop_reason of a ledger record for an answer refused as malformed (counted, not used).
+MALFORMED = "malformed"
+NOTHING = Reservation(usd=0.0, tokens=0)
 
 
 class AccountedModel:
     """Every call goes: cache (free) -> budget check (may refuse) -> model -> ledger, journal.
 
     `prices` prices the worst case for the budget; it defaults to the inner model's table
-    (providers carry one) and a model without one (replay) is treated as free.
+    (providers carry one) and a model without one (replay) is treated as free. Answers the
+    provider refused as malformed are recorded too (stop_reason "malformed", at the charge
+    the provider set), and each further attempt reserves its own worst case. `time_left`
+    (seconds, None for no limit) bounds each call: one still in flight when it runs out is
+    cancelled with WallTimeExhausted.
     """
 
     def __init__(
@@ -32,8 +42,10 @@ class AccountedModel:
         budget: Budget | None = None,
         journal_path: Path | str | None = None,
         prices: PriceTable | None = None,
+        time_left: Callable[[], float | None] | None = None,
     ) -> None:
         self.model = model
+        self.time_left = time_left
         self.name = model.name
         self.provider = model.provider
         self.model_id = model.model_id
@@ -65,15 +77,17 @@ class AccountedModel:
             hit = await asyncio.to_thread(self.cache.get, key)
             if hit is not None:
                 response = hit.model_copy(update={"cached": True, "cost_usd": 0.0, "attempts": 0})
-                await asyncio.to_thread(self._record, key, request, response, latency_s=0.0)
+                await self._record(key, request, response, latency_s=0.0)
                 return response
 
-        reservation = None
+        label = f"{request.purpose.label()} call"
+        worst = None
+        held: list[Reservation] = []  # the reservation of the attempt in flight, if any
         if self.budget is not None:
             price = self.prices.price_or_warn(self.model_id) if self.prices else None
             worst = self.budget.worst_case(request, price)
             try:
-                reservation = self.budget.reserve(worst, f"{request.purpose.label()} call")
+                held.append(self.budget.reserve(worst, label))
             except BudgetExhausted as exc:
                 await asyncio.to_thread(
                     self._journal, {"event": "budget_exhausted", "message": str(exc)}, request
@@ -81,27 +95,66 @@ class AccountedModel:
                 raise
 
         started = time.monotonic()
+
+        async def refused(charge: Charge, retrying: bool) -> None:
+            """An answer refused as malformed is spent; another attempt needs its own room."""
+            if self.budget is not None:
+                self.budget.settle(
+                    held.pop() if held else NOTHING, charge.cost_usd, charge.usage.total
+                )
+            answer = ModelResponse(
+                text="",
+                stop_reason=MALFORMED,
+                usage=charge.usage,
+                model=self.model_id,
+                cost_usd=charge.cost_usd,
+            )
+            await self._record(key, request, answer, latency_s=time.monotonic() - started)
+            if retrying and self.budget is not None and worst is not None:
+                held.append(
+                    self.budget.reserve(worst, f"{label} (again, after a malformed answer)")
+                )
+
         try:
-            response = await self.model.complete(request)
+            with charging(refused):
+                response = await self._within_time(request, label)
         except BaseException as exc:
-            if reservation is not None and self.budget is not None:
-                self.budget.release(reservation)
+            if held and self.budget is not None:
+                self.budget.release(held.pop())
             if isinstance(exc, Exception):
                 # Only envport's own one-line messages reach the journal, scrubbed again.
+                event = "budget_exhausted" if isinstance(exc, BudgetExhausted) else "model_error"
                 await asyncio.to_thread(
-                    self._journal, {"event": "model_error", "message": one_line(str(exc))}, request
+                    self._journal, {"event": event, "message": one_line(str(exc))}, request
                 )
             raise
         latency = time.monotonic() - started
 
-        if reservation is not None and self.budget is not None:
-            self.budget.settle(reservation, response.cost_usd, response.usage.total)
+        if held and self.budget is not None:
+            self.budget.settle(held.pop(), response.cost_usd, response.usage.total)
         if self.cache is not None:
             await asyncio.to_thread(self.cache.put, key, self.name, response)
-        await asyncio.to_thread(self._record, key, request, response, latency_s=latency)
+        await self._record(key, request, response, latency_s=latency)
         return response
 
-    def _record(
+    async def _within_time(self, request: ModelRequest, label: str) -> ModelResponse:
+        """The inner call, cancelled when the run's wall time is up. Only the call: an answer
+        that arrived is always cached and recorded, so a resume never pays for it again."""
+        left = self.time_left() if self.time_left is not None else None
+        if left is None:
+            return await self.model.complete(request)
+        if left <= 0:
+            raise WallTimeExhausted(label, in_flight=False)
+        scope = asyncio.timeout(left)
+        try:
+            async with scope:
+                return await self.model.complete(request)
+        except TimeoutError:
+            if scope.expired():
+                raise WallTimeExhausted(label) from None
+            raise
+
+    async def _record(
         self, key: str, request: ModelRequest, response: ModelResponse, *, latency_s: float
     ) -> None:
         record = CallRecord(
@@ -116,9 +169,11 @@ class AccountedModel:
             latency_s=round(latency_s, 3),
             request_key=key,
         )
+        # The ledger first, before any await: a cancellation cannot leave a paid call out.
         self.ledger.record(record)
         if self.journal_path is not None:
-            self._append({"event": "model_call", **record.model_dump(mode="json")})
+            event = {"event": "model_call", **record.model_dump(mode="json")}
+            await asyncio.to_thread(self._append, event)
 
     def _journal(self, fields: dict[str, Any], request: ModelRequest) -> None:
         if self.journal_path is None:

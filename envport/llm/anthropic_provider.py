@@ -8,9 +8,10 @@ from typing import Any
 import anthropic
 
 from envport.errors import EnvportError
+from envport.llm import answers
 from envport.llm.failures import MalformedResponse, one_line
 from envport.llm.prices import PriceTable
-from envport.llm.retry import CallContext, RetryPolicy, call_with_retries
+from envport.llm.retry import DEFAULT_TIMEOUT_S, CallContext, RetryPolicy, call_with_retries
 from envport.llm.types import STOP_END, STOP_MAX_TOKENS, ModelRequest, ModelResponse, TokenUsage
 
 KEY_ENV = "ANTHROPIC_API_KEY"
@@ -36,7 +37,7 @@ class AnthropicModel:
         prices: PriceTable,
         api_key: str | None = None,
         base_url: str | None = None,
-        timeout: float = 600.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         retry: RetryPolicy | None = None,
     ) -> None:
         self.model_id = model_id
@@ -98,31 +99,53 @@ class AnthropicModel:
         params = self.request_params(request)
 
         async def call() -> ModelResponse:
-            message = await self.client.messages.create(**params)
-            return self._response(message)
+            # The raw body: the SDK's parsed object would let odd types through unchecked.
+            raw = await self.client.messages.with_raw_response.create(**params)
+            return self._response(answers.body_object(raw.http_response.content), request)
 
         response, attempts = await call_with_retries(call, policy=self.retry, context=self.context)
         return response.model_copy(update={"attempts": attempts})
 
-    def _response(self, message: Any) -> ModelResponse:
-        content = getattr(message, "content", None)
-        usage = getattr(message, "usage", None)
-        if not isinstance(content, list) or usage is None:
-            raise MalformedResponse("no content or usage in the message")
-        text = "".join(getattr(block, "text", "") or "" for block in content)
-        tokens = TokenUsage(
-            input_tokens=usage.input_tokens or 0,
-            output_tokens=usage.output_tokens or 0,
-            cache_read_tokens=usage.cache_read_input_tokens or 0,
-            cache_write_tokens=usage.cache_creation_input_tokens or 0,
-        )
-        model = getattr(message, "model", None) or self.model_id
-        raw_stop = getattr(message, "stop_reason", None)
+    def _response(self, body: dict[str, Any], request: ModelRequest) -> ModelResponse:
+        price = self.prices.price_or_warn(self.model_id)
+        tokens, answer = answers.read_completion(body, request, price, _usage, _answer)
         return ModelResponse(
-            text=text,
-            stop_reason=STOP_REASONS.get(raw_stop or "", raw_stop or "unknown"),
-            raw_stop_reason=raw_stop,
+            text=answer.text,
+            stop_reason=STOP_REASONS.get(answer.raw_stop or "", answer.raw_stop or "unknown"),
+            raw_stop_reason=answer.raw_stop,
             usage=tokens,
-            model=model,
-            cost_usd=self.prices.cost(self.model_id, tokens),  # as requested and budgeted
+            model=answer.model or self.model_id,
+            cost_usd=price.cost(tokens) if price is not None else 0.0,  # as budgeted
         )
+
+
+def _usage(body: dict[str, Any]) -> TokenUsage:
+    # The Messages API always reports usage; a message without it cannot be trusted.
+    usage = answers.section(body.get("usage"), "usage", optional=False)
+    return TokenUsage(
+        input_tokens=answers.token_count(usage.get("input_tokens"), "usage.input_tokens"),
+        output_tokens=answers.token_count(usage.get("output_tokens"), "usage.output_tokens"),
+        cache_read_tokens=answers.token_count(
+            usage.get("cache_read_input_tokens"), "usage.cache_read_input_tokens"
+        ),
+        cache_write_tokens=answers.token_count(
+            usage.get("cache_creation_input_tokens"), "usage.cache_creation_input_tokens"
+        ),
+    )
+
+
+def _answer(body: dict[str, Any]) -> answers.Answer:
+    """The text blocks joined; other blocks (thinking, tool use) carry no answer text."""
+    content = body.get("content")
+    if not isinstance(content, list):
+        raise MalformedResponse(f"content is {answers.kind(content)}, not a list of blocks")
+    texts = []
+    for index, block in enumerate(content):
+        block = answers.section(block, f"content block {index}", optional=False)
+        if block.get("type") == "text":
+            texts.append(answers.text(block.get("text"), f"content block {index} text"))
+    return answers.Answer(
+        text="".join(texts),
+        raw_stop=answers.name(body.get("stop_reason"), "stop_reason"),
+        model=answers.name(body.get("model"), "model"),
+    )

@@ -32,6 +32,19 @@ class BudgetExhausted(EnvportError):
         super().__init__(message, exit_code=EXIT_DIVERGED)
 
 
+class WallTimeExhausted(EnvportError):
+    """The run's wall time ran out before or while a model call was made; a call in flight
+    was cancelled (unanswered, so nothing was paid for that a resume would repeat)."""
+
+    status = BUDGET_EXHAUSTED
+
+    def __init__(self, label: str, *, in_flight: bool = True) -> None:
+        # label: which call, e.g. "generate physics #0 call"
+        what = "in flight was cancelled" if in_flight else "was not made"
+        super().__init__(f"the {label} {what}", exit_code=EXIT_DIVERGED)
+        self.label = label
+
+
 def estimate_input_tokens(request: ModelRequest) -> int:
     chars = len(request.system) + len(request.stable_prefix)
     chars += sum(len(m.text) for m in request.messages)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from envport.errors import EXIT_USAGE, EnvportError
+
+if TYPE_CHECKING:
+    from envport.llm.charges import Charge
 
 MAX_DETAIL_CHARS = 300
 REDACTED = "[REDACTED]"
@@ -28,7 +32,22 @@ class ModelCallError(EnvportError):
 
 
 class MalformedResponse(Exception):
-    """The server answered 2xx with a body that is not a completion; treated as transient."""
+    """The server answered 2xx with a body that is not a usable completion; transient.
+
+    `charge` is what the rejected answer is counted at in the ledger (its reported usage,
+    or the request's worst case when the usage itself cannot be trusted); None when the
+    body is not a completion at all.
+    """
+
+    def __init__(self, reason: str, charge: Charge | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.charge = charge
+
+
+class DeadlineExceeded(Exception):
+    """One attempt took longer than the call's total deadline (a server trickling bytes or
+    saying nothing); transient, like the SDK's own timeouts."""
 
 
 MIN_SECRET_CHARS = 8
@@ -50,9 +69,32 @@ def redact(text: str, secrets: Iterable[str | None]) -> str:
     return text
 
 
+# C0 controls, DEL and C1 controls: what a terminal acts on (colours, cursor moves, window
+# titles, and through OSC 52 even the clipboard). U+009B alone is a CSI on many terminals.
+_CONTROLS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_CONTROLS_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def printable(text: str, *, multiline: bool = False) -> str:
+    """Server text made inert: every control character becomes a visible `\\x1b`-style escape.
+
+    Applied where server text enters envport (answers, error bodies, reported names), so an
+    escape sequence cannot recolour or retitle a terminal, nor sit raw in run.json, the
+    transcript or the next prompt. `multiline` keeps newline and tab (an answer is code);
+    CRLF becomes LF first, so Windows line ends do not turn into visible escapes.
+    """
+    if multiline:
+        return _CONTROLS_BUT_LINES.sub(_escaped, text.replace("\r\n", "\n"))
+    return _CONTROLS.sub(_escaped, text)
+
+
 def one_line(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """Collapse whitespace, scrub secrets, and cut to a length that fits a terminal line."""
-    flat = re.sub(r"\s+", " ", redact(str(text), secrets)).strip()
+    """Collapse whitespace, scrub secrets, escape controls, and cut to a terminal line."""
+    flat = printable(re.sub(r"\s+", " ", redact(str(text), secrets)).strip())
     if len(flat) > MAX_DETAIL_CHARS:
         flat = flat[: MAX_DETAIL_CHARS - 3] + "..."
     return flat

@@ -9,9 +9,10 @@ from typing import Any
 import openai
 
 from envport.errors import EnvportError
+from envport.llm import answers
 from envport.llm.failures import MalformedResponse
 from envport.llm.prices import PriceTable
-from envport.llm.retry import CallContext, RetryPolicy, call_with_retries
+from envport.llm.retry import DEFAULT_TIMEOUT_S, CallContext, RetryPolicy, call_with_retries
 from envport.llm.types import STOP_END, STOP_MAX_TOKENS, ModelRequest, ModelResponse, TokenUsage
 
 KEY_ENV = "OPENAI_API_KEY"
@@ -40,7 +41,7 @@ class OpenAIModel:
         prices: PriceTable,
         api_key: str | None = None,
         base_url: str | None = None,
-        timeout: float = 600.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
         retry: RetryPolicy | None = None,
     ) -> None:
         self.model_id = model_id
@@ -89,37 +90,66 @@ class OpenAIModel:
         params = self.request_params(request)
 
         async def call() -> ModelResponse:
-            completion = await self.client.chat.completions.create(**params)
-            return self._response(completion)
+            # The raw body: the SDK's parsed object would let odd types through unchecked.
+            raw = await self.client.chat.completions.with_raw_response.create(**params)
+            return self._response(answers.body_object(raw.http_response.content), request)
 
         response, attempts = await call_with_retries(call, policy=self.retry, context=self.context)
         return response.model_copy(update={"attempts": attempts})
 
-    def _response(self, completion: Any) -> ModelResponse:
-        choices = getattr(completion, "choices", None)
-        if not choices or getattr(choices[0], "message", None) is None:
-            raise MalformedResponse("no choices in the completion")
-        choice = choices[0]
-        usage = getattr(completion, "usage", None)
-        tokens = TokenUsage()
-        if usage is not None:  # some compatible servers leave usage out
-            details = getattr(usage, "prompt_tokens_details", None)
-            cached = (getattr(details, "cached_tokens", None) or 0) if details else 0
-            written = (getattr(details, "cache_write_tokens", None) or 0) if details else 0
-            prompt = usage.prompt_tokens or 0
-            tokens = TokenUsage(
-                input_tokens=max(0, prompt - cached - written),
-                output_tokens=usage.completion_tokens or 0,
-                cache_read_tokens=cached,
-                cache_write_tokens=written,
-            )
-        model = getattr(completion, "model", None) or self.model_id
-        raw_stop = choice.finish_reason
+    def _response(self, body: dict[str, Any], request: ModelRequest) -> ModelResponse:
+        price = self.prices.price_or_warn(self.model_id)
+        tokens, answer = answers.read_completion(body, request, price, _usage, _answer)
         return ModelResponse(
-            text=choice.message.content or "",
-            stop_reason=STOP_REASONS.get(raw_stop or "", raw_stop or "unknown"),
-            raw_stop_reason=raw_stop,
+            text=answer.text,
+            stop_reason=STOP_REASONS.get(answer.raw_stop or "", answer.raw_stop or "unknown"),
+            raw_stop_reason=answer.raw_stop,
             usage=tokens,
-            model=model,
-            cost_usd=self.prices.cost(self.model_id, tokens),  # as requested and budgeted
+            model=answer.model or self.model_id,
+            cost_usd=price.cost(tokens) if price is not None else 0.0,  # as budgeted
         )
+
+
+def _usage(body: dict[str, Any]) -> TokenUsage:
+    """Usage with cached tokens taken out of prompt_tokens (OpenAI counts them inside).
+    Some compatible servers leave usage out: then it is zero."""
+    usage = answers.section(body.get("usage"), "usage")
+    details = answers.section(usage.get("prompt_tokens_details"), "usage.prompt_tokens_details")
+    prompt = answers.token_count(usage.get("prompt_tokens"), "usage.prompt_tokens")
+    cached = answers.token_count(details.get("cached_tokens"), "usage cached_tokens")
+    written = answers.token_count(details.get("cache_write_tokens"), "usage cache_write_tokens")
+    return TokenUsage(
+        input_tokens=max(0, prompt - cached - written),
+        output_tokens=answers.token_count(
+            usage.get("completion_tokens"), "usage.completion_tokens"
+        ),
+        cache_read_tokens=cached,
+        cache_write_tokens=written,
+    )
+
+
+def _answer(body: dict[str, Any]) -> answers.Answer:
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise MalformedResponse("no choices in the completion")
+    choice = answers.section(choices[0], "choices[0]", optional=False)
+    message = answers.section(choice.get("message"), "the message", optional=False)
+    return answers.Answer(
+        text=_content(message.get("content")),
+        raw_stop=answers.name(choice.get("finish_reason"), "finish_reason"),
+        model=answers.name(body.get("model"), "model"),
+    )
+
+
+def _content(content: Any) -> str:
+    """Message content: a string, null (no text), or a list of text parts as proxies send
+    (`[{"type": "text", "text": ...}]`), joined."""
+    if content is None:
+        return ""
+    if isinstance(content, list):
+        parts = []
+        for index, part in enumerate(content):
+            where = f"message content part {index}"
+            parts.append(answers.text(answers.section(part, where).get("text"), f"{where} text"))
+        return "".join(parts)
+    return answers.text(content, "message content")

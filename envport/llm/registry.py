@@ -7,11 +7,10 @@ from pathlib import Path
 from envport.errors import EnvportError
 from envport.llm.prices import PriceTable, load_prices
 from envport.llm.replay import ReplayModel
-from envport.llm.retry import RetryPolicy
+from envport.llm.retry import DEFAULT_TIMEOUT_S, RetryPolicy
 from envport.llm.types import Model
 
 PROVIDERS = ("anthropic", "openai", "replay")
-DEFAULT_TIMEOUT_S = 600.0
 
 
 def load_model(
@@ -26,8 +25,8 @@ def load_model(
     """The model a spec string names.
 
     `base_url` falls back to ANTHROPIC_BASE_URL / OPENAI_BASE_URL, `api_key` to
-    ANTHROPIC_API_KEY / OPENAI_API_KEY. `prices` is a table, or a TOML file overriding the
-    shipped one (else $ENVPORT_PRICES).
+    ANTHROPIC_API_KEY / OPENAI_API_KEY. `timeout` is the total deadline of one attempt.
+    `prices` is a table, or a TOML file overriding the shipped one (else $ENVPORT_PRICES).
     """
     provider, sep, rest = spec.partition(":")
     if not sep or not rest or provider not in PROVIDERS:

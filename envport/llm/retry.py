@@ -1,17 +1,24 @@
 """One retry layer around every SDK call (the SDKs' own retries are switched off).
 
+Each attempt has a total deadline (`CallContext.timeout`): the SDKs' timeout restarts with
+every byte read, so a server trickling a byte every few seconds would hold a call forever;
+the attempt is cancelled when its deadline passes, whatever the server does.
+
 Transient failures (429, 408, 409, 5xx, connection errors, timeouts, malformed bodies) are
 retried with exponential backoff and jitter, waiting what retry-after asks when the server
 says; refusals (400, 401, 403, 404, ...) fail at once. Either way the caller gets one
-ModelCallError line naming the status and the attempts, with secrets scrubbed.
+ModelCallError line naming the status and the attempts, with secrets scrubbed and control
+characters escaped.
 """
 
 from __future__ import annotations
 
+import asyncio
 import email.utils
 import functools
 import json
 import logging
+import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,11 +27,15 @@ from typing import Any, TypeVar
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
-from envport.llm.failures import MalformedResponse, ModelCallError, one_line
+from envport.llm import charges
+from envport.llm.failures import DeadlineExceeded, MalformedResponse, ModelCallError, one_line
 
 log = logging.getLogger("envport.llm")
 
 T = TypeVar("T")
+#: Total seconds one attempt of a model call may take, answer included. Long enough for a
+#: big answer at slow output rates (8k tokens at 60 tokens/s is about 140 s).
+DEFAULT_TIMEOUT_S = 180.0
 # 408 request timeout, 409 lock contention and 429 rate limit clear up by themselves.
 TRANSIENT_4XX = frozenset({408, 409, 429})
 
@@ -39,22 +50,27 @@ class SdkErrors:
     malformed: tuple[type[Exception], ...]
 
 
-@functools.cache
-def sdk_errors() -> SdkErrors:
-    # Imported on first use: the SDKs take seconds to import, and commands that never call
-    # a model (verify, audit) should not pay for that.
-    import anthropic
-    import openai
+SDK_MODULES = ("anthropic", "openai")
 
+
+def sdk_errors() -> SdkErrors:
+    """The classes of the SDKs imported so far. An exception can only come from an SDK that
+    is imported, and importing the other one here would block the event loop for seconds
+    (during a cancellation, too) for nothing; commands that never call a model pay nothing."""
+    return _errors_of(tuple(name for name in SDK_MODULES if name in sys.modules))
+
+
+@functools.cache
+def _errors_of(names: tuple[str, ...]) -> SdkErrors:
+    modules = [sys.modules[name] for name in names]
     return SdkErrors(
-        status=(anthropic.APIStatusError, openai.APIStatusError),
-        connection=(anthropic.APIConnectionError, openai.APIConnectionError),
-        timeout=(anthropic.APITimeoutError, openai.APITimeoutError),
+        status=tuple(m.APIStatusError for m in modules),
+        connection=tuple(m.APIConnectionError for m in modules),
+        timeout=(*(m.APITimeoutError for m in modules), DeadlineExceeded),
         malformed=(
             json.JSONDecodeError,
             MalformedResponse,
-            anthropic.APIResponseValidationError,
-            openai.APIResponseValidationError,
+            *(m.APIResponseValidationError for m in modules),
         ),
     )
 
@@ -77,7 +93,8 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class CallContext:
-    """What an error message needs to say: which model, where, and which key to fix."""
+    """What an error message needs to say: which model, where, and which key to fix; and
+    `timeout`, the total deadline of one attempt in seconds (the SDK's timeout too)."""
 
     name: str
     key_env: str
@@ -87,13 +104,15 @@ class CallContext:
 
 
 def is_transient(exc: BaseException) -> bool:
+    if not isinstance(exc, Exception):
+        return False  # a cancellation or an interrupt is never retried
     errors = sdk_errors()
     if isinstance(exc, errors.status):
         verdict = exc.response.headers.get("x-should-retry")
         if verdict in ("true", "false"):
             return verdict == "true"  # the server knows better than the status code
         return exc.status_code in TRANSIENT_4XX or exc.status_code >= 500
-    return isinstance(exc, errors.connection + errors.malformed)
+    return isinstance(exc, errors.connection + errors.timeout + errors.malformed)
 
 
 def retry_after_seconds(exc: BaseException) -> float | None:
@@ -162,10 +181,30 @@ async def call_with_retries(
         async for attempt in retrying:
             with attempt:
                 attempts = attempt.retry_state.attempt_number
-                result = await call()
+                try:
+                    result = await within_deadline(call, context.timeout)
+                except MalformedResponse as exc:
+                    if exc.charge is not None:
+                        # May raise (no budget for another attempt): that ends the retries.
+                        await charges.charge(exc.charge, retrying=attempts < policy.attempts)
+                    raise
         return result, attempts
     except Exception as exc:
         raise as_model_call_error(exc, context, attempts) from None
+
+
+async def within_deadline(call: Callable[[], Awaitable[T]], seconds: float) -> T:
+    """One attempt, cancelled when `seconds` have passed: the request, every byte of the
+    answer and reading it. The SDK's own timeout (the same seconds, per read) cuts a silent
+    server at about the same moment; a trickling one only this deadline cuts."""
+    scope = asyncio.timeout(seconds)
+    try:
+        async with scope:
+            return await call()
+    except TimeoutError:
+        if scope.expired():
+            raise DeadlineExceeded(f"no complete answer within {seconds:g}s") from None
+        raise
 
 
 def as_model_call_error(exc: Exception, context: CallContext, attempts: int) -> Exception:
@@ -213,6 +252,8 @@ def describe(exc: BaseException | None, context: CallContext) -> str:
         return f"no answer within {context.timeout:g}s (timeout)"
     if isinstance(exc, errors.connection):
         return f"cannot connect to {context.base_url}"
+    if isinstance(exc, MalformedResponse):
+        return f"malformed response body ({one_line(exc.reason, context.secrets)})"
     if isinstance(exc, errors.malformed):
         return "malformed response body"
     return one_line(repr(exc), context.secrets)

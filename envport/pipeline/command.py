@@ -121,6 +121,19 @@ def _add_budgets(parser: argparse.ArgumentParser) -> None:
         type=_whole(2),
         help="the same divergence this many times in a row is stuck (default 3)",
     )
+    calls = parser.add_argument_group("model calls")
+    calls.add_argument(
+        "--call-timeout",
+        type=_positive_float,
+        metavar="SECONDS",
+        help="total deadline of one attempt of a model call, answer included (default 180)",
+    )
+    calls.add_argument(
+        "--call-attempts",
+        type=_whole(1),
+        metavar="N",
+        help="attempts per model call, the first included, for transient failures (default 6)",
+    )
 
 
 def _overrides(args: argparse.Namespace) -> LimitOverrides:
@@ -132,6 +145,8 @@ def _overrides(args: argparse.Namespace) -> LimitOverrides:
         max_tokens=args.budget_tokens,
         max_minutes=args.max_minutes,
         stuck_after=args.stuck_after,
+        call_timeout_s=args.call_timeout,
+        call_attempts=args.call_attempts,
     )
 
 

@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import TypeVar
 
 from envport.llm import AccountedModel, Budget, Message, Model, ModelRequest, Purpose
-from envport.llm.budget import BudgetExhausted
+from envport.llm.budget import BudgetExhausted, WallTimeExhausted
 from envport.llm.cache import write_atomically
+from envport.llm.failures import printable
 from envport.llm.types import ModelResponse
 from envport.pipeline.checks import CheckCache, CheckRun, check_composed, check_module
 from envport.pipeline.optimize import (
@@ -59,6 +60,8 @@ from envport.spec import PortSpec, load_spec
 
 T = TypeVar("T")
 TEMPERATURE = 0.0
+#: How a run that ran out of wall time says so (translate's resume line looks for it).
+WALL_TIME = "wall-time budget"
 
 
 def _summary(outcomes: list[CheckOutcome]) -> str:
@@ -120,7 +123,11 @@ class Driver:
             else None
         )
         self.model = AccountedModel(
-            model, cache_dir=run.cache, budget=self.budget, journal_path=run.transcript
+            model,
+            cache_dir=run.cache,
+            budget=self.budget,
+            journal_path=run.transcript,
+            time_left=self._time_left,
         )
         self.checks = CheckCache(run.cache / "checks")
         self.benches = BenchCache(run.cache / "bench")
@@ -165,11 +172,16 @@ class Driver:
                     self.step()
                 except BudgetExhausted as error:
                     self._give_up(str(error))
+                except WallTimeExhausted as error:
+                    # Given up at the last completed step: the cancelled call was never
+                    # answered, so a resume asks it again and pays for nothing twice.
+                    self._give_up(f"{self._wall_time_used()}; {error}")
         except KeyboardInterrupt:
             self._halt("interrupted", "interrupted by the user")
             raise
         except BaseException as error:
-            self._halt("stopped", str(error).splitlines()[0] if str(error) else repr(error))
+            first = str(error).splitlines()[0] if str(error) else repr(error)
+            self._halt("stopped", printable(first))
             raise
         finally:
             self._runner.close()
@@ -204,9 +216,17 @@ class Driver:
     def _out_of_time(self) -> bool:
         limit = self.state.limits.max_minutes
         if limit is not None and self._elapsed() > limit * 60:
-            self._give_up(f"wall-time budget of {limit:g} minutes used up")
+            self._give_up(self._wall_time_used())
             return True
         return False
+
+    def _wall_time_used(self) -> str:
+        return f"{WALL_TIME} of {self.state.limits.max_minutes:g} minutes used up"
+
+    def _time_left(self) -> float | None:
+        """Seconds a model call may still take before --max-minutes is up."""
+        limit = self.state.limits.max_minutes
+        return None if limit is None else limit * 60 - self._elapsed()
 
     def _elapsed(self) -> float:
         return self.base_elapsed + time.monotonic() - self.session_started
@@ -767,8 +787,13 @@ class Driver:
         )
         self._note(f"asking {self.model.name} ({request.purpose.label()})")
         assert self._runner is not None
-        response = self._runner.run(self._watched(self.model.complete(request)))
-        self.spending.add(self.model.ledger.calls[-1].model_dump(mode="json"))
+        recorded = len(self.model.ledger.calls)
+        try:
+            response = self._runner.run(self._watched(self.model.complete(request)))
+        finally:
+            # Every record the call left, answered or refused as malformed: all were paid.
+            for call in self.model.ledger.calls[recorded:]:
+                self.spending.add(call.model_dump(mode="json"))
         self.journal.write(
             "answer",
             step=state.step,

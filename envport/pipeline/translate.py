@@ -13,10 +13,10 @@ from pathlib import Path
 from rich.console import Console
 
 from envport.errors import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EnvportError
-from envport.llm import load_model
+from envport.llm import RetryPolicy, load_model
 from envport.llm.types import Model
 from envport.pipeline import TRANSLATE_TARGETS
-from envport.pipeline.driver import Driver
+from envport.pipeline.driver import WALL_TIME, Driver
 from envport.pipeline.model_choice import choose_model, public_url
 from envport.pipeline.progress import make_progress
 from envport.pipeline.prompting import PromptBuilder, target_info
@@ -36,9 +36,20 @@ class LimitOverrides:
     max_tokens: int | None = None
     max_minutes: float | None = None
     stuck_after: int | None = None
+    # How model calls are tried: settings, not budgets (they do not revive a run that gave up).
+    call_timeout_s: float | None = None
+    call_attempts: int | None = None
 
     def given(self) -> bool:
-        return any(value is not None for value in vars(self).values())
+        """Whether a budget was given (what continues a run that gave up)."""
+        budgets = (
+            self.max_iterations,
+            self.max_usd,
+            self.max_tokens,
+            self.max_minutes,
+            self.stuck_after,
+        )
+        return any(value is not None for value in budgets)
 
     def apply(self, limits: Limits) -> Limits:
         changes = {key: value for key, value in vars(self).items() if value is not None}
@@ -48,6 +59,11 @@ class LimitOverrides:
 def _prepare_environment() -> None:
     # Workers inherit this: generated ports should not fill port/ with __pycache__.
     os.environ.setdefault("PYTHONDONTWRITEBYTECODE", "1")
+
+
+def _load(spec: str, base_url: str | None, limits: Limits) -> Model:
+    retry = RetryPolicy(attempts=limits.call_attempts)
+    return load_model(spec, base_url=base_url, timeout=limits.call_timeout_s, retry=retry)
 
 
 def _builder(spec: PortSpec, target: str, prompts_dir: str | None) -> PromptBuilder:
@@ -74,7 +90,8 @@ def translate(
     prompts = str(Path(prompts_dir).resolve()) if prompts_dir else None
     builder = _builder(spec, target, prompts)
     choice = choose_model(model, spec_file, target)
-    live = load_model(choice.spec, base_url=base_url)
+    run_limits = limits.apply(Limits())
+    live = _load(choice.spec, base_url, run_limits)
     target_spec = spec.target(target)
     state = RunState(
         run_id=new_run_id(spec.name, target),
@@ -84,7 +101,7 @@ def translate(
         model=choice.spec,
         base_url=public_url(base_url),
         prompts_dir=prompts,
-        limits=limits.apply(Limits()),
+        limits=run_limits,
         optimize=optimize or OptimizeSettings(),
         phase="modules" if target_spec.modules else "plan",
         modules=list(target_spec.modules),
@@ -124,7 +141,7 @@ def resume(
         state.base_url = public_url(base_url)
     spec = load_spec(run.spec_file)
     builder = _builder(spec, state.target, state.prompts_dir)
-    live = load_model(state.model, base_url=base_url or state.base_url)
+    live = _load(state.model, base_url or state.base_url, state.limits)
     console.print(
         f"envport: resuming {state.run_id} at step {state.step} ({state.phase} {state.scope})",
         markup=False,
@@ -189,6 +206,8 @@ def _print_paths(run: RunDir, state: RunState, console: Console) -> None:
     if html.is_file():
         rows.insert(4, ("html", html))
     if state.status != "verified":
-        rows.append(("resume", f"envport resume {run.root} --max-iterations N"))
+        # The budget that ended the run is the one to raise.
+        raise_flag = "--max-minutes M" if WALL_TIME in state.reason else "--max-iterations N"
+        rows.append(("resume", f"envport resume {run.root} {raise_flag}"))
     for label, where in rows:
         console.print(f"  {label + ':':<12}{where}", markup=False, highlight=False)

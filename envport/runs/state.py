@@ -16,6 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from envport.errors import EnvportError
 from envport.llm.cache import write_atomically
+from envport.llm.retry import DEFAULT_TIMEOUT_S, RetryPolicy
 from envport.llm.types import TokenUsage
 from envport.spec import ModuleSpec
 
@@ -42,6 +43,14 @@ class Limits(BaseModel):
     max_minutes: float | None = Field(default=60.0, gt=0)
     stuck_after: int = Field(default=3, ge=2, description="same divergence this often = stuck")
     answer_tokens: int = Field(default=8192, gt=0, description="max_tokens of each model call")
+    # How each model call is tried: a total deadline per attempt (answer included), and the
+    # attempts, the first included. Kept in the run so a resume tries the same way.
+    call_timeout_s: float = Field(
+        default=DEFAULT_TIMEOUT_S, gt=0, description="seconds per model call attempt"
+    )
+    call_attempts: int = Field(
+        default=RetryPolicy().attempts, ge=1, description="attempts per model call"
+    )
 
 
 class OptimizeSettings(BaseModel):
