@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from envport.verifiers.verify import VerifyOptions
 
-from envport.errors import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EnvportError
+from envport import interrupts
+from envport.errors import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, EnvportError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -155,16 +156,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
     try:
+        args = build_parser().parse_args(argv)
         return int(args.func(args))
     except EnvportError as error:
         print(f"envport: {error}", file=sys.stderr)
         return error.exit_code
-    except KeyboardInterrupt:
-        print("envport: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as interrupt:
+        signum = getattr(interrupt, "signum", None)
+        print(f"envport: {interrupts.describe(signum)}", file=sys.stderr)
+        return interrupts.exit_code(signum)
 
 
 if __name__ == "__main__":

@@ -21,8 +21,9 @@ import pytest
 from envport.batch.config import load_batch
 from envport.batch.money import decide
 from envport.cli import main
+from envport.errors import EnvportError
 from envport.runs.journal import read_events
-from envport.runs.layout import _alive
+from envport.runs.layout import RunLock
 
 from fake_api import Answer, FakeAPI, Status
 from helpers import ROOT
@@ -83,13 +84,8 @@ def batch_command(path: Path) -> list[str]:
 
 
 def run_dirs(out: Path) -> dict[str, Path]:
-    """Run id -> the run directory inside its slot."""
-    found = {}
-    for slot in sorted(p for p in out.iterdir() if p.is_dir()):
-        runs = [p for p in slot.iterdir() if (p / "run.json").is_file()]
-        if runs:
-            found[slot.name] = runs[0]
-    return found
+    """Run id -> its run directory, named by the id alone (one run, one name)."""
+    return {p.name: p for p in sorted(out.iterdir()) if (p / "run.json").is_file()}
 
 
 def status(run: Path) -> str:
@@ -267,16 +263,18 @@ def test_killed_batch_resumes_without_repeating_a_model_request(
     before = run_dirs(out)
     unfinished = [name for name, run in before.items() if status(run) != "verified"]
     assert unfinished, "the kill came after the last run"
-    # The runs died with the batch: none still holds its run lock (a zombie waiting for
-    # init to reap it holds nothing).
+    # The runs died with the batch: none still holds its run lock.
     for name in unfinished:
-        lock = before[name] / "run.lock"
-        if lock.exists():
-            # Dying takes a moment under load: the child gets its death signal, then exits.
-            holder, gone_by = int(lock.read_text()), time.monotonic() + 20
-            while _alive(holder) and time.monotonic() < gone_by:
+        lock, gone_by = RunLock(before[name]), time.monotonic() + 20
+        while True:
+            try:
+                lock.acquire()
+                break
+            except EnvportError:
+                # Dying takes a moment under load: the child gets its death signal, then exits.
+                assert time.monotonic() < gone_by, f"{name}: its process outlived the batch"
                 time.sleep(0.1)
-            assert not _alive(holder), f"{name}: its process outlived the batch"
+        lock.release()
     hits_at_kill = api.total_hits
 
     result = subprocess.run(
