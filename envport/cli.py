@@ -156,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if argv is None:
+        # The process's own command line (not a caller's in-process call): its signals are
+        # envport's to handle from the start.
+        interrupts.install(repeat=True)
     try:
         args = build_parser().parse_args(argv)
         return int(args.func(args))
@@ -163,8 +167,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"envport: {error}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt as interrupt:
+        # Here only when the command had not taken charge (a run it started says how to
+        # continue it): still starting up, or a command without a run.
         signum = getattr(interrupt, "signum", None)
-        print(f"envport: {interrupts.describe(signum)}", file=sys.stderr)
+        if argv is None:
+            interrupts.decided()
+        words = list(sys.argv[1:] if argv is None else argv)
+        print(
+            f"envport: {interrupts.describe(signum)}{interrupts.before_start(words)}",
+            file=sys.stderr,
+        )
         return interrupts.exit_code(signum)
 
 

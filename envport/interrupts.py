@@ -15,6 +15,7 @@ sessions of their own, so a terminal's Ctrl-C reaches the driver alone.
 from __future__ import annotations
 
 import _thread
+import shlex
 import signal
 import sys
 import threading
@@ -46,6 +47,7 @@ class _State:
     at: float = 0.0
     rearming = False
     repeat = False
+    decided = False
     previous_hook: Any = None
 
 
@@ -67,13 +69,36 @@ def check() -> None:
         raise Interrupted(_state.received)
 
 
+def decided() -> None:
+    """The command's outcome is settled: a signal from now on is too late to change it.
+
+    Ignored, not merely left unhandled: while Python shuts down it puts the default action
+    back, and a signal then would end a finished run by SIGINT instead of its exit code.
+    """
+    _state.decided = True
+    if threading.current_thread() is threading.main_thread():
+        for signum in HANDLED:
+            signal.signal(signum, signal.SIG_IGN)
+
+
 def describe(signum: int | None) -> str:
     """What stopped the process, as a run's reason and its closing line say it."""
     return "interrupted by the user" if signum in (None, signal.SIGINT) else "stopped by SIGTERM"
 
 
+def before_start(words: list[str]) -> str:
+    """What to add when a command line was stopped before its command took charge."""
+    if words[:1] == ["resume"]:
+        return f"; continue with: envport {shlex.join(words)}"  # the same command, again
+    if words[:1] == ["translate"]:
+        return " before the run began; nothing was saved"
+    return ""
+
+
 def _handler(signum: int, frame: object) -> None:
     state = _state
+    if state.decided:
+        return
     if state.rearming:
         state.rearming = False
         raise Interrupted(state.received or signum)

@@ -366,6 +366,7 @@ class BatchRunner:
                 self._say(f"  {row.id}: envport review {row.run_dir}")
         if self.interrupted or any(row.status in ("killed", "interrupted") for row in rows):
             self._say(f"to continue: envport batch {self.plan.file}")
+        interrupts.decided()
         if self.interrupted:
             return interrupts.exit_code(interrupts.received())
         return EXIT_OK if verified == len(rows) else EXIT_DIVERGED

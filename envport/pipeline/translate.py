@@ -182,12 +182,14 @@ def _resumable(run: RunDir, console: Console, body: Callable[[], int]) -> int:
     try:
         code = body()
         interrupts.check()  # one that something swallowed on the way still counts
+        interrupts.decided()
         return code
     except BaseException as error:
         signum = interrupts.received()
         if signum is None and not isinstance(error, KeyboardInterrupt):
             raise
         signum = signum or getattr(error, "signum", None)
+    interrupts.decided()
     try:
         where = f" at step {run.load().step}"
     except EnvportError:

@@ -19,6 +19,7 @@ import os
 import re
 import secrets
 import shutil
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,6 +91,11 @@ class RunLock:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 holder = self._holder(fd)
+                for _ in range(10):  # a holder that has just won writes its PID in a moment
+                    if holder is not None:
+                        break
+                    time.sleep(0.01)
+                    holder = self._holder(fd)
                 os.close(fd)
                 raise EnvportError(self._busy(holder)) from None
             # The holder before us unlinks the file as it lets go: a lock on a file no longer
