@@ -325,6 +325,41 @@ def batch_statuses(path: Path) -> set[str]:
 
 
 @pytest.mark.slow
+def test_sigterm_stops_a_batch_and_its_runs_as_ctrl_c_does(tmp_path: Path) -> None:
+    path = batch_file(tmp_path, fast_spec(tmp_path / "cartpole"))
+    process = subprocess.Popen(
+        command("batch", str(path)),
+        cwd=ROOT,
+        env=clean_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not (
+            len(batch_runs(path)) == 2
+            and all(any(e["event"] == "edit" for e in events(r)) for r in batch_runs(path).values())
+        ):
+            assert process.poll() is None, process.communicate()
+            assert time.monotonic() < deadline, "the runs never got going"
+            time.sleep(0.01)
+        os.killpg(process.pid, signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 143, stdout + stderr
+    assert f"to continue: envport batch {path}" in stdout
+    assert batch_statuses(path) == {"interrupted"}, stdout
+    for run in batch_runs(path).values():
+        # Each run got the one SIGINT the batch passes on, and stopped as Ctrl-C stops it.
+        state = json.loads((run / "run.json").read_text())
+        assert (state["status"], state["reason"]) == ("interrupted", "interrupted by the user")
+        assert_no_port_blamed(run)
+
+
+@pytest.mark.slow
 def test_sigint_at_moments_spread_over_a_batch_then_running_it_again_verifies(
     tmp_path: Path,
 ) -> None:
