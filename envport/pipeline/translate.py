@@ -123,6 +123,11 @@ def resume(
 def _resume(run: RunDir, base_url: str | None, limits: LimitOverrides, console: Console) -> int:
     state = run.load()
     if state.status == "verified":
+        if not (run.reports / "report.html").is_file():
+            # Verified, then stopped while its report was being written.
+            from envport.report import write_report_quietly
+
+            write_report_quietly(run.root, console)
         _print_paths(run, state, console)
         return EXIT_OK
     if state.status == "gave_up":
