@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from envport.verifiers.verify import VerifyOptions
 
-from envport.errors import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EnvportError
+from envport import interrupts
+from envport.errors import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, EnvportError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -166,20 +167,32 @@ _RUNS_PORTS = ("verify", "serve", "translate", "resume", "bench", "batch")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if getattr(args, "unsafe_no_sandbox", False):
-        from envport.serve.jail import allow_unsandboxed
-
-        allow_unsandboxed()
+    if argv is None:
+        # The process's own command line (not a caller's in-process call): its signals are
+        # envport's to handle from the start.
+        interrupts.install(repeat=True)
     try:
+        args = build_parser().parse_args(argv)
+        if getattr(args, "unsafe_no_sandbox", False):
+            from envport.serve.jail import allow_unsandboxed
+
+            allow_unsandboxed()
         return int(args.func(args))
     except EnvportError as error:
         print(f"envport: {error}", file=sys.stderr)
         return error.exit_code
-    except KeyboardInterrupt:
-        print("envport: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+    except KeyboardInterrupt as interrupt:
+        # Here only when the command had not taken charge (a run it started says how to
+        # continue it): still starting up, or a command without a run.
+        signum = getattr(interrupt, "signum", None)
+        if argv is None:
+            interrupts.decided()
+        words = list(sys.argv[1:] if argv is None else argv)
+        print(
+            f"envport: {interrupts.describe(signum)}{interrupts.before_start(words)}",
+            file=sys.stderr,
+        )
+        return interrupts.exit_code(signum)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_DIVERGED = 1
 EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT)
+EXIT_TERMINATED = 143  # SIGTERM
 
 
 class EnvportError(Exception):

@@ -21,8 +21,11 @@ import pytest
 from envport.batch.config import load_batch
 from envport.batch.money import decide
 from envport.cli import main
+from envport.errors import EnvportError
 from envport.runs.journal import read_events
-from envport.runs.layout import _alive
+from envport.runs.layout import RunLock, create_run
+from envport.runs.state import RunState
+from envport.spec import load_spec
 
 from fake_api import Answer, FakeAPI, Status
 from helpers import ROOT
@@ -83,13 +86,8 @@ def batch_command(path: Path) -> list[str]:
 
 
 def run_dirs(out: Path) -> dict[str, Path]:
-    """Run id -> the run directory inside its slot."""
-    found = {}
-    for slot in sorted(p for p in out.iterdir() if p.is_dir()):
-        runs = [p for p in slot.iterdir() if (p / "run.json").is_file()]
-        if runs:
-            found[slot.name] = runs[0]
-    return found
+    """Run id -> its run directory, named by the id alone (one run, one name)."""
+    return {p.name: p for p in sorted(out.iterdir()) if (p / "run.json").is_file()}
 
 
 def status(run: Path) -> str:
@@ -230,6 +228,53 @@ def test_three_replay_runs_at_concurrency_two(tmp_path: Path) -> None:
     assert max(overlaps) == 2, spans
     # Each run's HTML report was written at its end.
     assert all((run / "reports" / "report.html").is_file() for run in found.values())
+    # One run, one name: the run directory is the run's id, its log beside it.
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["batch.json", *found, *(f"{name}.log" for name in found)]
+    )
+    assert all(
+        json.loads((run / "run.json").read_text())["run_id"] == run.name for run in found.values()
+    )
+
+
+@pytest.mark.slow
+def test_a_run_in_the_nested_layout_of_older_batches_is_resumed_where_it_is(
+    tmp_path: Path,
+) -> None:
+    spec = fast_spec(tmp_path / "spec")
+    session = drift_session(tmp_path / "session")
+    path = batch_file(
+        tmp_path,
+        f'[[runs]]\nspec = "{spec}"\ntarget = "numpy"\nmodel = "replay:{session}"\n'
+        "max_iterations = 0\n",
+    )
+    (planned,) = load_batch(path).runs
+    slot = tmp_path / "runs" / "BATCH" / planned.id
+    slot.mkdir(parents=True)
+    (slot / "batch.log").write_text("an older batch's log\n")
+    target = load_spec(spec).target("numpy")
+    state = RunState(
+        run_id="cartpole-numpy-20250101-000000-abcd",
+        spec_source=str(spec / "envport.toml"),
+        spec_name="cartpole",
+        target="numpy",
+        model=planned.model,
+        modules=list(target.modules),
+        phase="modules",
+        entry=target.entry,
+    )
+    nested = create_run(slot, spec / "envport.toml", state).root
+    result = envport("batch", str(path))
+    # No repairs allowed and the drift needs one: it gives up, in the directory it had.
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert status(nested) == "gave_up"
+    assert any(e["event"] == "run_started" for e in read_events(nested / "transcript.jsonl"))
+    assert not (slot / "run.json").exists() and sorted(p.name for p in slot.iterdir()) == [
+        "batch.log",
+        nested.name,
+    ]
+    log = (slot / "batch.log").read_text()
+    assert log.startswith("an older batch's log") and f"envport resume {nested}" in log
 
 
 def safe_to_kill(runs: dict[str, Path]) -> bool:
@@ -267,16 +312,18 @@ def test_killed_batch_resumes_without_repeating_a_model_request(
     before = run_dirs(out)
     unfinished = [name for name, run in before.items() if status(run) != "verified"]
     assert unfinished, "the kill came after the last run"
-    # The runs died with the batch: none still holds its run lock (a zombie waiting for
-    # init to reap it holds nothing).
+    # The runs died with the batch: none still holds its run lock.
     for name in unfinished:
-        lock = before[name] / "run.lock"
-        if lock.exists():
-            # Dying takes a moment under load: the child gets its death signal, then exits.
-            holder, gone_by = int(lock.read_text()), time.monotonic() + 20
-            while _alive(holder) and time.monotonic() < gone_by:
+        lock, gone_by = RunLock(before[name]), time.monotonic() + 20
+        while True:
+            try:
+                lock.acquire()
+                break
+            except EnvportError:
+                # Dying takes a moment under load: the child gets its death signal, then exits.
+                assert time.monotonic() < gone_by, f"{name}: its process outlived the batch"
                 time.sleep(0.1)
-            assert not _alive(holder), f"{name}: its process outlived the batch"
+        lock.release()
     hits_at_kill = api.total_hits
 
     result = subprocess.run(

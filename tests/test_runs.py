@@ -99,6 +99,88 @@ def test_one_process_drives_a_run_and_a_dead_ones_lock_is_taken_over(tmp_path: P
     assert (tmp_path / "run.lock").read_text() == str(os.getpid())
 
 
+# A process that takes the run lock when told, says what happened, and lets go when told.
+LOCKER = """
+import sys
+from pathlib import Path
+from envport.errors import EnvportError
+from envport.runs.layout import RunLock
+lock = RunLock(Path(sys.argv[1]))
+print("ready", flush=True)
+for line in sys.stdin:
+    if line.strip() == "take":
+        try:
+            lock.acquire()
+            print("got", flush=True)
+        except EnvportError as error:
+            print("busy", error, flush=True)
+    elif line.strip() == "drop":
+        lock.release()
+        print("dropped", flush=True)
+"""
+
+
+def lockers(root: Path, count: int) -> list[subprocess.Popen]:
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", LOCKER, str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(count)
+    ]
+    for process in processes:
+        assert process.stdout.readline().strip() == "ready"  # type: ignore[union-attr]
+    return processes
+
+
+def tell(process: subprocess.Popen, word: str) -> str:
+    process.stdin.write(word + "\n")  # type: ignore[union-attr]
+    process.stdin.flush()  # type: ignore[union-attr]
+    return process.stdout.readline().strip()  # type: ignore[union-attr]
+
+
+def test_processes_racing_for_the_run_lock_get_it_one_at_a_time(tmp_path: Path) -> None:
+    processes = lockers(tmp_path, 4)
+    try:
+        for _ in range(5):
+            for process in processes:  # all told at once: they race
+                process.stdin.write("take\n")  # type: ignore[union-attr]
+                process.stdin.flush()  # type: ignore[union-attr]
+            answers = [p.stdout.readline().strip() for p in processes]  # type: ignore[union-attr]
+            winners = [p for p, answer in zip(processes, answers, strict=True) if answer == "got"]
+            assert len(winners) == 1, answers
+            busy = [a for a in answers if a != "got"]
+            assert all(f"process {winners[0].pid} is driving this run" in a for a in busy), busy
+            assert tell(winners[0], "drop") == "dropped"
+            assert not (tmp_path / "run.lock").exists()
+    finally:
+        for process in processes:
+            process.kill()
+            process.wait()
+
+
+def test_a_lock_whose_file_is_still_empty_is_held(tmp_path: Path) -> None:
+    """The moment between creating the lock file and writing the PID into it: the lock is
+    the kernel's, so a reader finding no PID does not take it for a dead process's."""
+    (holder,) = lockers(tmp_path, 1)
+    try:
+        assert tell(holder, "take") == "got"
+        (tmp_path / "run.lock").write_text("")
+        with pytest.raises(EnvportError, match="another process is driving this run"):
+            RunLock(tmp_path).acquire()
+        holder.kill()  # however its holder ends, the kernel lets go of the lock at once
+        holder.wait()
+        lock = RunLock(tmp_path)
+        lock.acquire()
+        assert (tmp_path / "run.lock").read_text() == str(os.getpid())
+        lock.release()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
 def test_history_commit_revert_and_reset(tmp_path: Path) -> None:
     run = create_run(tmp_path, CARTPOLE / "envport.toml", make_state())
     history = History(run.root)

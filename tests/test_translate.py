@@ -427,7 +427,20 @@ def test_usage_errors(tmp_path: Path) -> None:
     resume = envport("resume", str(tmp_path), env=clean_env())
     assert resume.returncode == 2 and "not an envport run" in resume.stderr
 
-    for result in (keyed, bare, prompts, spec, resume):
+    named = envport(
+        "translate", "examples/cartpole", "--target", "numpy", "--out", str(out),
+        "--run-id", "../elsewhere", env=clean_env(),
+    )  # fmt: skip
+    assert named.returncode == 2 and "a run id is letters, digits" in named.stderr
+    (tmp_path / "taken").mkdir()
+    taken = envport(
+        "translate", "examples/cartpole", "--target", "numpy", "--out", str(tmp_path),
+        "--run-id", "taken", env=clean_env(),
+    )  # fmt: skip
+    assert taken.returncode == 2 and "--run-id taken:" in taken.stderr
+    assert f"envport resume {tmp_path / 'taken'}" in taken.stderr
+
+    for result in (keyed, bare, prompts, spec, resume, named, taken):
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
         assert "Traceback" not in result.stderr
     assert not out.exists()

@@ -35,6 +35,11 @@ def die_with_parent() -> None:
 
 def main() -> None:
     die_with_parent()
+    from envport import interrupts
+
+    # From the first moment, as `python -m envport` does: the batch's SIGINT may come while
+    # this process is still loading envport, and it must end with 130 all the same.
+    interrupts.install(repeat=True)
     from envport.cli import main as envport_main
 
     raise SystemExit(envport_main(sys.argv[1:]))

@@ -27,10 +27,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from envport import interrupts
     from envport.batch.config import load_batch
     from envport.batch.runner import BatchRunner
 
     plan = load_batch(args.file)
+    interrupts.install(repeat=True)  # SIGTERM stops the runs as Ctrl-C does
     console = Console(highlight=False)
     if not console.is_terminal:
         # A log has no width: whole lines read better than a table wrapped at 80 columns.

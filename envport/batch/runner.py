@@ -21,12 +21,13 @@ from typing import IO, Any
 
 from rich.console import Console
 
+from envport import interrupts
 from envport.batch.child import PARENT_ENV
 from envport.batch.config import BatchPlan, PlannedRun
 from envport.batch.display import RunRow, make_display, summary_table
 from envport.batch.money import decide
 from envport.batch.slots import BatchLock, Slot, read_manifest, write_manifest
-from envport.errors import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK
+from envport.errors import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
 from envport.pipeline.model_choice import public_url
 from envport.review.timeline import level_summary, read_timeline
 from envport.runs.state import Limits, RunState
@@ -34,6 +35,8 @@ from envport.runs.state import Limits, RunState
 POLL_S = 0.25
 # How long runs get to save their state after Ctrl-C before they are killed (also safe).
 STOP_GRACE_S = 30.0
+# Exit codes of a run the user stopped: its own message, or the signal before Python's.
+STOPPED_BY_USER = {EXIT_INTERRUPTED, EXIT_TERMINATED, -signal.SIGINT, -signal.SIGTERM}
 FINISHED = {"verified", "gave up", "error", "stopped", "killed", "interrupted", "not started"}
 
 
@@ -145,13 +148,15 @@ class BatchRunner:
     # --- what each run needs ---------------------------------------------------------------
 
     def _prepare(self, planned: PlannedRun) -> Entry:
-        slot = Slot(self.plan.out / planned.id)
+        slot = Slot(self.plan.out, planned.id)
         slot.clear_unfinished_start()
         record = self.manifest.setdefault("runs", {}).setdefault(planned.id, {})
         entry = Entry(planned, slot, RunRow(planned.id), record=record)
         state = slot.state()
         entry.spent = slot.spent_usd()
         if state is None:
+            # A run interrupted before its directory existed starts afresh; one that failed
+            # to start (a model it cannot reach) waits for --retry-failed.
             if record.get("status") == "error" and not self.retry_failed:
                 self._skip(entry, "error", f"{record.get('error', '')} (--retry-failed retries it)")
             return entry
@@ -209,14 +214,13 @@ class BatchRunner:
         if entry.mode == "resume" and run is not None:
             return ["resume", str(run.root), *limits]
         words = ["translate", str(planned.spec), "--target", planned.target]
-        words += ["--model", planned.model, "--out", str(entry.slot.root)]
+        words += ["--model", planned.model, "--out", str(self.plan.out), "--run-id", planned.id]
         if planned.prompts:
             words += ["--prompts", planned.prompts]
         return [*words, *planned.optimize_args(), *limits]
 
     def _launch(self, entry: Entry, budget_usd: float | None) -> None:
         arguments = self._arguments(entry, budget_usd)
-        entry.slot.root.mkdir(parents=True, exist_ok=True)
         log = entry.slot.log.open("ab")
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
         # The command without its base URL: a URL may carry credentials, a log must not.
@@ -231,6 +235,9 @@ class BatchRunner:
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
+            # Its own session: a terminal's Ctrl-C reaches the batch alone, which passes one
+            # SIGINT on to each run (two would cut a run's own clean stop short).
+            start_new_session=True,
         )
         entry.log = log
         entry.row.status = "running"
@@ -275,23 +282,29 @@ class BatchRunner:
         entry.spent = entry.slot.spent_usd()
         row = entry.row
         error = _last_error(entry.slot.log, entry.log_offset)
-        if state is None:
-            row.status, row.detail = "error", error or f"exited with code {code}"
-        else:
+        # Stopped by the user (through the batch, or by a signal sent to the run itself).
+        interrupted = self.interrupted or code in STOPPED_BY_USER
+        if state is not None:
             _fill(row, state)
             row.run_dir = str(entry.slot.run_dir().root)  # type: ignore[union-attr]
-            if state.status == "verified":
-                row.status, row.detail = "verified", ""
-            elif state.status == "gave_up":
-                row.status, row.detail = "gave up", state.reason
-            elif code < 0 or state.status == "running":
-                row.status = "killed"
-                row.detail = f"ended by signal {-code}" if code < 0 else error or f"exit {code}"
-            else:
-                row.status = state.status  # interrupted, stopped
-                # Its own advice names `envport resume`; in a batch, the batch resumes it.
-                reason = error or state.reason
-                row.detail = reason.split("; continue with")[0].split("; the run is saved")[0]
+        if state is not None and state.status in ("verified", "gave_up"):
+            row.status = "verified" if state.status == "verified" else "gave up"
+            row.detail = "" if state.status == "verified" else state.reason
+        elif interrupted:
+            row.status = "interrupted"
+            row.detail = "before it began" if state is None else f"at step {state.step}"
+            if code == -signal.SIGKILL:
+                row.detail += f"; killed after {STOP_GRACE_S:g} s to stop"
+        elif state is None:
+            row.status, row.detail = "error", error or f"exited with code {code}"
+        elif code < 0 or state.status == "running":
+            row.status = "killed"
+            row.detail = f"ended by signal {-code}" if code < 0 else error or f"exit {code}"
+        else:
+            row.status = state.status  # stopped (an error the run could not get past)
+            # Its own advice names `envport resume`; in a batch, the batch resumes it.
+            reason = error or state.reason
+            row.detail = reason.split("; continue with")[0].split("; the run is saved")[0]
         row.usd = entry.spent
         entry.record.update(status=row.status, exit=code)
         if row.status == "error":
@@ -299,7 +312,8 @@ class BatchRunner:
         self._save_manifest()
 
     def _stop_children(self) -> None:
-        """Ctrl-C: every run saves its state and stops (a terminal already sent them SIGINT)."""
+        """Ctrl-C or SIGTERM: every run gets one SIGINT, saves its state and stops (runs are
+        in sessions of their own, so a terminal's Ctrl-C reached the batch alone)."""
         children = [e for e in self.entries if e.running]
         try:
             for entry in children:
@@ -352,8 +366,9 @@ class BatchRunner:
                 self._say(f"  {row.id}: envport review {row.run_dir}")
         if self.interrupted or any(row.status in ("killed", "interrupted") for row in rows):
             self._say(f"to continue: envport batch {self.plan.file}")
+        interrupts.decided()
         if self.interrupted:
-            return EXIT_INTERRUPTED
+            return interrupts.exit_code(interrupts.received())
         return EXIT_OK if verified == len(rows) else EXIT_DIVERGED
 
     def _say(self, text: str) -> None:

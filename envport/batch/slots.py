@@ -2,12 +2,13 @@
 
     <out>/batch.json          the batch's own notes (errors of runs that never made a run dir)
     <out>/batch.lock          one batch process at a time drives these runs
-    <out>/<run id>/           the run's slot, named by the batch file, stable across re-runs
-        batch.log             what its translate/resume processes printed, appended
-        <run-id>/             the run directory `envport translate --out <slot>` made
+    <out>/<run id>/           the run directory (`envport translate --out <out> --run-id <id>`)
+    <out>/<run id>.log        what its translate/resume processes printed, appended
 
-The slot is the stable part: the run directory inside it is found by its run.json, so the
-batch needs no change to how translate names runs.
+The run's id, from the batch file, names its directory for good: one run, one name. A batch
+directory written before that nested the run in a slot of the same name,
+`<out>/<run id>/<run-id>/` beside `<out>/<run id>/batch.log`; such runs are still found,
+logged and resumed where they are.
 """
 
 from __future__ import annotations
@@ -25,24 +26,36 @@ from envport.runs.layout import RunDir, RunLock
 from envport.runs.state import RunState, load_state
 
 MANIFEST = "batch.json"
-LOG = "batch.log"
+LEGACY_LOG = "batch.log"  # inside a slot of the nested layout
 
 
 @dataclass(frozen=True)
 class Slot:
-    root: Path
+    """One run of the batch: its directory and its log, both named by the run's id."""
+
+    out: Path
+    id: str
+
+    @property
+    def root(self) -> Path:
+        return self.out / self.id
 
     @property
     def log(self) -> Path:
-        return self.root / LOG
+        legacy = self.root / LEGACY_LOG
+        return legacy if legacy.is_file() else self.out / f"{self.id}.log"
 
     def run_dir(self) -> RunDir | None:
-        """The run in this slot, if translate got as far as making one."""
-        if not self.root.is_dir():
-            return None
-        runs = sorted(p for p in self.root.iterdir() if (p / "run.json").is_file())
-        # Only ever one: a slot gets a fresh translate only while it holds no run.
-        return RunDir(runs[-1]) if runs else None
+        """The run, if translate got as far as making one."""
+        if (self.root / "run.json").is_file():
+            return RunDir(self.root)
+        nested = self._nested()
+        return RunDir(nested[-1]) if nested else None
+
+    def _nested(self) -> list[Path]:
+        if not (self.root / LEGACY_LOG).is_file():
+            return []
+        return sorted(p for p in self.root.iterdir() if (p / "run.json").is_file())
 
     def clear_unfinished_start(self) -> None:
         """Remove what a translate killed before it saved run.json left behind.
@@ -50,16 +63,19 @@ class Slot:
         Such a directory has never asked a model anything (the run state is saved before
         the first call), so nothing paid is lost and a fresh start is exact.
         """
-        if not self.root.is_dir():
+        if not self.root.is_dir() or (self.root / "run.json").exists():
+            return
+        if not (self.root / LEGACY_LOG).is_file():
+            _remove_unstarted(self.root)
             return
         for path in self.root.iterdir():
             if path.is_dir() and not (path / "run.json").exists():
-                if (path / "transcript.jsonl").exists():
-                    raise EnvportError(
-                        f"{path}: a run with a transcript but no run.json; move it out of "
-                        f"{self.root} and run the batch again"
-                    )
-                shutil.rmtree(path)
+                _remove_unstarted(path)
+        if not self._nested():
+            # A nested slot that never got its run: the fresh start uses the flat layout.
+            with (self.out / f"{self.id}.log").open("ab") as log:
+                log.write((self.root / LEGACY_LOG).read_bytes())
+            shutil.rmtree(self.root)
 
     def state(self) -> RunState | None:
         run = self.run_dir()
@@ -77,19 +93,24 @@ class Slot:
 
 
 class BatchLock(RunLock):
-    """One `envport batch` at a time on a runs directory (a killed one's lock is taken over)."""
+    """One `envport batch` at a time on a runs directory (the kernel's lock, as a run's)."""
 
     def __init__(self, out: Path) -> None:
+        super().__init__(out)
         self.path = out / "batch.lock"
 
-    def acquire(self) -> None:
-        try:
-            super().acquire()
-        except EnvportError:
-            raise EnvportError(
-                f"{self.path.parent}: process {self._holder()} is running this batch; wait for "
-                f"it or stop it (if no envport is running, delete {self.path})"
-            ) from None
+    def _busy(self, holder: int | None) -> str:
+        who = f"process {holder}" if holder else "another process"
+        return f"{self.path.parent}: {who} is running this batch; wait for it or stop it"
+
+
+def _remove_unstarted(path: Path) -> None:
+    if (path / "transcript.jsonl").exists():
+        raise EnvportError(
+            f"{path}: a run with a transcript but no run.json; move it out of "
+            f"{path.parent} and run the batch again"
+        )
+    shutil.rmtree(path)
 
 
 def read_manifest(out: Path) -> dict[str, Any]:

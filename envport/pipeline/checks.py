@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from envport import interrupts
 from envport.errors import PortError
 from envport.llm.cache import write_atomically
 from envport.repair.apply import read_files
@@ -93,10 +94,14 @@ def _outcomes(scope: str, report: VerifyReport, load_name: str) -> list[CheckOut
 
 def _verify(run_dir: Path, port: Path, options: VerifyOptions) -> VerifyReport:
     try:
-        return verify(str(run_dir), str(port), options)
+        report = verify(str(run_dir), str(port), options)
     except PortError as error:
         # A worker that cannot even start is the port's failure, not the driver's.
-        return VerifyReport(spec=str(run_dir), port=str(port), passed=False, error=str(error))
+        report = VerifyReport(spec=str(run_dir), port=str(port), passed=False, error=str(error))
+    # A check an interrupt cut short says nothing about the port (its workers were stopped
+    # half-way): it is neither cached nor journaled, and the step runs again on resume.
+    interrupts.check()
+    return report
 
 
 class CheckCache:

@@ -1,12 +1,14 @@
 """`envport translate SPEC --target T` and `envport resume RUN`: arguments and exit codes.
 
 Exit codes: 0 verified, 1 gave up (a budget ended or the loop got stuck), 2 usage error,
-130 interrupted (the run is saved; `envport resume RUN` continues it).
+130 interrupted by Ctrl-C and 143 by SIGTERM (the run is saved at its last completed step;
+`envport resume RUN` continues it).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +45,14 @@ def _positive_float(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text}")
     return value
+
+
+def _run_id(text: str) -> str:
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", text):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a run id is letters, digits, '_', '-' and '.' (not first)"
+        )
+    return text
 
 
 def _batch_sizes(text: str) -> list[int]:
@@ -164,6 +174,11 @@ def add_translate(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--base-url", help="API base URL (OpenAI-compatible servers, proxies)")
     parser.add_argument("--out", type=Path, default=Path("runs"), help="runs directory")
+    parser.add_argument(
+        "--run-id",
+        type=_run_id,
+        help="name of the run's directory in --out (default <spec>-<target>-<time>-<random>)",
+    )
     parser.add_argument("--prompts", help="directory of .j2 templates overriding the shipped ones")
     _add_budgets(parser)
     _add_optimize(parser)
@@ -186,8 +201,10 @@ def _console() -> Console:
 
 def _run_translate(args: argparse.Namespace) -> int:
     # Imported when used: the driver pulls in the model layer, git and the verifier.
+    from envport import interrupts
     from envport.pipeline.translate import translate
 
+    interrupts.install()
     optimize = _optimize_settings(args)
     return translate(
         args.spec,
@@ -195,6 +212,7 @@ def _run_translate(args: argparse.Namespace) -> int:
         model=args.model,
         base_url=args.base_url,
         out=args.out,
+        run_id=args.run_id,
         prompts_dir=args.prompts,
         limits=_overrides(args),
         console=_console(),
@@ -203,6 +221,8 @@ def _run_translate(args: argparse.Namespace) -> int:
 
 
 def _run_resume(args: argparse.Namespace) -> int:
+    from envport import interrupts
     from envport.pipeline.translate import resume
 
+    interrupts.install()
     return resume(args.run, base_url=args.base_url, limits=_overrides(args), console=_console())

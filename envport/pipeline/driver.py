@@ -25,11 +25,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import signal
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
+from envport import interrupts
 from envport.llm import AccountedModel, Budget, Message, Model, ModelRequest, Purpose
 from envport.llm.budget import BudgetExhausted, WallTimeExhausted
 from envport.llm.cache import write_atomically
@@ -166,6 +168,7 @@ class Driver:
         self._runner = asyncio.Runner()
         try:
             while not self.state.finished:
+                interrupts.check()
                 if self._out_of_time():
                     break
                 try:
@@ -176,13 +179,18 @@ class Driver:
                     # Given up at the last completed step: the cancelled call was never
                     # answered, so a resume asks it again and pays for nothing twice.
                     self._give_up(f"{self._wall_time_used()}; {error}")
-        except KeyboardInterrupt:
-            self._halt("interrupted", "interrupted by the user")
-            raise
         except BaseException as error:
-            first = str(error).splitlines()[0] if str(error) else repr(error)
-            self._halt("stopped", printable(first))
-            raise
+            signum = interrupts.received()
+            if signum is None and not isinstance(error, KeyboardInterrupt):
+                first = str(error).splitlines()[0] if str(error) else repr(error)
+                self._halt("stopped", printable(first))
+                raise
+            # After the user's interrupt, whatever else broke (a git process the same Ctrl-C
+            # ended) is the interrupt too: the step is not done and runs again on resume.
+            self._halt("interrupted", interrupts.describe(signum))
+            if isinstance(error, KeyboardInterrupt):
+                raise
+            raise interrupts.Interrupted(signum or signal.SIGINT) from None
         finally:
             self._runner.close()
             self.progress.stop()

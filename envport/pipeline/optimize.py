@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from envport import interrupts
 from envport.errors import EnvportError
 from envport.llm.cache import write_atomically
 from envport.runs.state import OptimizeAttempt, OptimizeSettings, RunState
@@ -194,6 +195,7 @@ class BenchCache:
         if cached is not None:
             return cached, True
         comparison = measure(spec, target, ports, settings)
+        interrupts.check()  # timings an interrupt cut short are not a measurement
         self.put(key, comparison)
         return comparison, False
 

@@ -7,12 +7,14 @@ found before the run directory is created, so a typo leaves no half-made run beh
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
 
-from envport.errors import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EnvportError
+from envport import interrupts
+from envport.errors import EXIT_DIVERGED, EXIT_OK, EnvportError
 from envport.llm import RetryPolicy, load_model
 from envport.llm.types import Model
 from envport.pipeline import TRANSLATE_TARGETS
@@ -82,9 +84,15 @@ def translate(
     limits: LimitOverrides,
     console: Console,
     optimize: OptimizeSettings | None = None,
+    run_id: str | None = None,
 ) -> int:
     if target not in TRANSLATE_TARGETS:
         raise EnvportError(f"--target {target}: translate supports {', '.join(TRANSLATE_TARGETS)}")
+    if run_id is not None and (out / run_id).exists():
+        raise EnvportError(
+            f"--run-id {run_id}: {out / run_id} exists; continue it with `envport resume "
+            f"{out / run_id}` or choose another id"
+        )
     spec_file = spec_path(spec_arg)
     spec = load_spec(spec_file)
     prompts = str(Path(prompts_dir).resolve()) if prompts_dir else None
@@ -94,7 +102,7 @@ def translate(
     live = _load(choice.spec, base_url, run_limits)
     target_spec = spec.target(target)
     state = RunState(
-        run_id=new_run_id(spec.name, target),
+        run_id=run_id or new_run_id(spec.name, target),
         spec_source=str(spec_file.resolve()),
         spec_name=spec.name,
         target=target,  # type: ignore[arg-type]
@@ -107,11 +115,15 @@ def translate(
         modules=list(target_spec.modules),
         entry=target_spec.entry,
     )
-    run = create_run(out, spec_file, state)
-    console.print(f"envport: run {state.run_id} in {run.root}", markup=False, highlight=False)
-    if choice.note:
-        console.print(f"envport: {choice.note}", markup=False, highlight=False)
-    return _drive(run, state, spec, live, builder, console)
+    run = create_run(out, spec_file, state)  # an interrupt while it works leaves nothing
+
+    def start() -> int:
+        console.print(f"envport: run {state.run_id} in {run.root}", markup=False, highlight=False)
+        if choice.note:
+            console.print(f"envport: {choice.note}", markup=False, highlight=False)
+        return _drive(run, state, spec, live, builder, console)
+
+    return _resumable(run, console, start)
 
 
 def resume(
@@ -122,8 +134,17 @@ def resume(
     console: Console,
 ) -> int:
     run = open_run(run_arg)
+    return _resumable(run, console, lambda: _resume(run, base_url, limits, console))
+
+
+def _resume(run: RunDir, base_url: str | None, limits: LimitOverrides, console: Console) -> int:
     state = run.load()
     if state.status == "verified":
+        if not (run.reports / "report.html").is_file():
+            # Verified, then stopped while its report was being written.
+            from envport.report import write_report_quietly
+
+            write_report_quietly(run.root, console)
         _print_paths(run, state, console)
         return EXIT_OK
     if state.status == "gave_up":
@@ -162,14 +183,6 @@ def _drive(
     driver = Driver(run, state, spec, model, builder, make_progress(console))
     try:
         final = driver.run_until_done()
-    except KeyboardInterrupt:
-        console.print(
-            f"envport: interrupted at step {driver.state.step}; continue with: "
-            f"envport resume {run.root}",
-            markup=False,
-            highlight=False,
-        )
-        return EXIT_INTERRUPTED
     except EnvportError as error:
         # A model that cannot be reached, a replay session without the answer: the run is
         # intact and can be resumed once the cause is fixed.
@@ -183,6 +196,32 @@ def _drive(
     write_report_quietly(run.root, console)
     _print_paths(run, final, console)
     return EXIT_OK if final.status == "verified" else EXIT_DIVERGED
+
+
+def _resumable(run: RunDir, console: Console, body: Callable[[], int]) -> int:
+    """Run `body` on an existing run: an interrupt at any moment, or anything that broke
+    after one, ends with the line that continues the run and exit 130 (143 for SIGTERM)."""
+    try:
+        code = body()
+        interrupts.check()  # one that something swallowed on the way still counts
+        interrupts.decided()
+        return code
+    except BaseException as error:
+        signum = interrupts.received()
+        if signum is None and not isinstance(error, KeyboardInterrupt):
+            raise
+        signum = signum or getattr(error, "signum", None)
+    interrupts.decided()
+    try:
+        where = f" at step {run.load().step}"
+    except EnvportError:
+        where = ""
+    console.print(
+        f"envport: {interrupts.describe(signum)}{where}; continue with: envport resume {run.root}",
+        markup=False,
+        highlight=False,
+    )
+    return interrupts.exit_code(signum)
 
 
 def _print_paths(run: RunDir, state: RunState, console: Console) -> None:

@@ -2,6 +2,7 @@
 
 runs/<run-id>/
   run.json           RunState, rewritten atomically after every step
+  run.lock           held (flock) by the process driving the run, absent otherwise
   envport.toml       frozen copy of the spec (with the module plan, when one was made)
   port/              the generated package
   transcript.jsonl   journal of every event (see envport.runs.journal)
@@ -13,10 +14,12 @@ runs/<run-id>/
 
 from __future__ import annotations
 
+import fcntl
 import os
 import re
 import secrets
 import shutil
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -68,58 +71,80 @@ class RunDir:
 
 
 class RunLock:
-    """One process drives a run at a time; a lock left by a killed process is taken over."""
+    """One process drives a run at a time.
+
+    The kernel holds the lock (flock on run.lock) and drops it when its process ends, however
+    it ends: nothing on disk can be stale, and no reader can mistake a lock being written for
+    an abandoned one. The file names the holder's PID, for the message only.
+    """
 
     def __init__(self, root: Path) -> None:
         self.path = root / "run.lock"
+        self._fd: int | None = None
 
     def acquire(self) -> None:
-        for _ in range(2):
+        while True:
             try:
-                fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                holder = self._holder()
-                if holder is not None and _alive(holder):
-                    raise EnvportError(
-                        f"{self.path.parent}: process {holder} is driving this run; wait for it "
-                        f"or stop it (if no envport is running, delete {self.path.name})"
-                    ) from None
-                self.path.unlink(missing_ok=True)  # stale: its process is gone
-                continue
-            with os.fdopen(fd, "w") as handle:
-                handle.write(str(os.getpid()))
-            return
-        raise EnvportError(f"{self.path}: cannot lock the run")
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            except OSError as error:
+                raise EnvportError(f"{self.path}: cannot lock the run ({error})") from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = self._holder(fd)
+                for _ in range(10):  # a holder that has just won writes its PID in a moment
+                    if holder is not None:
+                        break
+                    time.sleep(0.01)
+                    holder = self._holder(fd)
+                os.close(fd)
+                raise EnvportError(self._busy(holder)) from None
+            # The holder before us unlinks the file as it lets go: a lock on a file no longer
+            # at the path guards nothing, so take the one that is there now.
+            if _same_file(fd, self.path):
+                break
+            os.close(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        self._fd = fd
+
+    def _busy(self, holder: int | None) -> str:
+        who = f"process {holder}" if holder else "another process"
+        return f"{self.path.parent}: {who} is driving this run; wait for it or stop it"
 
     def release(self) -> None:
-        if self._holder() == os.getpid():
-            self.path.unlink(missing_ok=True)
+        if self._fd is None:
+            return
+        self.path.unlink(missing_ok=True)  # while still held, so no one locks a dying file
+        os.close(self._fd)
+        self._fd = None
 
-    def _holder(self) -> int | None:
+    def holder(self) -> int | None:
+        """The PID the lock file names (a hint: the lock itself is the kernel's)."""
         try:
-            return int(self.path.read_text().strip())
+            fd = os.open(self.path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            return self._holder(fd)
+        finally:
+            os.close(fd)
+
+    @staticmethod
+    def _holder(fd: int) -> int | None:
+        try:
+            return int(os.pread(fd, 32, 0).decode().strip())
         except (OSError, ValueError):
             return None
 
 
-def _alive(pid: int) -> bool:
+def _same_file(fd: int, path: Path) -> bool:
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        there = path.stat()
+    except FileNotFoundError:
         return False
-    except PermissionError:
-        return True
-    return not _zombie(pid)
-
-
-def _zombie(pid: int) -> bool:
-    """A killed process whose parent died too waits for init to reap it, which in some
-    containers takes seconds: it answers signals but drives nothing (Linux /proc)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rpartition(")")[2].split()[:1] == ["Z"]
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
 
 
 def new_run_id(spec_name: str, target: str) -> str:
@@ -163,13 +188,19 @@ def create_run(out: Path, spec_file: Path, state: RunState) -> RunDir:
     except OSError as error:
         raise EnvportError(f"--out {out}: cannot create the run directory ({error})") from None
     run = RunDir(root)
-    shutil.copyfile(spec_file, run.spec_file)
-    _freeze_harness_files(spec_file, root)
-    run.port.mkdir()
-    run.reports.mkdir()
-    history = History.create(root)
-    state.head = history.commit(f"start {state.spec_name} -> {state.target}")
-    run.save(state)
+    try:
+        shutil.copyfile(spec_file, run.spec_file)
+        _freeze_harness_files(spec_file, root)
+        run.port.mkdir()
+        run.reports.mkdir()
+        history = History.create(root)
+        state.head = history.commit(f"start {state.spec_name} -> {state.target}")
+        run.save(state)
+    except BaseException:
+        # Interrupted (or failed) before run.json: nothing was asked yet, so a half-made
+        # directory is only in the way of running the command again.
+        shutil.rmtree(root, ignore_errors=True)
+        raise
     return run
 
 

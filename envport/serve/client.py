@@ -108,6 +108,9 @@ class PortWorker:
             stdin=subprocess.DEVNULL,
             stdout=self._stderr,
             stderr=self._stderr,
+            # Its own session: a terminal's Ctrl-C reaches the driver, which decides what it
+            # means and stops the worker; a worker dead of it would read as the port's failure.
+            start_new_session=True,
         )
 
     def __enter__(self) -> PortWorker:
