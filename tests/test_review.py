@@ -15,7 +15,7 @@ import pytest
 from envport.review.timeline import build_timeline, describe_optimize
 
 from helpers import ROOT
-from run_fixtures import clean_env, envport, translate_drift_run
+from run_fixtures import bare_run, clean_env, envport, in_terminal, translate_drift_run
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +102,23 @@ def test_paged_with_colours_on_a_terminal(run: Path, tmp_path: Path) -> None:
         os.close(main)
     text = paged.read_text()
     assert "-GRAVITY = 9.801" in text and "\x1b[" in text  # through the pager, in colour
+
+
+def test_the_list_is_paged_with_colours_shown_as_colours(tmp_path: Path) -> None:
+    """less shows escape codes as text unless LESS has -R: the list of iterations is paged
+    too, so it needs the same setting as --iteration."""
+    run = bare_run(tmp_path / "runs")
+    seen = tmp_path / "pager-env.txt"
+    env = clean_env(PAGER=f"sh -c 'echo \"LESS=$LESS\" > {seen}; cat > /dev/null'")
+    env.pop("LESS", None)
+    env.update(TERM="xterm-256color", COLUMNS="120")
+    code, received = in_terminal(["review", str(run)], env)
+    assert code == 0, received[-2000:]
+    assert seen.read_text().strip() == "LESS=-R"
+    # A user's own setting is kept.
+    code, received = in_terminal(["review", str(run)], {**env, "LESS": "-FX"})
+    assert code == 0, received[-2000:]
+    assert seen.read_text().strip() == "LESS=-FX"
 
 
 def test_errors_are_one_line_exit_2(tmp_path: Path) -> None:

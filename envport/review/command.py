@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from rich.console import Console
 
@@ -61,7 +60,5 @@ def run(args: argparse.Namespace) -> int:
         raise EnvportError(
             f"--iteration {args.iteration}: no such iteration (this run has {known})"
         )
-    # less shows colours only when told to; a user's own LESS setting wins.
-    os.environ.setdefault("LESS", "-R")
     show(console, detail(iteration, timeline, full=args.full, color=console.is_terminal))
     return EXIT_OK

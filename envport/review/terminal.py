@@ -7,6 +7,7 @@ must not be able to move the cursor, recolour the terminal or retitle the window
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -237,6 +238,9 @@ def detail(iteration: Iteration, timeline: Timeline, *, full: bool, color: bool)
 def show(console: Console, renderable: RenderableType) -> None:
     """Paged on a terminal (colours kept), printed straight through otherwise."""
     if console.is_terminal:
+        # less shows colours only when told to (else the escape codes appear as text); a
+        # user's own LESS setting wins.
+        os.environ.setdefault("LESS", "-R")
         with console.pager(styles=True):
             console.print(renderable)
     else:
