@@ -116,11 +116,8 @@ def _run_verify(args: argparse.Namespace) -> int:
         return EXIT_DIVERGED
     console = Console(highlight=False, soft_wrap=True)
     console.print(report.text(), markup=False)
-    timing = report.seconds
     console.print(
-        f"{'verified' if report.passed else 'DIVERGED'}: backend {report.backend}, "
-        f"reference {timing.get('reference', 0):.2f} s, total {timing.get('total', 0):.2f} s",
-        style="bold green" if report.passed else "bold red",
+        report.verdict(), style="bold green" if report.passed else "bold red", markup=False
     )
     return EXIT_OK if report.passed else EXIT_DIVERGED
 

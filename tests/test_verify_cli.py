@@ -212,3 +212,40 @@ def test_console_script_is_installed() -> None:
     script = shutil.which("envport") or str(Path(sys.executable).parent / "envport")
     done = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "verify" in done.stdout
+
+
+def test_summary_line_says_what_was_checked_and_where_the_time_went(tmp_path: Path) -> None:
+    done = run_envport(
+        "verify", str(CARTPOLE), "--port", str(NUMPY_PORT), "--levels", "l1,l3",
+        "--examples", "10", "--episodes", "10",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("verified: backend numpy; l1 ") and ", l3 " in last, last
+    assert "reference 0.00 s" not in last and "total " in last
+
+    module = run_envport(
+        "verify", str(CARTPOLE), "--port", str(NUMPY_PORT), "--target", "numpy",
+        "--levels", "l1", "--module", "physics", "--examples", "10",
+    )  # fmt: skip
+    assert module.returncode == 0, module.stdout + module.stderr
+    last = module.stdout.strip().splitlines()[-1]
+    assert last.startswith("verified: module physics of the numpy port; l1 "), last
+    assert "None" not in module.stdout
+
+
+def test_junit_message_of_an_l1_failure(numpy_port_copy: Path, tmp_path: Path) -> None:
+    _gravity_mutant(numpy_port_copy)
+    junit = tmp_path / "junit.xml"
+    done = run_envport(
+        "verify", str(CARTPOLE), "--port", str(numpy_port_copy), "--levels", "l1",
+        "--examples", "50", "--no-shrink", "--junit", str(junit),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    failures = ET.parse(junit).getroot().findall("./testcase/failure")
+    messages = [f.get("message") or "" for f in failures]
+    assert messages and all("None" not in m and "episodes" not in m for m in messages), messages
+    assert any(
+        m.startswith("1 of ") and "examples diverged: physics.dynamics differs" in m
+        for m in messages
+    ), messages

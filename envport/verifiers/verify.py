@@ -155,7 +155,9 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
         levels = tuple(level for level in levels if level == "l1")
     probes_file, probes = _probes(spec, spec_file, target) if "l1" in levels else (None, {})
     replays = _replays(spec_arg, port, options, l3_options)
-    report = VerifyReport(spec=str(spec_file), port=str(port), passed=False)
+    report = VerifyReport(
+        spec=str(spec_file), port=str(port), passed=False, target=target, module=options.module
+    )
     lanes = reference_workers(options, l3_options) if "l3" in levels else 0
     with contextlib.ExitStack() as stack:
         worker = stack.enter_context(_port_side(options, load))
@@ -169,6 +171,7 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
             stack.callback(lane_workers.close)
         reference = Reference(spec)
         report.seconds["setup"] = time.perf_counter() - started
+        timed = _Timer(report.seconds)
         try:
             load_started = time.perf_counter()
             report.backend = worker.receive()["backend"]
@@ -176,6 +179,7 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
             report.seconds["port_load_wait"] = time.perf_counter() - load_started
             whole_port = not load.get("only_modules", False)
             if "l1" in levels:
+                timed.start("l1")
                 run = l1.L1Run(
                     spec,
                     reference,
@@ -200,6 +204,7 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                         )
                     )
             if "l2" in levels:
+                timed.start("l2")
                 report.levels += l2.run_l2(
                     spec,
                     reference,
@@ -211,25 +216,46 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                     shrink=options.shrink,
                 )
             if options.cases is not None and whole_port:
+                timed.start("cases")
                 report.levels.append(
                     cases.run_cases(spec, reference, worker, options.cases, replays["cases"])
                 )
             if "l3" in levels:
-                l3_started = time.perf_counter()
+                timed.start("l3")
                 report.levels += l3_lanes.run_l3(
                     spec, l3_options, replays["l3"], worker, reference, lane_workers
                 )
-                report.seconds["l3"] = time.perf_counter() - l3_started
             if "l4" in levels and whole_port:
+                timed.start("l4")
                 l4 = _statistics("l4", "--levels l4")
                 report.levels.append(
                     l4.run_l4(spec, reference, worker, options.seed, replays["l4"])
                 )
         except PortError as error:
             report.error = str(error)
+        timed.stop()
     report.passed = report.error is None and all(level.passed for level in report.levels)
     report.seconds["total"] = time.perf_counter() - started
     return report
+
+
+class _Timer:
+    """Wall time of each part of a run, into the report's `seconds` under the part's name."""
+
+    def __init__(self, seconds: dict[str, float]) -> None:
+        self.seconds = seconds
+        self.part: str | None = None
+        self.started = 0.0
+
+    def start(self, part: str) -> None:
+        self.stop()
+        self.part, self.started = part, time.perf_counter()
+
+    def stop(self) -> None:
+        if self.part is not None:
+            elapsed = time.perf_counter() - self.started
+            self.seconds[self.part] = self.seconds.get(self.part, 0.0) + elapsed
+            self.part = None
 
 
 def _statistics(module: str, what: str) -> ModuleType:
