@@ -4,6 +4,7 @@ a journal with a kill in it."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -119,6 +120,31 @@ def test_the_list_is_paged_with_colours_shown_as_colours(tmp_path: Path) -> None
     code, received = in_terminal(["review", str(run)], {**env, "LESS": "-FX"})
     assert code == 0, received[-2000:]
     assert seen.read_text().strip() == "LESS=-FX"
+
+
+def test_calls_answered_by_a_replay_session_are_not_called_paid(tmp_path: Path) -> None:
+    run = bare_run(tmp_path / "runs", model="replay:/sessions/cartpole")
+    state = json.loads((run / "run.json").read_text())
+    # As the driver leaves it after three answers from the session and one from the cache.
+    state.update(paid_calls=3, cached_calls=1, step=3)
+    (run / "run.json").write_text(json.dumps(state))
+    shown = envport("review", str(run))
+    assert shown.returncode == 0, shown.stderr
+    assert "3 steps, 3 model calls answered from the replay session (+1 from the cache)" in (
+        " ".join(shown.stdout.split())
+    )
+    assert "paid" not in shown.stdout
+    page = envport("report", str(run), "--out", str(tmp_path / "report.html"))
+    assert page.returncode == 0, page.stderr
+    html = (tmp_path / "report.html").read_text()
+    assert "3 model calls answered from the replay session (+1 from the cache)" in html
+    assert "paid" not in html
+
+    live = bare_run(tmp_path / "live", model="openai:gpt-4o")
+    state = json.loads((live / "run.json").read_text())
+    state.update(paid_calls=2, cached_calls=0)
+    (live / "run.json").write_text(json.dumps(state))
+    assert "2 paid model calls (+0 from the cache)" in envport("review", str(live)).stdout
 
 
 def test_errors_are_one_line_exit_2(tmp_path: Path) -> None:

@@ -185,7 +185,8 @@ def test_quickstart_translates_cartpole_to_jax_offline(tmp_path: Path) -> None:
     for label, path in [
         ("port:", run / "port"),
         ("transcript:", run / "transcript.jsonl"),
-        ("report:", run / "reports" / "verify.json"),
+        ("report:", run / "reports" / "report.html"),
+        ("checks:", run / "reports" / "verify.json"),
     ]:
         assert f"{label}" in out and str(path) in out
         assert path.exists()
@@ -202,6 +203,10 @@ def test_quickstart_translates_cartpole_to_jax_offline(tmp_path: Path) -> None:
     assert log[-1] == "start cartpole -> jax"
     assert any(m.startswith("repair ") and "FAIL" not in m for m in log)
     assert run_state(run)["status"] == "verified"
+    # The session's answers cost nothing and came from no model: not "paid".
+    outcome = (run / "reports" / "outcome.md").read_text()
+    assert "3 model calls answered from the replay session" in outcome, outcome
+    assert "paid" not in outcome
 
 
 # --- the real openai SDK against the fake API -------------------------------------------------

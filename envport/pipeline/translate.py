@@ -113,7 +113,9 @@ def resume(
         if not limits.given():
             console.print(
                 f"envport: run {state.run_id} gave up: {state.reason}; raise a budget "
-                "(--max-iterations, --budget-usd, --budget-tokens, --max-minutes) to continue",
+                "(--max-iterations, --budget-usd, --budget-tokens, --max-minutes) to continue, "
+                f"or edit {run.port} by hand and check it: envport verify {run.root} "
+                f"--port {run.port}",
                 markup=False,
                 highlight=False,
             )
@@ -177,18 +179,23 @@ def _print_paths(run: RunDir, state: RunState, console: Console) -> None:
         markup=False,
         highlight=False,
     )
-    report = run.reports / "verify.json"
-    rows = [
-        ("port", run.port),
-        ("transcript", run.transcript),
-        ("report", report if report.is_file() else run.reports),
+    html = run.reports / "report.html"
+    checks = run.reports / "verify.json"
+    rows: list[tuple[str, object]] = [("port", run.port)]
+    if html.is_file():
+        # What a user calls the report: the page with the timeline, diffs and plots.
+        rows.append(("report", html))
+    rows += [
+        ("checks", checks if checks.is_file() else run.reports),
         ("summary", run.reports / "outcome.md"),
+        ("transcript", run.transcript),
+        ("review", f"envport review {run.root}"),
         ("history", f"git -C {run.root} log --stat"),
     ]
-    html = run.reports / "report.html"
-    if html.is_file():
-        rows.insert(4, ("html", html))
     if state.status != "verified":
-        rows.append(("resume", f"envport resume {run.root} --max-iterations N"))
+        rows += [
+            ("resume", f"envport resume {run.root} --max-iterations N"),
+            ("by hand", f"edit {run.port}, then: envport verify {run.root} --port {run.port}"),
+        ]
     for label, where in rows:
         console.print(f"  {label + ':':<12}{where}", markup=False, highlight=False)

@@ -174,7 +174,7 @@ def _iteration_view(iteration: Iteration, timeline: Timeline) -> IterationView:
     notes += [describe_optimize(e) for e in iteration.events if e.get("event") in OPTIMIZE_EVENTS]
     if iteration.earlier_calls:
         notes.append(
-            f"{len(iteration.earlier_calls)} paid model calls of an attempt cut short by an "
+            f"{len(iteration.earlier_calls)} model calls of an attempt cut short by an "
             "interruption are counted here; the resumed step was answered from the cache"
         )
     prompts = []

@@ -67,8 +67,8 @@ def header(state: RunState) -> Text:
     if state.reason:
         text.append(safe(f" ({state.reason})"))
     text.append(
-        f"\n{state.step} steps, {state.paid_calls} paid model calls (+{state.cached_calls} "
-        f"from the cache), {state.usage.total:,} tokens, {money(state.cost_usd)}, "
+        f"\n{state.step} steps, {state.calls_text()}, {state.usage.total:,} tokens, "
+        f"{money(state.cost_usd)}, "
         f"{state.elapsed_s:.1f} s"
     )
     return text
@@ -201,7 +201,7 @@ def detail(iteration: Iteration, timeline: Timeline, *, full: bool, color: bool)
     if iteration.earlier_calls:
         parts.append(
             plain(
-                f"(includes {len(iteration.earlier_calls)} paid calls of an attempt cut short "
+                f"(includes {len(iteration.earlier_calls)} calls of an attempt cut short "
                 "by an interruption; the resumed step was answered from the cache)",
                 "dim",
             )
