@@ -31,6 +31,17 @@ def _positive(text: str) -> int:
     return value
 
 
+def _episodes(text: str) -> int | tuple[int, int]:
+    """`E` (one episode) or `A-B` (a batch of episodes, as a replay line gives them)."""
+    first, dash, last = text.partition("-")
+    try:
+        if not dash:
+            return int(text)
+        return int(first), int(last)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected E or A-B, got {text!r}") from None
+
+
 def _levels(text: str) -> tuple[str, ...]:
     return tuple(part.strip().lower() for part in text.split(",") if part.strip())
 
@@ -58,7 +69,12 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=_positive, help="L3 steps per episode at most")
     p.add_argument("--mode", choices=["free", "resync", "both"], help="L3 rollout mode")
     p.add_argument("--seed", type=int, default=0, help="seed of the episode plan")
-    p.add_argument("--episode", type=int, help="run only this episode of the plan (replay)")
+    p.add_argument(
+        "--episode",
+        type=_episodes,
+        metavar="E|A-B",
+        help="run only episode E of the plan, or episodes A..B played as one batch (replay)",
+    )
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per port request")
     p.add_argument("--cases", type=Path, help="directory of proposed cases (*.toml) to run as well")
     p.add_argument(
@@ -88,7 +104,8 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         steps=args.steps,
         mode=args.mode,
         seed=args.seed,
-        only_episode=args.episode,
+        only_episode=args.episode if isinstance(args.episode, int) else None,
+        episode_batch=args.episode if isinstance(args.episode, tuple) else None,
         timeout=args.timeout,
         module=args.module,
         examples=args.examples,

@@ -249,3 +249,33 @@ def test_junit_message_of_an_l1_failure(numpy_port_copy: Path, tmp_path: Path) -
         m.startswith("1 of ") and "examples diverged: physics.dynamics differs" in m
         for m in messages
     ), messages
+
+
+def test_a_batch_coupled_divergence_replays_with_its_batch(
+    numpy_port_copy: Path, tmp_path: Path
+) -> None:
+    """Every env pushed by the first env's action (the numpy-batch-leak mutant): a free-running
+    episode diverges only beside the others of its batch. Its replay line must still show it."""
+    physics = numpy_port_copy / "physics.py"
+    physics.write_text(
+        physics.read_text().replace(
+            "np.where(actions == 1, FORCE_MAG, -FORCE_MAG)",
+            "np.where(actions[:1] == 1, FORCE_MAG, -FORCE_MAG)",
+        )
+    )
+    first_json = tmp_path / "first.json"
+    done = run_envport(
+        "verify", str(CARTPOLE), "--port", str(numpy_port_copy), "--levels", "l3",
+        "--mode", "free", "--episodes", "64", "--json", str(first_json),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    first = json.loads(first_json.read_text())["levels"][0]["divergences"][0]
+    assert "needs the other envs of its batch" in first["message"]
+    words = shlex.split(first["replay"])
+    again_json = tmp_path / "again.json"
+    again = run_envport(*words[1:], "--json", str(again_json))
+    assert again.returncode == 1, again.stdout + again.stderr
+    replayed = json.loads(again_json.read_text())["levels"][0]
+    same = next(d for d in replayed["divergences"] if d["episode"] == first["episode"])
+    assert (same["step"], same["fields"]) == (first["step"], first["fields"])
+    assert 1 < replayed["episodes"] < 64  # its batch, not the whole run

@@ -53,6 +53,8 @@ class Divergence(BaseModel):
     fields: list[FieldDiff] = Field(default_factory=list)
     message: str = ""
     replay: str = ""
+    # L3 only: the episodes (first, last) played in one batch with this one.
+    batch: tuple[int, int] | None = None
     # L3 only: the differing fields over the steps up to the divergence (not in text()).
     series: list[FieldSeries] = Field(default_factory=list)
 

@@ -15,7 +15,7 @@ from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
 from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
-from envport.verifiers import cases, l1, l2, l3, l3_lanes
+from envport.verifiers import cases, l1, l2, l3, l3_lanes, l3_replay
 from envport.verifiers.divergence import VerifyReport
 from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
@@ -34,6 +34,8 @@ class VerifyOptions:
     mode: str | None = None
     seed: int = 0
     only_episode: int | None = None
+    # `--episode A-B`: L3 episodes A..B played as one batch (a batch-coupled divergence).
+    episode_batch: tuple[int, int] | None = None
     timeout: float = 120.0
     # Check one module of a port being generated: import the modules up to it (in the
     # spec's dependency order), check their exports, and run its L1 probes.
@@ -117,9 +119,13 @@ def _check_options(options: VerifyOptions, l3_options: l3.L3Options) -> None:
             f"--levels: unknown level {unknown[0] if unknown else ''!r}; "
             f"available: {', '.join(LEVELS)}"
         )
+    last = l3_options.episodes - 1
     episode = l3_options.only_episode
-    if episode is not None and not 0 <= episode < l3_options.episodes:
-        raise EnvportError(f"--episode {episode}: expected 0..{l3_options.episodes - 1}")
+    if episode is not None and not 0 <= episode <= last:
+        raise EnvportError(f"--episode {episode}: expected 0..{last}")
+    batch = l3_options.batch
+    if batch is not None and not 0 <= batch[0] <= batch[1] <= last:
+        raise EnvportError(f"--episode {batch[0]}-{batch[1]}: expected A-B within 0..{last}")
 
 
 def _probes(spec: PortSpec, spec_file: Path, target: str) -> tuple[Path | None, dict[str, Probe]]:
@@ -146,6 +152,7 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
         mode=options.mode or config.l3.mode,
         seed=options.seed,
         only_episode=options.only_episode,
+        batch=options.episode_batch,
     )
     _check_options(options, l3_options)
     target, modules, entry = port_target(spec, port, options.target)
@@ -237,9 +244,15 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                 )
             if "l3" in levels:
                 timed.start("l3")
-                report.levels += l3_lanes.run_l3(
+                found = l3_lanes.run_l3(
                     spec, l3_options, replays["l3"], worker, reference, lane_workers
                 )
+                if l3_options.only_episode is None and l3_options.batch is None:
+                    # Not a replay itself: each replay line must show its divergence again.
+                    l3_replay.confirm_replays(
+                        spec, l3_options, replays["l3"], worker, reference, found
+                    )
+                report.levels += found
             if "l4" in levels and whole_port:
                 timed.start("l4")
                 l4 = _statistics("l4", "--levels l4")
@@ -307,6 +320,6 @@ EPISODES_PER_WORKER = 250
 def reference_workers(options: VerifyOptions, l3_options: l3.L3Options) -> int:
     if options.workers is not None:
         return options.workers
-    if l3_options.only_episode is not None:
+    if l3_options.only_episode is not None or l3_options.batch is not None:
         return 1
     return max(1, min(os.cpu_count() or 1, l3_options.episodes // EPISODES_PER_WORKER))
