@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
+import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -279,3 +281,19 @@ def test_a_batch_coupled_divergence_replays_with_its_batch(
     same = next(d for d in replayed["divergences"] if d["episode"] == first["episode"])
     assert (same["step"], same["fields"]) == (first["step"], first["fields"])
     assert 1 < replayed["episodes"] < 64  # its batch, not the whole run
+
+
+def test_verify_leaves_the_directory_it_runs_in_as_it_was(tmp_path: Path) -> None:
+    """Hypothesis would keep its caches in ./.hypothesis; they go under envport's cache."""
+    here, cache = tmp_path / "work", tmp_path / "cache"
+    here.mkdir()
+    env = {**os.environ, "ENVPORT_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"}
+    env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "envport", "verify", str(CARTPOLE), "--port", str(NUMPY_PORT),
+         "--levels", "l1,l2", "--examples", "5"],
+        capture_output=True, text=True, timeout=300, cwd=here, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(here.iterdir()) == []
+    assert (cache / "hypothesis").is_dir()
