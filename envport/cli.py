@@ -17,6 +17,13 @@ if TYPE_CHECKING:
 
 from envport.errors import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, EnvportError
 
+# What `envport --help` says the tool is (this module's docstring is about the module).
+DESCRIPTION = (
+    "Port a reference RL environment (Gymnasium) to a fast backend (JAX, batched NumPy, "
+    "Rust) with an LLM, and prove the port behaves like the reference: L1 property, L2 "
+    "interaction and L3 rollout checks, with repairs from each divergence."
+)
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -140,7 +147,12 @@ def _run_verify(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="envport", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = _Parser(
+        prog="envport",
+        description=DESCRIPTION,
+        epilog="Start offline: envport translate examples/cartpole --target jax "
+        "(README.md has the rest).",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_verify(sub)
     from envport.audit.command import add_parser as add_audit
