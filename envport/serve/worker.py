@@ -100,7 +100,7 @@ class Host:
         module = importlib.import_module(f"{PACKAGE}.{found.module}")
 
         def eager(b: dict, a: Any, f: dict, n: Any = None) -> Any:
-            # A stochastic env's probe also gets the step's noise (DESIGN.md, contract 3).
+            # A stochastic env's probe also gets the step's noise (docs/design.md, contract 3).
             return found.call(module, b, a, f) if n is None else found.call(module, b, a, f, n)
 
         call = eager
