@@ -4,8 +4,11 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
+from fake_api import FakeAPI, ServerError, Status
+from helpers import CARTPOLE
 from run_fixtures import bare_run, envport
 
 
@@ -50,3 +53,20 @@ def test_a_run_that_gave_up_says_how_to_go_on(tmp_path: Path) -> None:
     assert f"or edit {run / 'port'} by hand and check it: envport verify {run} --port" in (
         " ".join(done.stdout.split())
     )
+
+
+def test_each_retry_of_a_model_call_is_shown(tmp_path: Path) -> None:
+    """A gateway timeout and a wait: the plain progress says so at once, with the status,
+    the attempt and the wait, instead of printing nothing until the call ends."""
+    with FakeAPI() as api:
+        api.script([ServerError(504), Status(404, "no such model")])
+        done = envport(
+            "translate", str(CARTPOLE), "--target", "numpy", "--model", "openai:fake-model",
+            "--base-url", api.openai_base_url, "--out", str(tmp_path / "runs"),
+        )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    retries = [line for line in done.stdout.splitlines() if "retrying in" in line]
+    assert len(retries) == 1, done.stdout
+    assert "model: openai:fake-model: HTTP 504" in retries[0]
+    assert "(attempt 2 of 6)" in retries[0]
+    assert re.search(r"retrying in \d+\.\ds", retries[0])

@@ -18,7 +18,7 @@ from envport.llm.types import Model
 from envport.pipeline import TRANSLATE_TARGETS
 from envport.pipeline.driver import Driver
 from envport.pipeline.model_choice import choose_model, public_url
-from envport.pipeline.progress import make_progress
+from envport.pipeline.progress import make_progress, model_messages_shown
 from envport.pipeline.prompting import PromptBuilder, target_info
 from envport.pipeline.sources import read_rules, read_sources
 from envport.prompts.render import Prompts
@@ -144,9 +144,11 @@ def _drive(
     console: Console,
 ) -> int:
     _prepare_environment()
-    driver = Driver(run, state, spec, model, builder, make_progress(console))
+    progress = make_progress(console)
+    driver = Driver(run, state, spec, model, builder, progress)
     try:
-        final = driver.run_until_done()
+        with model_messages_shown(progress, lambda: driver.state):
+            final = driver.run_until_done()
     except KeyboardInterrupt:
         console.print(
             f"envport: interrupted at step {driver.state.step}; continue with: "
