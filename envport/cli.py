@@ -59,7 +59,11 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         help="check a port against its reference (CI gate: exit 0 pass, 1 divergence, 2 usage)",
     )
     p.add_argument("spec", help="envport.toml or the directory holding it")
-    p.add_argument("--port", required=True, help="directory of the port's modules")
+    p.add_argument(
+        "--port",
+        required=True,
+        help="directory of the port's modules, or RUN@K: a run's port as it was at iteration K",
+    )
     p.add_argument("--target", default="auto", choices=["auto", "jax", "numpy", "rust"])
     p.add_argument(
         "--levels",
@@ -126,10 +130,15 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
 def _run_verify(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from envport.runs.snapshot import port_at
     from envport.verifiers.junit import write_junit
     from envport.verifiers.verify import verify
 
-    report = verify(args.spec, args.port, verify_options(args))
+    with port_at(args.port) as (port, checked_out):
+        shown_as = args.port if checked_out else None
+        report = verify(args.spec, str(port), verify_options(args), shown_as=shown_as)
+    if checked_out:
+        report.notes.insert(0, checked_out)
     if args.json:
         args.json.write_text(report.model_dump_json(indent=2), encoding="utf-8")
     if args.junit:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -145,6 +146,32 @@ def test_calls_answered_by_a_replay_session_are_not_called_paid(tmp_path: Path) 
     state.update(paid_calls=2, cached_calls=0)
     (live / "run.json").write_text(json.dumps(state))
     assert "2 paid model calls (+0 from the cache)" in envport("review", str(live)).stdout
+
+
+@pytest.mark.slow
+def test_a_replay_of_an_old_iteration_runs_the_port_it_checked(run: Path) -> None:
+    """Iteration 2 found the drift that iteration 3 repaired: its replay must run the port of
+    iteration 2, not RUN/port (which now passes)."""
+    shown = envport("review", str(run), "--iteration", "2")
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert f"replay lines run the port as it was at iteration 2 (--port {run}@2" in text
+    replay = next(
+        line.strip().removeprefix("replay: ")
+        for line in shown.stdout.splitlines()
+        if line.strip().startswith("replay: ") and "--levels l3" in line
+    )
+    words = shlex.split(replay)
+    assert words[words.index("--port") + 1] == f"{run}@2"
+    again = envport(*words[1:])
+    assert again.returncode == 1, again.stdout + again.stderr  # the drift, shown again
+    assert f"note: --port {run}@2: the port as it was at iteration 2" in again.stdout
+    assert "obs.theta_dot" in again.stdout or "obs.x_dot" in again.stdout
+    # RUN/port itself is the repaired port.
+    now = envport(*[w if w != f"{run}@2" else str(run / "port") for w in words[1:]])
+    assert now.returncode == 0, now.stdout + now.stderr
+    missing = envport("verify", str(run), "--port", f"{run}@99", "--levels", "l3")
+    assert missing.returncode == 2 and "no such iteration" in missing.stderr
 
 
 def test_errors_are_one_line_exit_2(tmp_path: Path) -> None:

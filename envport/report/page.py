@@ -30,6 +30,7 @@ from envport.review.timeline import (
     read_timeline,
 )
 from envport.runs.layout import RunDir
+from envport.runs.snapshot import pin_replays
 from envport.runs.state import RunState
 
 log = logging.getLogger("envport.report")
@@ -275,6 +276,9 @@ def _template_source(name: str) -> str:
 def render(run: RunDir, bench: list[Path] | None = None) -> str:
     state: RunState = run.load()
     timeline = read_timeline(run.transcript)
+    for iteration in timeline.iterations:
+        # Each iteration's replays run the port it checked, not the port as the run left it.
+        pin_replays(iteration.checks, run, iteration.step, str(run.root))
     views = [_iteration_view(iteration, timeline) for iteration in timeline.iterations]
     used = {p["prefix_sha"] for view in views for p in view.prompts}
     contexts = {sha: text for sha, text in timeline.contexts.items() if sha in used}

@@ -67,8 +67,8 @@ def port_target(spec: PortSpec, port: Path, requested: str) -> tuple[str, list[d
     return chosen, modules, target.entry
 
 
-def _base_command(spec_arg: str, port: Path, options: VerifyOptions) -> list[str]:
-    words = ["envport", "verify", spec_arg, "--port", str(port)]
+def _base_command(spec_arg: str, port: str, options: VerifyOptions) -> list[str]:
+    words = ["envport", "verify", spec_arg, "--port", port]
     if options.target != "auto":
         words += ["--target", options.target]
     return [*words, "--seed", str(options.seed)]
@@ -76,7 +76,7 @@ def _base_command(spec_arg: str, port: Path, options: VerifyOptions) -> list[str
 
 def _replays(
     spec_arg: str,
-    port: Path,
+    port: str,
     options: VerifyOptions,
     l3_options: l3.L3Options,
     split: bool,
@@ -136,7 +136,11 @@ def _probes(spec: PortSpec, spec_file: Path, target: str) -> tuple[Path | None, 
     return path, load_probes(path, key=f"targets.{target}.probes")
 
 
-def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport:
+def verify(
+    spec_arg: str, port_arg: str, options: VerifyOptions, shown_as: str | None = None
+) -> VerifyReport:
+    """Check the port in `port_arg`; `shown_as` names it in the report and in replay lines
+    when the directory is a stand-in (`RUN@K`, a run's port checked out at iteration K)."""
     started = time.perf_counter()
     spec = load_spec(spec_arg)
     spec_file = spec_path(spec_arg)
@@ -171,9 +175,10 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
         load["only_modules"] = options.module != entry
         levels = tuple(level for level in levels if level == "l1")
     probes_file, probes = _probes(spec, spec_file, target) if "l1" in levels else (None, {})
-    replays = _replays(spec_arg, port, options, l3_options, split=bool(modules))
+    label = shown_as or str(port)
+    replays = _replays(spec_arg, label, options, l3_options, split=bool(modules))
     report = VerifyReport(
-        spec=str(spec_file), port=str(port), passed=False, target=target, module=options.module
+        spec=str(spec_file), port=label, passed=False, target=target, module=options.module
     )
     lanes = reference_workers(options, l3_options) if "l3" in levels else 0
     with contextlib.ExitStack() as stack:
