@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
+
+from envport.cli import build_parser
 
 from helpers import ROOT
 
@@ -43,3 +46,36 @@ def test_every_design_citation_names_a_contract_the_design_has() -> None:
     assert len(cited) >= 10
     for name, number in cited:
         assert number in contracts, f"{name} cites contract {number}"
+
+
+def _section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"### {title}\n")
+    end = text.index("\n#", start + 1)
+    return text[start:end]
+
+
+def _commands(section: str) -> list[list[str]]:
+    """The `envport ...` command lines of a README section (indented blocks and inline)."""
+    joined = section.replace("\\\n", " ")
+    found = re.findall(r"^ {4}(envport [^\n]+)$", joined, re.M)
+    found += re.findall(r"`(envport [^`]+)`", joined)
+    return [shlex.split(command) for command in found]
+
+
+def test_the_real_model_quickstart_and_what_to_do_when_a_run_gives_up() -> None:
+    """The README says how to run a live model and what it costs, and how to go on after a
+    run gave up; every command it shows is one envport accepts."""
+    live = _section("With a real model")
+    assert "--model anthropic:" in live and "--base-url http://localhost" in live
+    assert re.search(r"[\d,]+ input and [\d,]+ output tokens", " ".join(live.split()))
+    gave_up = _section("When a run gives up")
+    commands = _commands(live) + _commands(gave_up)
+    assert len(commands) >= 4, commands
+    parser = build_parser()
+    for words in commands:
+        args = [w.replace("RUN@K", "RUN@3") for w in words[1:]]
+        parser.parse_args(args)  # argparse exits on anything it does not accept
+    said = " ".join(gave_up.split())
+    assert "envport resume RUN --max-iterations" in said
+    assert "envport verify RUN --port RUN/port" in said
