@@ -18,6 +18,13 @@ if TYPE_CHECKING:
 from envport import interrupts
 from envport.errors import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, EnvportError
 
+# What `envport --help` says the tool is (this module's docstring is about the module).
+DESCRIPTION = (
+    "Port a reference RL environment (Gymnasium) to a fast backend (JAX, batched NumPy, "
+    "Rust) with an LLM, and prove the port behaves like the reference: L1 property, L2 "
+    "interaction and L3 rollout checks, with repairs from each divergence."
+)
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
@@ -32,6 +39,17 @@ def _positive(text: str) -> int:
     return value
 
 
+def _episodes(text: str) -> int | tuple[int, int]:
+    """`E` (one episode) or `A-B` (a batch of episodes, as a replay line gives them)."""
+    first, dash, last = text.partition("-")
+    try:
+        if not dash:
+            return int(text)
+        return int(first), int(last)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected E or A-B, got {text!r}") from None
+
+
 def _levels(text: str) -> tuple[str, ...]:
     return tuple(part.strip().lower() for part in text.split(",") if part.strip())
 
@@ -42,7 +60,11 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         help="check a port against its reference (CI gate: exit 0 pass, 1 divergence, 2 usage)",
     )
     p.add_argument("spec", help="envport.toml or the directory holding it")
-    p.add_argument("--port", required=True, help="directory of the port's modules")
+    p.add_argument(
+        "--port",
+        required=True,
+        help="directory of the port's modules, or RUN@K: a run's port as it was at iteration K",
+    )
     p.add_argument("--target", default="auto", choices=["auto", "jax", "numpy", "rust"])
     p.add_argument(
         "--levels",
@@ -59,7 +81,12 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--steps", type=_positive, help="L3 steps per episode at most")
     p.add_argument("--mode", choices=["free", "resync", "both"], help="L3 rollout mode")
     p.add_argument("--seed", type=int, default=0, help="seed of the episode plan")
-    p.add_argument("--episode", type=int, help="run only this episode of the plan (replay)")
+    p.add_argument(
+        "--episode",
+        type=_episodes,
+        metavar="E|A-B",
+        help="run only episode E of the plan, or episodes A..B played as one batch (replay)",
+    )
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per port request")
     p.add_argument("--cases", type=Path, help="directory of proposed cases (*.toml) to run as well")
     p.add_argument(
@@ -89,7 +116,8 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         steps=args.steps,
         mode=args.mode,
         seed=args.seed,
-        only_episode=args.episode,
+        only_episode=args.episode if isinstance(args.episode, int) else None,
+        episode_batch=args.episode if isinstance(args.episode, tuple) else None,
         timeout=args.timeout,
         module=args.module,
         examples=args.examples,
@@ -103,10 +131,15 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
 def _run_verify(args: argparse.Namespace) -> int:
     from rich.console import Console
 
+    from envport.runs.snapshot import port_at
     from envport.verifiers.junit import write_junit
     from envport.verifiers.verify import verify
 
-    report = verify(args.spec, args.port, verify_options(args))
+    with port_at(args.port) as (port, checked_out):
+        shown_as = args.port if checked_out else None
+        report = verify(args.spec, str(port), verify_options(args), shown_as=shown_as)
+    if checked_out:
+        report.notes.insert(0, checked_out)
     if args.json:
         args.json.write_text(report.model_dump_json(indent=2), encoding="utf-8")
     if args.junit:
@@ -117,17 +150,19 @@ def _run_verify(args: argparse.Namespace) -> int:
         return EXIT_DIVERGED
     console = Console(highlight=False, soft_wrap=True)
     console.print(report.text(), markup=False)
-    timing = report.seconds
     console.print(
-        f"{'verified' if report.passed else 'DIVERGED'}: backend {report.backend}, "
-        f"reference {timing.get('reference', 0):.2f} s, total {timing.get('total', 0):.2f} s",
-        style="bold green" if report.passed else "bold red",
+        report.verdict(), style="bold green" if report.passed else "bold red", markup=False
     )
     return EXIT_OK if report.passed else EXIT_DIVERGED
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="envport", description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = _Parser(
+        prog="envport",
+        description=DESCRIPTION,
+        epilog="Start offline: envport translate examples/cartpole --target jax "
+        "(README.md has the rest).",
+    )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_verify(sub)
     from envport.audit.command import add_parser as add_audit

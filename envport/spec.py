@@ -27,7 +27,7 @@ SPEC_FILENAME = "envport.toml"
 TARGETS = ("jax", "numpy", "rust")
 POLICIES = ("uniform", "sticky", "biased")
 
-# Default tolerances: a float32 port of a float64 reference (DESIGN.md, contract 4).
+# Default tolerances: a float32 port of a float64 reference (docs/design.md, contract 4).
 DEFAULT_ATOL = 1e-5
 DEFAULT_RTOL = 1e-5
 
@@ -195,7 +195,7 @@ class LevelsSpec(_Strict):
 
 class RandomnessSpec(_Strict):
     """A stochastic step, split into drawing noise and a deterministic step given the noise
-    (DESIGN.md, contract 3). The harness file maps the draws the reference made during one
+    (docs/design.md, contract 3). The harness file maps the draws the reference made during one
     step to the port's noise; the port's own sampler is checked by a two-sample test."""
 
     noise: Literal["categorical", "continuous"] = Field(

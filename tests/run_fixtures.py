@@ -121,3 +121,50 @@ def translate_drift_run(tmp: Path) -> Path:
     runs = [p for p in out.iterdir() if p.is_dir()]
     assert len(runs) == 1, runs
     return runs[0]
+
+
+def bare_run(out: Path, target: str = "numpy", model: str = "replay:/nowhere") -> Path:
+    """A run directory as `envport translate` creates it before its first step (frozen spec,
+    empty port, first commit), made by the same code without driving it."""
+    from envport.runs.layout import create_run, new_run_id
+    from envport.runs.state import RunState
+
+    spec_file = CARTPOLE / "envport.toml"
+    state = RunState(
+        run_id=new_run_id("cartpole", target),
+        spec_source=str(spec_file),
+        spec_name="cartpole",
+        target=target,  # type: ignore[arg-type]
+        model=model,
+    )
+    return create_run(out, spec_file, state).root
+
+
+def in_terminal(args: list[str], env: dict[str, str], timeout: float = 60) -> tuple[int, bytes]:
+    """Run the command line with a pseudo-terminal as stdin, stdout and stderr, as a user at a
+    terminal would; returns the exit code and everything the terminal received."""
+    import pty
+
+    main, secondary = pty.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "envport", *args],
+            cwd=ROOT,
+            env=env,
+            stdin=secondary,
+            stdout=secondary,
+            stderr=secondary,
+        )
+        os.close(secondary)
+        received = b""
+        while True:
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # the terminal closed: the command has ended
+                break
+            if not chunk:
+                break
+            received += chunk
+        return process.wait(timeout=timeout), received
+    finally:
+        os.close(main)

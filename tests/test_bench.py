@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT, run_envport
+from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT, ROOT, run_envport
 
 QUICK = ["--steps", "20", "--repeats", "1", "--sync-envs", "4"]
 
@@ -107,3 +110,23 @@ def test_a_broken_port_fails_the_bench(tmp_path: Path) -> None:
     (port / "env.py").write_text("def broken(:\n")
     code, _, err = _bench("--port", str(port), "--batch-sizes", "8", *QUICK)
     _one_line(code, err, 1, "port failed in `load`")
+
+
+def test_an_anchor_that_cannot_be_imported_is_not_called_the_port(tmp_path: Path) -> None:
+    """gymnax 1.0.1 on an install without `six`: its import fails. That is the anchor's
+    failure, the user's choice of yardstick, not the port's."""
+    broken = tmp_path / "site" / "gymnax"
+    broken.mkdir(parents=True)
+    # What gymnax 1.0.1 does on an install that lacks the package it never declared.
+    (broken / "__init__.py").write_text("import six_is_not_installed_here  # noqa\n")
+    env = {**os.environ, "PYTHONPATH": str(broken.parent), "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "envport", "bench", str(CARTPOLE), "--port", str(NUMPY_PORT),
+         "--batch-sizes", "8", "--anchor", "gymnax:CartPole-v1", *QUICK],
+        capture_output=True, text=True, timeout=300, cwd=ROOT, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert lines[0].startswith("envport: --anchor gymnax:CartPole-v1: anchor failed in `bench`")
+    assert "six_is_not_installed_here" in lines[0] and "port failed" not in lines[0]

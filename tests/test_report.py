@@ -43,7 +43,7 @@ def quickstart(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = envport("translate", "examples/cartpole", "--target", "jax", "--out", str(out))
     assert result.returncode == 0, result.stdout + result.stderr
     (run,) = [p for p in out.iterdir() if p.is_dir()]
-    assert f"html:       {run / 'reports' / 'report.html'}" in result.stdout
+    assert f"report:     {run / 'reports' / 'report.html'}" in result.stdout
     return run
 
 

@@ -4,8 +4,10 @@ a journal with a kill in it."""
 
 from __future__ import annotations
 
+import json
 import os
 import pty
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +17,7 @@ import pytest
 from envport.review.timeline import build_timeline, describe_optimize
 
 from helpers import ROOT
-from run_fixtures import clean_env, envport, translate_drift_run
+from run_fixtures import bare_run, clean_env, envport, in_terminal, translate_drift_run
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +104,74 @@ def test_paged_with_colours_on_a_terminal(run: Path, tmp_path: Path) -> None:
         os.close(main)
     text = paged.read_text()
     assert "-GRAVITY = 9.801" in text and "\x1b[" in text  # through the pager, in colour
+
+
+def test_the_list_is_paged_with_colours_shown_as_colours(tmp_path: Path) -> None:
+    """less shows escape codes as text unless LESS has -R: the list of iterations is paged
+    too, so it needs the same setting as --iteration."""
+    run = bare_run(tmp_path / "runs")
+    seen = tmp_path / "pager-env.txt"
+    env = clean_env(PAGER=f"sh -c 'echo \"LESS=$LESS\" > {seen}; cat > /dev/null'")
+    env.pop("LESS", None)
+    env.update(TERM="xterm-256color", COLUMNS="120")
+    code, received = in_terminal(["review", str(run)], env)
+    assert code == 0, received[-2000:]
+    assert seen.read_text().strip() == "LESS=-R"
+    # A user's own setting is kept.
+    code, received = in_terminal(["review", str(run)], {**env, "LESS": "-FX"})
+    assert code == 0, received[-2000:]
+    assert seen.read_text().strip() == "LESS=-FX"
+
+
+def test_calls_answered_by_a_replay_session_are_not_called_paid(tmp_path: Path) -> None:
+    run = bare_run(tmp_path / "runs", model="replay:/sessions/cartpole")
+    state = json.loads((run / "run.json").read_text())
+    # As the driver leaves it after three answers from the session and one from the cache.
+    state.update(paid_calls=3, cached_calls=1, step=3)
+    (run / "run.json").write_text(json.dumps(state))
+    shown = envport("review", str(run))
+    assert shown.returncode == 0, shown.stderr
+    assert "3 steps, 3 model calls answered from the replay session (+1 from the cache)" in (
+        " ".join(shown.stdout.split())
+    )
+    assert "paid" not in shown.stdout
+    page = envport("report", str(run), "--out", str(tmp_path / "report.html"))
+    assert page.returncode == 0, page.stderr
+    html = (tmp_path / "report.html").read_text()
+    assert "3 model calls answered from the replay session (+1 from the cache)" in html
+    assert "paid" not in html
+
+    live = bare_run(tmp_path / "live", model="openai:gpt-4o")
+    state = json.loads((live / "run.json").read_text())
+    state.update(paid_calls=2, cached_calls=0)
+    (live / "run.json").write_text(json.dumps(state))
+    assert "2 paid model calls (+0 from the cache)" in envport("review", str(live)).stdout
+
+
+@pytest.mark.slow
+def test_a_replay_of_an_old_iteration_runs_the_port_it_checked(run: Path) -> None:
+    """Iteration 2 found the drift that iteration 3 repaired: its replay must run the port of
+    iteration 2, not RUN/port (which now passes)."""
+    shown = envport("review", str(run), "--iteration", "2")
+    assert shown.returncode == 0, shown.stderr
+    text = " ".join(shown.stdout.split())
+    assert f"replay lines run the port as it was at iteration 2 (--port {run}@2" in text
+    replay = next(
+        line.strip().removeprefix("replay: ")
+        for line in shown.stdout.splitlines()
+        if line.strip().startswith("replay: ") and "--levels l3" in line
+    )
+    words = shlex.split(replay)
+    assert words[words.index("--port") + 1] == f"{run}@2"
+    again = envport(*words[1:])
+    assert again.returncode == 1, again.stdout + again.stderr  # the drift, shown again
+    assert f"note: --port {run}@2: the port as it was at iteration 2" in again.stdout
+    assert "obs.theta_dot" in again.stdout or "obs.x_dot" in again.stdout
+    # RUN/port itself is the repaired port.
+    now = envport(*[w if w != f"{run}@2" else str(run / "port") for w in words[1:]])
+    assert now.returncode == 0, now.stdout + now.stderr
+    missing = envport("verify", str(run), "--port", f"{run}@99", "--levels", "l3")
+    assert missing.returncode == 2 and "no such iteration" in missing.stderr
 
 
 def test_errors_are_one_line_exit_2(tmp_path: Path) -> None:

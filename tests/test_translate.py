@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -185,7 +186,8 @@ def test_quickstart_translates_cartpole_to_jax_offline(tmp_path: Path) -> None:
     for label, path in [
         ("port:", run / "port"),
         ("transcript:", run / "transcript.jsonl"),
-        ("report:", run / "reports" / "verify.json"),
+        ("report:", run / "reports" / "report.html"),
+        ("checks:", run / "reports" / "verify.json"),
     ]:
         assert f"{label}" in out and str(path) in out
         assert path.exists()
@@ -202,6 +204,28 @@ def test_quickstart_translates_cartpole_to_jax_offline(tmp_path: Path) -> None:
     assert log[-1] == "start cartpole -> jax"
     assert any(m.startswith("repair ") and "FAIL" not in m for m in log)
     assert run_state(run)["status"] == "verified"
+    # The session's answers cost nothing and came from no model: not "paid".
+    outcome = (run / "reports" / "outcome.md").read_text()
+    assert "3 model calls answered from the replay session" in outcome, outcome
+    assert "paid" not in outcome
+    # The README's real-model quickstart says what this session's prompts and answers hold.
+    records = events(run)
+    contexts = {e["sha256"]: e["text"] for e in records if e["event"] == "context"}
+    prompted = sum(
+        len(p.get("system") or "")
+        + len(contexts.get(p.get("stable_prefix_sha256"), ""))
+        + sum(len(m["text"]) for m in p["messages"])
+        for p in records
+        if p["event"] == "prompt"
+    )
+    answered = sum(len(a["text"]) for a in records if a["event"] == "answer")
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    said = re.search(
+        r"prompts hold about ([\d,]+) characters and the answers about ([\d,]+)", readme
+    )
+    assert said, "README: the real-model quickstart's measured sizes"
+    for measured, quoted in ((prompted, said[1]), (answered, said[2])):
+        assert abs(measured - int(quoted.replace(",", ""))) <= 0.1 * measured, (measured, quoted)
 
 
 # --- the real openai SDK against the fake API -------------------------------------------------

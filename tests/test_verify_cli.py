@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
+import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
@@ -206,9 +208,92 @@ def test_l1_divergence_is_shrunk_and_replays(numpy_port_copy: Path, tmp_path: Pa
 
 
 def test_console_script_is_installed() -> None:
-    import shutil
-    import subprocess
-
     script = shutil.which("envport") or str(Path(sys.executable).parent / "envport")
     done = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "verify" in done.stdout
+    # It describes the tool, not the module that parses its arguments.
+    text = " ".join(done.stdout.split())
+    assert "Port a reference RL environment" in text and "Command line:" not in text
+
+
+def test_summary_line_says_what_was_checked_and_where_the_time_went(tmp_path: Path) -> None:
+    done = run_envport(
+        "verify", str(CARTPOLE), "--port", str(NUMPY_PORT), "--levels", "l1,l3",
+        "--examples", "10", "--episodes", "10",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    last = done.stdout.strip().splitlines()[-1]
+    assert last.startswith("verified: backend numpy; l1 ") and ", l3 " in last, last
+    assert "reference 0.00 s" not in last and "total " in last
+
+    module = run_envport(
+        "verify", str(CARTPOLE), "--port", str(NUMPY_PORT), "--target", "numpy",
+        "--levels", "l1", "--module", "physics", "--examples", "10",
+    )  # fmt: skip
+    assert module.returncode == 0, module.stdout + module.stderr
+    last = module.stdout.strip().splitlines()[-1]
+    assert last.startswith("verified: module physics of the numpy port; l1 "), last
+    assert "None" not in module.stdout
+
+
+def test_junit_message_of_an_l1_failure(numpy_port_copy: Path, tmp_path: Path) -> None:
+    _gravity_mutant(numpy_port_copy)
+    junit = tmp_path / "junit.xml"
+    done = run_envport(
+        "verify", str(CARTPOLE), "--port", str(numpy_port_copy), "--levels", "l1",
+        "--examples", "50", "--no-shrink", "--junit", str(junit),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    failures = ET.parse(junit).getroot().findall("./testcase/failure")
+    messages = [f.get("message") or "" for f in failures]
+    assert messages and all("None" not in m and "episodes" not in m for m in messages), messages
+    assert any(
+        m.startswith("1 of ") and "examples diverged: physics.dynamics differs" in m
+        for m in messages
+    ), messages
+
+
+def test_a_batch_coupled_divergence_replays_with_its_batch(
+    numpy_port_copy: Path, tmp_path: Path
+) -> None:
+    """Every env pushed by the first env's action (the numpy-batch-leak mutant): a free-running
+    episode diverges only beside the others of its batch. Its replay line must still show it."""
+    physics = numpy_port_copy / "physics.py"
+    physics.write_text(
+        physics.read_text().replace(
+            "np.where(actions == 1, FORCE_MAG, -FORCE_MAG)",
+            "np.where(actions[:1] == 1, FORCE_MAG, -FORCE_MAG)",
+        )
+    )
+    first_json = tmp_path / "first.json"
+    done = run_envport(
+        "verify", str(CARTPOLE), "--port", str(numpy_port_copy), "--levels", "l3",
+        "--mode", "free", "--episodes", "64", "--json", str(first_json),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    first = json.loads(first_json.read_text())["levels"][0]["divergences"][0]
+    assert "needs the other envs of its batch" in first["message"]
+    words = shlex.split(first["replay"])
+    again_json = tmp_path / "again.json"
+    again = run_envport(*words[1:], "--json", str(again_json))
+    assert again.returncode == 1, again.stdout + again.stderr
+    replayed = json.loads(again_json.read_text())["levels"][0]
+    same = next(d for d in replayed["divergences"] if d["episode"] == first["episode"])
+    assert (same["step"], same["fields"]) == (first["step"], first["fields"])
+    assert 1 < replayed["episodes"] < 64  # its batch, not the whole run
+
+
+def test_verify_leaves_the_directory_it_runs_in_as_it_was(tmp_path: Path) -> None:
+    """Hypothesis would keep its caches in ./.hypothesis; they go under envport's cache."""
+    here, cache = tmp_path / "work", tmp_path / "cache"
+    here.mkdir()
+    env = {**os.environ, "ENVPORT_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"}
+    env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "envport", "verify", str(CARTPOLE), "--port", str(NUMPY_PORT),
+         "--levels", "l1,l2", "--examples", "5"],
+        capture_output=True, text=True, timeout=300, cwd=here, env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert list(here.iterdir()) == []
+    assert (cache / "hypothesis").is_dir()

@@ -941,8 +941,7 @@ class Driver:
             f"- status: **{state.status}** ({state.reason})",
             f"- spec: {state.spec_name} -> {state.target}, model {state.model}",
             f"- steps: {state.step}, elapsed {state.elapsed_s:.1f} s",
-            f"- spent: {state.usage.total} tokens in {state.paid_calls} paid calls "
-            f"(+{state.cached_calls} from the cache), ${state.cost_usd:.4f}",
+            f"- spent: {state.usage.total} tokens in {state.calls_text()}, ${state.cost_usd:.4f}",
             "",
             "## Checks",
         ]

@@ -6,7 +6,10 @@ it. A live display in a pipe or a CI log is noise, so it is only used on a TTY.
 
 from __future__ import annotations
 
+import logging
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Protocol
 
 from rich.console import Console, Group
@@ -115,3 +118,34 @@ class LiveProgress:
 
 def make_progress(console: Console) -> Progress:
     return LiveProgress(console) if console.is_terminal else PlainProgress(console)
+
+
+class _ToProgress(logging.Handler):
+    def __init__(self, progress: Progress, state_of: Callable[[], RunState]) -> None:
+        super().__init__(level=logging.INFO)
+        self.progress = progress
+        self.state_of = state_of
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.progress.event(self.state_of(), f"model: {record.getMessage()}")
+        except Exception:
+            self.handleError(record)
+
+
+@contextmanager
+def model_messages_shown(progress: Progress, state_of: Callable[[], RunState]) -> Iterator[None]:
+    """What the model layer logs goes to the progress display while a run is driven: above
+    all each retry of a call (the status, attempt k of n, the wait), so a run waiting out a
+    504 or a rate limit says so instead of printing nothing for minutes."""
+    logger = logging.getLogger("envport.llm")
+    handler = _ToProgress(progress, state_of)
+    level = logger.level
+    logger.addHandler(handler)
+    if logger.getEffectiveLevel() > logging.INFO:
+        logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

@@ -20,7 +20,7 @@ from envport.llm.types import Model
 from envport.pipeline import TRANSLATE_TARGETS
 from envport.pipeline.driver import WALL_TIME, Driver
 from envport.pipeline.model_choice import choose_model, public_url
-from envport.pipeline.progress import make_progress
+from envport.pipeline.progress import make_progress, model_messages_shown
 from envport.pipeline.prompting import PromptBuilder, target_info
 from envport.pipeline.sources import read_rules, read_sources
 from envport.prompts.render import Prompts
@@ -151,7 +151,9 @@ def _resume(run: RunDir, base_url: str | None, limits: LimitOverrides, console: 
         if not limits.given():
             console.print(
                 f"envport: run {state.run_id} gave up: {state.reason}; raise a budget "
-                "(--max-iterations, --budget-usd, --budget-tokens, --max-minutes) to continue",
+                "(--max-iterations, --budget-usd, --budget-tokens, --max-minutes) to continue, "
+                f"or edit {run.port} by hand and check it: envport verify {run.root} "
+                f"--port {run.port}",
                 markup=False,
                 highlight=False,
             )
@@ -180,9 +182,11 @@ def _drive(
     console: Console,
 ) -> int:
     _prepare_environment()
-    driver = Driver(run, state, spec, model, builder, make_progress(console))
+    progress = make_progress(console)
+    driver = Driver(run, state, spec, model, builder, progress)
     try:
-        final = driver.run_until_done()
+        with model_messages_shown(progress, lambda: driver.state):
+            final = driver.run_until_done()
     except EnvportError as error:
         # A model that cannot be reached, a replay session without the answer: the run is
         # intact and can be resumed once the cause is fixed.
@@ -233,20 +237,25 @@ def _print_paths(run: RunDir, state: RunState, console: Console) -> None:
         markup=False,
         highlight=False,
     )
-    report = run.reports / "verify.json"
-    rows = [
-        ("port", run.port),
-        ("transcript", run.transcript),
-        ("report", report if report.is_file() else run.reports),
+    html = run.reports / "report.html"
+    checks = run.reports / "verify.json"
+    rows: list[tuple[str, object]] = [("port", run.port)]
+    if html.is_file():
+        # What a user calls the report: the page with the timeline, diffs and plots.
+        rows.append(("report", html))
+    rows += [
+        ("checks", checks if checks.is_file() else run.reports),
         ("summary", run.reports / "outcome.md"),
+        ("transcript", run.transcript),
+        ("review", f"envport review {run.root}"),
         ("history", f"git -C {run.root} log --stat"),
     ]
-    html = run.reports / "report.html"
-    if html.is_file():
-        rows.insert(4, ("html", html))
     if state.status != "verified":
         # The budget that ended the run is the one to raise.
         raise_flag = "--max-minutes M" if WALL_TIME in state.reason else "--max-iterations N"
-        rows.append(("resume", f"envport resume {run.root} {raise_flag}"))
+        rows += [
+            ("resume", f"envport resume {run.root} {raise_flag}"),
+            ("by hand", f"edit {run.port}, then: envport verify {run.root} --port {run.port}"),
+        ]
     for label, where in rows:
         console.print(f"  {label + ':':<12}{where}", markup=False, highlight=False)

@@ -28,7 +28,7 @@ from envport.errors import EnvportError
 PORT_SUFFIXES = (".py",)
 # Proposed tests live under this prefix in answers, kept append-only. A proposed case
 # (`tests/*.toml`: a start state and actions) is run by the harness, with the reference as
-# the oracle; proposed Python is recorded for review, never run (DESIGN.md contract 6).
+# the oracle; proposed Python is recorded for review, never run (docs/design.md, contract 6).
 TESTS_PREFIX = "tests/"
 CASE_SUFFIX = ".toml"
 

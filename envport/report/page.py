@@ -30,6 +30,7 @@ from envport.review.timeline import (
     read_timeline,
 )
 from envport.runs.layout import RunDir
+from envport.runs.snapshot import pin_replays
 from envport.runs.state import RunState
 
 log = logging.getLogger("envport.report")
@@ -174,7 +175,7 @@ def _iteration_view(iteration: Iteration, timeline: Timeline) -> IterationView:
     notes += [describe_optimize(e) for e in iteration.events if e.get("event") in OPTIMIZE_EVENTS]
     if iteration.earlier_calls:
         notes.append(
-            f"{len(iteration.earlier_calls)} paid model calls of an attempt cut short by an "
+            f"{len(iteration.earlier_calls)} model calls of an attempt cut short by an "
             "interruption are counted here; the resumed step was answered from the cache"
         )
     prompts = []
@@ -275,6 +276,9 @@ def _template_source(name: str) -> str:
 def render(run: RunDir, bench: list[Path] | None = None) -> str:
     state: RunState = run.load()
     timeline = read_timeline(run.transcript)
+    for iteration in timeline.iterations:
+        # Each iteration's replays run the port it checked, not the port as the run left it.
+        pin_replays(iteration.checks, run, iteration.step, str(run.root))
     views = [_iteration_view(iteration, timeline) for iteration in timeline.iterations]
     used = {p["prefix_sha"] for view in views for p in view.prompts}
     contexts = {sha: text for sha, text in timeline.contexts.items() if sha in used}

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import os
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
+from rich.text import Text
 
 from envport.errors import EXIT_OK, EnvportError
 from envport.review.terminal import detail, overview, show
 from envport.review.timeline import read_timeline
 from envport.runs.layout import open_run
+from envport.runs.snapshot import pin_replays, pinned_note
 
 
 def _step(text: str) -> int:
@@ -61,7 +62,11 @@ def run(args: argparse.Namespace) -> int:
         raise EnvportError(
             f"--iteration {args.iteration}: no such iteration (this run has {known})"
         )
-    # less shows colours only when told to; a user's own LESS setting wins.
-    os.environ.setdefault("LESS", "-R")
-    show(console, detail(iteration, timeline, full=args.full, color=console.is_terminal))
+    # RUN/port is the port as the run left it, repaired since: the replays of this
+    # iteration's divergences run the port it checked.
+    pinned = pin_replays(iteration.checks, run_dir, iteration.step, args.run)
+    shown: RenderableType = detail(iteration, timeline, full=args.full, color=console.is_terminal)
+    if pinned:
+        shown = Group(Text(pinned_note(args.run, iteration.step), style="dim"), shown)
+    show(console, shown)
     return EXIT_OK

@@ -7,6 +7,7 @@ must not be able to move the cursor, recolour the terminal or retitle the window
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any
 
@@ -66,8 +67,8 @@ def header(state: RunState) -> Text:
     if state.reason:
         text.append(safe(f" ({state.reason})"))
     text.append(
-        f"\n{state.step} steps, {state.paid_calls} paid model calls (+{state.cached_calls} "
-        f"from the cache), {state.usage.total:,} tokens, {money(state.cost_usd)}, "
+        f"\n{state.step} steps, {state.calls_text()}, {state.usage.total:,} tokens, "
+        f"{money(state.cost_usd)}, "
         f"{state.elapsed_s:.1f} s"
     )
     return text
@@ -200,7 +201,7 @@ def detail(iteration: Iteration, timeline: Timeline, *, full: bool, color: bool)
     if iteration.earlier_calls:
         parts.append(
             plain(
-                f"(includes {len(iteration.earlier_calls)} paid calls of an attempt cut short "
+                f"(includes {len(iteration.earlier_calls)} calls of an attempt cut short "
                 "by an interruption; the resumed step was answered from the cache)",
                 "dim",
             )
@@ -237,6 +238,9 @@ def detail(iteration: Iteration, timeline: Timeline, *, full: bool, color: bool)
 def show(console: Console, renderable: RenderableType) -> None:
     """Paged on a terminal (colours kept), printed straight through otherwise."""
     if console.is_terminal:
+        # less shows colours only when told to (else the escape codes appear as text); a
+        # user's own LESS setting wins.
+        os.environ.setdefault("LESS", "-R")
         with console.pager(styles=True):
             console.print(renderable)
     else:

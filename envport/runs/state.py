@@ -163,6 +163,20 @@ class RunState(BaseModel):
         return self.phase
 
     @property
+    def replayed(self) -> bool:
+        """Answered from a replay session: no model is asked and nothing is paid."""
+        return self.model.startswith("replay:")
+
+    def calls_text(self) -> str:
+        """The run's model calls as a reader should take them: paid, or replayed for free."""
+        count = self.paid_calls
+        if self.replayed:
+            made = f"{count} model call{'s' if count != 1 else ''} answered from the replay session"
+        else:
+            made = f"{count} paid model call{'s' if count != 1 else ''}"
+        return f"{made} (+{self.cached_calls} from the cache)"
+
+    @property
     def finished(self) -> bool:
         return self.status in ("verified", "gave_up")
 

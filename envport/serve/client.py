@@ -61,10 +61,14 @@ class PortWorker:
         limits: Limits | None = None,
         preload_op: str = "load",
         readable: list[Path] | None = None,
+        role: str = "port",
     ) -> None:
         """`readable`: paths the worker reads besides those its load request names (the
         probes file of later `probe` requests)."""
         self.timeout = timeout
+        # What the worker hosts, as errors name it: a port, or a bench anchor (the user's
+        # yardstick, whose failure is not the port's).
+        self.role = role
         self._context = zmq.Context.instance()
         self._socket = self._context.socket(zmq.PAIR)
         self._socket.setsockopt(zmq.LINGER, 0)
@@ -124,7 +128,7 @@ class PortWorker:
         if self._stopped is not None:
             raise PortError(self._stopped)
         if self.process.poll() is not None:
-            raise PortError(f"port worker died before `{op}`: {self._death_note()}")
+            raise PortError(f"{self.role} worker died before `{op}`: {self._death_note()}")
         self._next_id += 1
         self._pending = self._next_id
         message = pack(Request(id=self._next_id, op=op, args=args))  # type: ignore[arg-type]
@@ -141,16 +145,18 @@ class PortWorker:
                 if response.id != self._pending:
                     continue  # a late answer to a request we gave up on
                 if not response.ok:
-                    raise PortError(f"port failed in `{self._pending_op}`: {response.error}")
+                    raise PortError(f"{self.role} failed in `{self._pending_op}`: {response.error}")
                 return response.result
             if self.process.poll() is not None:
-                raise PortError(f"port worker died in `{self._pending_op}`: {self._death_note()}")
+                raise PortError(
+                    f"{self.role} worker died in `{self._pending_op}`: {self._death_note()}"
+                )
             if time.monotonic() > deadline:
                 self.kill()
                 # Later requests fail at once with the same reason instead of blocking.
                 self._stopped = (
-                    f"port did not answer `{self._pending_op}` within {limit:g} s; the worker "
-                    "was stopped (raise --timeout if the port is just slow)"
+                    f"{self.role} did not answer `{self._pending_op}` within {limit:g} s; the "
+                    f"worker was stopped (raise --timeout if the {self.role} is just slow)"
                 )
                 raise PortError(self._stopped)
 

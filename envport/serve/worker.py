@@ -21,7 +21,7 @@ import zmq
 
 from envport.serve import sandbox
 from envport.serve.wire import ZERO_COPY_BYTES, Request, Response, pack, unpack_request
-from envport.targets.loader import PACKAGE, ContractError, import_modules
+from envport.targets.loader import PACKAGE, ContractError, import_modules, import_port
 
 
 def _numpy(outputs: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -63,7 +63,7 @@ class Host:
             # A port still being generated: its first modules exist, the entry may not.
             import_modules(Path(port_dir), modules, modules[-1]["name"])
             return {"backend": None, "sandbox": self.sandbox}
-        entry_module = import_modules(Path(port_dir), modules, entry)
+        entry_module, absent = import_port(Path(port_dir), modules, entry)
         if target == "auto":
             target = "numpy" if hasattr(entry_module, "VectorEnv") else "jax"
         if target == "numpy":
@@ -76,7 +76,7 @@ class Host:
             self.port = JaxPort(entry_module)
         else:
             raise ContractError(f"target `{target}` cannot be loaded by the Python worker")
-        return {"backend": self.port.backend, "sandbox": self.sandbox}
+        return {"backend": self.port.backend, "sandbox": self.sandbox, "absent_modules": absent}
 
     def probe(
         self,
@@ -100,7 +100,7 @@ class Host:
         module = importlib.import_module(f"{PACKAGE}.{found.module}")
 
         def eager(b: dict, a: Any, f: dict, n: Any = None) -> Any:
-            # A stochastic env's probe also gets the step's noise (DESIGN.md, contract 3).
+            # A stochastic env's probe also gets the step's noise (docs/design.md, contract 3).
             return found.call(module, b, a, f) if n is None else found.call(module, b, a, f, n)
 
         call = eager

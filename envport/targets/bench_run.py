@@ -161,7 +161,8 @@ def worker_rows(spec: PortSpec, subjects: list[Subject], options: BenchOptions) 
     rows: list[BenchRow] = []
     with ExitStack() as stack:
         workers = [
-            stack.enter_context(PortWorker(timeout=options.timeout, load=s.load)) for s in subjects
+            stack.enter_context(PortWorker(timeout=options.timeout, load=s.load, role=s.kind))
+            for s in subjects
         ]
         labels = [
             _label(subject, worker) for subject, worker in zip(subjects, workers, strict=True)

@@ -5,7 +5,7 @@ Contract (gymnax 1.0 functional API, without autoreset so the harness sees termi
   step(key, state, action, params) -> (obs, state, reward, terminated, truncated, info)
   state_from_reference(ref_state: dict[str, Array]) -> state     (must be jax-traceable)
   default_params() -> params                                      (optional; None if absent)
-A stochastic env's port also exports (DESIGN.md, contract 3):
+A stochastic env's port also exports (docs/design.md, contract 3):
   sample_noise(key, state, action, params) -> noise
   step_given_noise(noise, state, action, params) -> the outputs of step
 where step(key, ...) == step_given_noise(sample_noise(key, ...), ...). Requests that carry

@@ -42,24 +42,60 @@ def load_package(port_dir: Path) -> ModuleType:
     return package
 
 
+def _import_checked(port_dir: Path, module: dict[str, Any]) -> ModuleType:
+    name = module["name"]
+    if not (port_dir / f"{name}.py").exists():
+        raise ContractError(f"port module `{name}` is missing: expected {port_dir / name}.py")
+    imported = importlib.import_module(f"{PACKAGE}.{name}")
+    missing = [f for f in module.get("exports", []) if not hasattr(imported, f)]
+    if missing:
+        raise ContractError(
+            f"port module `{name}` does not export {', '.join(f'`{m}`' for m in missing)} "
+            "(the spec's interface contract)"
+        )
+    return imported
+
+
 def import_modules(port_dir: Path, modules: list[dict[str, Any]], entry: str) -> ModuleType:
-    """Import the spec's modules in dependency order, check their exports, return the entry."""
+    """Import the spec's modules in dependency order, check their exports, return the entry.
+
+    For a port being generated module by module: each must be the file the spec names."""
     load_package(port_dir)
     names = [module["name"] for module in modules] or [entry]
     for module in modules or [{"name": entry, "exports": []}]:
-        name = module["name"]
-        if not (port_dir / f"{name}.py").exists():
-            raise ContractError(f"port module `{name}` is missing: expected {port_dir / name}.py")
-        imported = importlib.import_module(f"{PACKAGE}.{name}")
-        missing = [f for f in module.get("exports", []) if not hasattr(imported, f)]
-        if missing:
-            raise ContractError(
-                f"port module `{name}` does not export {', '.join(f'`{m}`' for m in missing)} "
-                "(the spec's interface contract)"
-            )
+        _import_checked(port_dir, module)
     if entry not in names:
         raise ContractError(f"entry module `{entry}` is not among the spec's modules")
     return importlib.import_module(f"{PACKAGE}.{entry}")
+
+
+def import_port(
+    port_dir: Path, modules: list[dict[str, Any]], entry: str
+) -> tuple[ModuleType, list[str]]:
+    """A whole port: its entry module, and the spec's other modules it has no file for.
+
+    A port that exports the backend contract from its entry is a port, however it is split:
+    a one-file bridge to a third-party env has no `physics.py`. The spec's modules it does
+    have are imported and their exports checked; those it lacks only mean that their L1
+    probes cannot run, which the caller reports. The entry of a port split otherwise owes
+    the backend's contract (checked when it is loaded as a backend), not the spec's list of
+    what its `entry` module exports beside other modules."""
+    load_package(port_dir)
+    listed = modules or [{"name": entry, "exports": []}]
+    if entry not in [module["name"] for module in listed]:
+        raise ContractError(f"entry module `{entry}` is not among the spec's modules")
+    absent = [
+        module["name"]
+        for module in listed
+        if module["name"] != entry and not (port_dir / f"{module['name']}.py").exists()
+    ]
+    for module in listed:
+        if module["name"] in absent:
+            continue
+        if absent and module["name"] == entry:
+            module = {"name": entry, "exports": []}
+        _import_checked(port_dir, module)
+    return importlib.import_module(f"{PACKAGE}.{entry}"), absent
 
 
 def require(module: ModuleType, names: list[str], contract: str) -> None:

@@ -12,9 +12,9 @@ Contract (Gymnasium VectorEnv conventions, next-step autoreset):
       it against state_from_reference on a few rows of every batch.
 
 With next-step autoreset the step that ends an episode returns its terminal observation,
-which is what the harness compares (DESIGN.md, contract 5).
+which is what the harness compares (docs/design.md, contract 5).
 
-A stochastic env's VectorEnv also has (DESIGN.md, contract 3):
+A stochastic env's VectorEnv also has (docs/design.md, contract 3):
       sample_noise(actions[B]) -> noise[B, ...]      (from the env's own generator)
       step_given_noise(actions[B], noise[B, ...]) -> the outputs of step
 where step(actions) == step_given_noise(actions, sample_noise(actions)). Requests that carry

@@ -17,6 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from envport.cache_home import cache_home
 from envport.targets.loader import ContractError
 
 # Seconds for one `cargo build`; the verifier's own per-request timeout must be longer.
@@ -32,11 +33,7 @@ class BuildError(Exception):
 
 
 def cache_root() -> Path:
-    explicit = os.environ.get("ENVPORT_CACHE_DIR")
-    if explicit:
-        return Path(explicit) / "rust"
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "envport" / "rust"
+    return cache_home() / "rust"
 
 
 def _crate_files(crate: Path) -> list[Path]:

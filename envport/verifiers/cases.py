@@ -2,7 +2,7 @@
 
 A case is data, not code: the harness plays it on the reference (the oracle) and on the
 port, and compares every step like a free-running L3 episode. So a proposal can sharpen
-the checks but never grade the port itself (DESIGN.md, contract 6).
+the checks but never grade the port itself (docs/design.md, contract 6).
 
     [[case]]
     state = { physics = [2.35, 0.0, 0.01, 0.0], elapsed_steps = 498 }

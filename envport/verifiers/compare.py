@@ -1,7 +1,7 @@
 """Field-by-field comparison of a reference trajectory with a port's, with tolerances.
 
 Discrete fields (integer or boolean) compare exactly; float fields use the spec's per-field
-atol/rtol (DESIGN.md, contract 4).
+atol/rtol (docs/design.md, contract 4).
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+# The parts of a verify run timed on their own, in the order they run.
+LEVEL_TIMES = ("l1", "l2", "cases", "l3", "l4")
+
 
 class FieldDiff(BaseModel):
     field: str
@@ -50,6 +53,8 @@ class Divergence(BaseModel):
     fields: list[FieldDiff] = Field(default_factory=list)
     message: str = ""
     replay: str = ""
+    # L3 only: the episodes (first, last) played in one batch with this one.
+    batch: tuple[int, int] | None = None
     # L3 only: the differing fields over the steps up to the divergence (not in text()).
     series: list[FieldSeries] = Field(default_factory=list)
 
@@ -96,31 +101,67 @@ class LevelResult(BaseModel):
     def name(self) -> str:
         return self.level + (f".{self.mode}" if self.mode else "")
 
+    @property
+    def unit(self) -> str:
+        """What `episodes` counts at this level."""
+        if self.name == "l2.batch":
+            return "envs, batched and alone"
+        return {"l1": "examples", "l2": "sequences", "l3": "episodes"}.get(self.level, "cases")
+
     def summary(self) -> str:
         if self.note:
             return self.note
-        unit = {"l1": "examples", "l2": "sequences", "l3": "episodes"}.get(self.level, "cases")
-        if self.name == "l2.batch":
-            unit = "envs, batched and alone"
-        text = f"{self.episodes} {unit}, {self.steps_compared} steps compared"
+        text = f"{self.episodes} {self.unit}, {self.steps_compared} steps compared"
         if self.diverged_episodes:
             text += f", {self.diverged_episodes} diverged"
         if self.endings:
             text += f" (episodes ended: {_fmt(self.endings)})"
         return text
 
+    def failure_message(self) -> str:
+        """One line for a CI system's list of failures: how many, and the first one where."""
+        if not self.divergences:
+            return self.summary()
+        first = self.divergences[0]
+        if not self.diverged_episodes:
+            return first.text().splitlines()[0]
+        text = f"{self.diverged_episodes} of {self.episodes} {self.unit} diverged"
+        if first.episode is not None and first.step is not None:
+            return f"{text}; first at episode {first.episode}, step {first.step}"
+        return f"{text}: {first.message}" if first.message else text
+
 
 class VerifyReport(BaseModel):
     spec: str
     port: str
     backend: str | None = None
+    # The target whose contract the port was loaded by, and the module of a --module check.
+    target: str | None = None
+    module: str | None = None
     passed: bool
     error: str | None = None
     levels: list[LevelResult] = Field(default_factory=list)
+    # Wall time by part: setup, port_load_wait, each level run, total.
     seconds: dict[str, float] = Field(default_factory=dict)
+    # What the reader should know about how the port was checked (a port not split into the
+    # spec's modules, a replay that needs a whole batch).
+    notes: list[str] = Field(default_factory=list)
+
+    def verdict(self) -> str:
+        """The closing line: what was checked, the result, and where the time went."""
+        word = "verified" if self.passed else "DIVERGED"
+        if self.module is not None:
+            what = f"module {self.module} of the {self.target or 'auto'} port"
+        else:
+            what = f"backend {self.backend or self.target or 'unknown'}"
+        times = [
+            f"{name} {self.seconds[name]:.2f} s" for name in LEVEL_TIMES if name in self.seconds
+        ]
+        times.append(f"total {self.seconds.get('total', 0.0):.2f} s")
+        return f"{word}: {what}; {', '.join(times)}"
 
     def text(self) -> str:
-        lines = []
+        lines = [f"note: {note}" for note in self.notes]
         if self.error:
             lines.append(f"FAIL port: {self.error}")
         for level in self.levels:

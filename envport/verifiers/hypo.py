@@ -7,19 +7,32 @@ shrinking time so a failing check still answers within seconds.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import hypothesis.internal.conjecture.engine
 from hypothesis import HealthCheck, Phase, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.reporting import with_reporter
 
+from envport.cache_home import cache_home
+
 SHRINK_SECONDS = 15.0
+
+
+def keep_caches_out_of_cwd() -> None:
+    """Hypothesis keeps caches of its own (constants found in source files) under
+    ./.hypothesis unless told otherwise; a verify run leaves the directory it runs in as it
+    found it, so they go under envport's cache (a user's HYPOTHESIS_STORAGE_DIRECTORY wins)."""
+    if not os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        set_hypothesis_home_dir(cache_home() / "hypothesis")
 
 
 def hypothesis_settings(examples: int, shrink: bool = True) -> settings:
     """The CI profile: reproducible (seeded, no example database), no deadline so JIT
     compilation cannot fail a check, every health check off (slow ports are not bugs)."""
+    keep_caches_out_of_cwd()
     return settings(
         max_examples=examples,
         deadline=None,

@@ -28,12 +28,8 @@ def junit_xml(report: VerifyReport) -> str:
         cases += 1
         if not level.passed:
             failures += 1
-            first = level.divergences[0]
-            summary = f"{level.diverged_episodes} of {level.episodes} episodes diverged"
-            failure = ET.SubElement(
-                case, "failure", message=f"{summary}; first at step {first.step}"
-            )
-            failure.text = "\n\n".join(d.text() for d in level.divergences)
+            failure = ET.SubElement(case, "failure", message=level.failure_message())
+            failure.text = "\n\n".join(d.text() for d in level.divergences) or level.summary()
     suite.set("tests", str(cases))
     suite.set("failures", str(failures))
     suite.set("time", f"{report.seconds.get('total', 0.0):.3f}")

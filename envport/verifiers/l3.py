@@ -38,11 +38,16 @@ class L3Options:
     mode: str
     seed: int = 0
     only_episode: int | None = None
+    # Episodes first..last played as one batch, as a chunk of a full run played them: the
+    # replay of a divergence that shows only beside the other envs of its batch.
+    batch: tuple[int, int] | None = None
 
 
 def episode_indices(options: L3Options) -> list[int]:
     if options.only_episode is not None:
         return [options.only_episode]
+    if options.batch is not None:
+        return list(range(options.batch[0], options.batch[1] + 1))
     return list(range(options.episodes))
 
 

@@ -89,6 +89,9 @@ class PortFeed:
         self._port_seconds: dict[str, dict[str, float]] = {
             mode: {"port_compile": 0.0, "port_run": 0.0} for mode in self.modes
         }
+        # Each episode's batch, (first, last): what a replay must play to show a divergence
+        # that depends on the other envs stepped with it.
+        self._batch_of: dict[int, tuple[int, int]] = {}
 
     @property
     def busy(self) -> bool:
@@ -96,6 +99,9 @@ class PortFeed:
 
     def add(self, played: Played) -> None:
         """Queue a played chunk: free-running first, resync once that is answered."""
+        indices = [plan.index for plan in played.plans]
+        for index in indices:
+            self._batch_of[index] = (min(indices), max(indices))
         if "free" in self.modes:
             compared = played.within(self.spec.levels.l3.free_horizon)
             request = {**l3.free_request(compared), "pad_to": self._free_pad}
@@ -150,6 +156,10 @@ class PortFeed:
             self._flush(mode)
             if self.results[mode]:
                 self.results[mode][0].seconds.update(self._port_seconds[mode])
+            for level in self.results[mode]:
+                for divergence in level.divergences:
+                    if divergence.episode is not None:
+                        divergence.batch = self._batch_of.get(divergence.episode)
         return [part for mode in self.modes for part in self.results[mode]]
 
     def pump(self, block: bool = False, once: bool = False) -> None:
@@ -310,7 +320,8 @@ def run_l3(
     """L3 over one lane here (`reference` and `port`) and one per pair of `workers`."""
     indices = l3.episode_indices(options)
     extra = [] if workers is None else list(zip(workers.players, workers.ports, strict=True))
-    size = chunk_size(len(indices), 1 + len(extra))
+    # A batch replay plays its episodes as the one chunk they were.
+    size = len(indices) if options.batch else chunk_size(len(indices), 1 + len(extra))
     chunks = Chunks(indices, size, 1 + len(extra))
     lanes = [Lane(PortFeed(port, spec, options, size, replay), chunks, reference=reference)]
     for number, (player, lane_port) in enumerate(extra):

@@ -1,7 +1,7 @@
 """L4 on the port's side: the harness's trainer and evaluator, run in the port's worker.
 
 Imported by the worker only (it drives port code). Every episode starts from a reference
-state the verifier sends (state injection, DESIGN.md contract 2), so the port's own reset
+state the verifier sends (state injection, docs/design.md, contract 2), so the port's own reset
 distribution never enters the comparison; from there the port's own step and, for a
 stochastic env, its own noise sampler decide everything.
 """

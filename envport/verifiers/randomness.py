@@ -1,7 +1,7 @@
 """Explicit randomness: record the reference's draws and turn them into the port's noise.
 
 A stochastic transition is split (as Pgx does) into drawing noise and a deterministic step
-given the noise (DESIGN.md, contract 3). NumPy's PCG64 can never match JAX's threefry, so the
+given the noise (docs/design.md, contract 3). NumPy's PCG64 can never match JAX's threefry, so the
 harness wraps the reference's `np_random` in a recording proxy, keeps every draw made during
 one step, and maps them with the spec's harness function (`[randomness] harness`) to the noise
 the port's `step_given_noise` takes. L1 to L3 then compare the port's deterministic step fed

@@ -1,7 +1,7 @@
 """The reference side: make a Gymnasium env, reset, step, read and write its state.
 
 The reference is the user's trusted code, so it runs in the verifier's process; only port
-code is kept at arm's length (DESIGN.md, contract 7).
+code is kept at arm's length (docs/design.md, contract 7).
 """
 
 from __future__ import annotations

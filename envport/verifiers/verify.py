@@ -15,7 +15,7 @@ from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
 from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
-from envport.verifiers import cases, l1, l2, l3, l3_lanes
+from envport.verifiers import cases, l1, l2, l3, l3_lanes, l3_replay
 from envport.verifiers.divergence import VerifyReport
 from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
@@ -34,6 +34,8 @@ class VerifyOptions:
     mode: str | None = None
     seed: int = 0
     only_episode: int | None = None
+    # `--episode A-B`: L3 episodes A..B played as one batch (a batch-coupled divergence).
+    episode_batch: tuple[int, int] | None = None
     timeout: float = 120.0
     # Check one module of a port being generated: import the modules up to it (in the
     # spec's dependency order), check their exports, and run its L1 probes.
@@ -65,22 +67,32 @@ def port_target(spec: PortSpec, port: Path, requested: str) -> tuple[str, list[d
     return chosen, modules, target.entry
 
 
-def _base_command(spec_arg: str, port: Path, options: VerifyOptions) -> list[str]:
-    words = ["envport", "verify", spec_arg, "--port", str(port)]
+def _base_command(spec_arg: str, port: str, options: VerifyOptions) -> list[str]:
+    words = ["envport", "verify", spec_arg, "--port", port]
     if options.target != "auto":
         words += ["--target", options.target]
     return [*words, "--seed", str(options.seed)]
 
 
-def _replays(spec_arg: str, port: Path, options: VerifyOptions, l3_options: l3.L3Options) -> dict:
-    """Commands that re-run exactly one failing case; fields are filled by each level."""
+def _replays(
+    spec_arg: str,
+    port: str,
+    options: VerifyOptions,
+    l3_options: l3.L3Options,
+    split: bool,
+) -> dict:
+    """Commands that re-run exactly one failing case; fields are filled by each level.
+
+    `split`: the target lists modules, so an L1 replay can name the one it checks; a spec
+    that lists none (a one-module bridge under `--target auto`) has no `--module` to give."""
     base = _base_command(spec_arg, port, options)
     examples = [] if options.examples is None else ["--examples", str(options.examples)]
     if not options.shrink:
         examples.append("--no-shrink")
     l1_words = shlex.join([*base, "--levels", "l1", *examples])
     return {
-        "l1": l1_words.replace("{", "{{").replace("}", "}}") + " --module {module}",
+        "l1": l1_words.replace("{", "{{").replace("}", "}}")
+        + (" --module {module}" if split else ""),
         "l2": shlex.join([*base, "--levels", "l2", *examples]),
         "l4": shlex.join([*base, "--levels", "l4"]),
         "cases": shlex.join([*base, "--levels", "l3", "--cases", str(options.cases)])
@@ -107,9 +119,13 @@ def _check_options(options: VerifyOptions, l3_options: l3.L3Options) -> None:
             f"--levels: unknown level {unknown[0] if unknown else ''!r}; "
             f"available: {', '.join(LEVELS)}"
         )
+    last = l3_options.episodes - 1
     episode = l3_options.only_episode
-    if episode is not None and not 0 <= episode < l3_options.episodes:
-        raise EnvportError(f"--episode {episode}: expected 0..{l3_options.episodes - 1}")
+    if episode is not None and not 0 <= episode <= last:
+        raise EnvportError(f"--episode {episode}: expected 0..{last}")
+    batch = l3_options.batch
+    if batch is not None and not 0 <= batch[0] <= batch[1] <= last:
+        raise EnvportError(f"--episode {batch[0]}-{batch[1]}: expected A-B within 0..{last}")
 
 
 def _probes(spec: PortSpec, spec_file: Path, target: str) -> tuple[Path | None, dict[str, Probe]]:
@@ -120,7 +136,11 @@ def _probes(spec: PortSpec, spec_file: Path, target: str) -> tuple[Path | None, 
     return path, load_probes(path, key=f"targets.{target}.probes")
 
 
-def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport:
+def verify(
+    spec_arg: str, port_arg: str, options: VerifyOptions, shown_as: str | None = None
+) -> VerifyReport:
+    """Check the port in `port_arg`; `shown_as` names it in the report and in replay lines
+    when the directory is a stand-in (`RUN@K`, a run's port checked out at iteration K)."""
     started = time.perf_counter()
     spec = load_spec(spec_arg)
     spec_file = spec_path(spec_arg)
@@ -136,6 +156,7 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
         mode=options.mode or config.l3.mode,
         seed=options.seed,
         only_episode=options.only_episode,
+        batch=options.episode_batch,
     )
     _check_options(options, l3_options)
     target, modules, entry = port_target(spec, port, options.target)
@@ -154,8 +175,11 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
         load["only_modules"] = options.module != entry
         levels = tuple(level for level in levels if level == "l1")
     probes_file, probes = _probes(spec, spec_file, target) if "l1" in levels else (None, {})
-    replays = _replays(spec_arg, port, options, l3_options)
-    report = VerifyReport(spec=str(spec_file), port=str(port), passed=False)
+    label = shown_as or str(port)
+    replays = _replays(spec_arg, label, options, l3_options, split=bool(modules))
+    report = VerifyReport(
+        spec=str(spec_file), port=label, passed=False, target=target, module=options.module
+    )
     lanes = reference_workers(options, l3_options) if "l3" in levels else 0
     with contextlib.ExitStack() as stack:
         worker = stack.enter_context(_port_side(options, load, probes_file))
@@ -169,13 +193,20 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
             stack.callback(lane_workers.close)
         reference = Reference(spec)
         report.seconds["setup"] = time.perf_counter() - started
+        timed = _Timer(report.seconds)
         try:
             load_started = time.perf_counter()
-            report.backend = worker.receive()["backend"]
+            loaded = worker.receive()
+            report.backend = loaded["backend"]
+            absent = loaded.get("absent_modules") or []
+            if absent:
+                probes = {name: p for name, p in probes.items() if p.module not in absent}
+                report.notes.append(_unsplit_note(absent, target, entry))
             # Worker start-up and port import not hidden behind the reference's episodes.
             report.seconds["port_load_wait"] = time.perf_counter() - load_started
             whole_port = not load.get("only_modules", False)
             if "l1" in levels:
+                timed.start("l1")
                 run = l1.L1Run(
                     spec,
                     reference,
@@ -200,6 +231,7 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                         )
                     )
             if "l2" in levels:
+                timed.start("l2")
                 report.levels += l2.run_l2(
                     spec,
                     reference,
@@ -211,25 +243,61 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                     shrink=options.shrink,
                 )
             if options.cases is not None and whole_port:
+                timed.start("cases")
                 report.levels.append(
                     cases.run_cases(spec, reference, worker, options.cases, replays["cases"])
                 )
             if "l3" in levels:
-                l3_started = time.perf_counter()
-                report.levels += l3_lanes.run_l3(
+                timed.start("l3")
+                found = l3_lanes.run_l3(
                     spec, l3_options, replays["l3"], worker, reference, lane_workers
                 )
-                report.seconds["l3"] = time.perf_counter() - l3_started
+                if l3_options.only_episode is None and l3_options.batch is None:
+                    # Not a replay itself: each replay line must show its divergence again.
+                    l3_replay.confirm_replays(
+                        spec, l3_options, replays["l3"], worker, reference, found
+                    )
+                report.levels += found
             if "l4" in levels and whole_port:
+                timed.start("l4")
                 l4 = _statistics("l4", "--levels l4")
                 report.levels.append(
                     l4.run_l4(spec, reference, worker, options.seed, replays["l4"])
                 )
         except PortError as error:
             report.error = str(error)
+        timed.stop()
     report.passed = report.error is None and all(level.passed for level in report.levels)
     report.seconds["total"] = time.perf_counter() - started
     return report
+
+
+def _unsplit_note(absent: list[str], target: str, entry: str) -> str:
+    files = ", ".join(f"{name}.py" for name in absent)
+    return (
+        f"the port is not split into the modules target `{target}` lists (no {files}); it "
+        f"exports the contract from `{entry}`, so it is checked as a whole and the L1 probes "
+        f"of {', '.join(absent)} are not run"
+    )
+
+
+class _Timer:
+    """Wall time of each part of a run, into the report's `seconds` under the part's name."""
+
+    def __init__(self, seconds: dict[str, float]) -> None:
+        self.seconds = seconds
+        self.part: str | None = None
+        self.started = 0.0
+
+    def start(self, part: str) -> None:
+        self.stop()
+        self.part, self.started = part, time.perf_counter()
+
+    def stop(self) -> None:
+        if self.part is not None:
+            elapsed = time.perf_counter() - self.started
+            self.seconds[self.part] = self.seconds.get(self.part, 0.0) + elapsed
+            self.part = None
 
 
 def _statistics(module: str, what: str) -> ModuleType:
@@ -260,6 +328,6 @@ EPISODES_PER_WORKER = 250
 def reference_workers(options: VerifyOptions, l3_options: l3.L3Options) -> int:
     if options.workers is not None:
         return options.workers
-    if l3_options.only_episode is not None:
+    if l3_options.only_episode is not None or l3_options.batch is not None:
         return 1
     return max(1, min(os.cpu_count() or 1, l3_options.episodes // EPISODES_PER_WORKER))

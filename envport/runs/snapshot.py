@@ -1,0 +1,129 @@
+"""A run's port as it was at one iteration: `RUN@K`, checked out from the run's git history.
+
+`RUN/port` holds the port as the run left it, so a divergence that iteration K found (and a
+later repair fixed) no longer shows there. A replay of iteration K runs the port of the
+commit K made (the files its checks ran on), or, for a step that committed nothing (the
+first whole-port check), the commit before it.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import git
+
+from envport.errors import EnvportError
+from envport.runs.journal import read_events
+from envport.runs.layout import RunDir, open_run
+
+_AT = re.compile(r"^(?P<run>.+)@(?P<step>\d+)$")
+# A replay line's `--port <run root>/port`, as the driver's checks wrote it.
+_REPLAY_PORT = re.compile(r"(--port )(\S+)/port(?=\s|$|\")")
+
+
+def split_at(port_arg: str) -> tuple[str, int] | None:
+    """`RUN@K` as (RUN, K); None for anything else (a directory named so included)."""
+    match = _AT.match(port_arg)
+    if match is None or Path(port_arg).is_dir():
+        return None
+    return match["run"], int(match["step"])
+
+
+def commit_at(run: RunDir, step: int) -> str:
+    """The commit holding the port that iteration `step`'s checks ran on."""
+    events = list(read_events(run.transcript))
+    commits = [e for e in events if e.get("event") == "commit"]
+    steps = [int(e["step"]) for e in events if "step" in e]
+    last = max(steps, default=0)
+    if step > last:
+        raise EnvportError(f"{run.root}@{step}: no such iteration (this run has 0..{last})")
+    mine = [e for e in commits if int(e.get("step", -1)) == step]
+    if mine:
+        return str(mine[0]["sha"])  # the attempt, before any revert of it
+    earlier = [e for e in commits if int(e.get("step", -1)) < step]
+    if earlier:
+        return str(earlier[-1]["sha"])
+    repo = git.Repo(run.root)
+    return repo.git.rev_list("--max-parents=0", "HEAD").split()[0]
+
+
+def _check_out(run: RunDir, sha: str, into: Path) -> None:
+    tree = git.Repo(run.root).commit(sha).tree
+    into.mkdir(parents=True, exist_ok=True)
+    try:
+        port = tree / "port"
+    except KeyError:
+        return  # nothing generated yet at that commit
+    for item in port.traverse():
+        if item.type != "blob":
+            continue
+        target = into / Path(item.path).relative_to("port")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(item.data_stream.read())
+
+
+@contextmanager
+def port_at(port_arg: str) -> Iterator[tuple[Path, str | None]]:
+    """The port directory `--port` names, and a note when it is `RUN@K`: the port of
+    iteration K, checked out into a temporary directory that lives as long as the block."""
+    at = split_at(port_arg)
+    if at is None:
+        yield Path(port_arg), None
+        return
+    run_arg, step = at
+    run = open_run(run_arg)
+    sha = commit_at(run, step)
+    with tempfile.TemporaryDirectory(prefix="envport-port-at-") as scratch:
+        port = Path(scratch) / "port"
+        _check_out(run, sha, port)
+        note = (
+            f"--port {port_arg}: the port as it was at iteration {step} of the run "
+            f"(commit {sha[:10]}), checked out from its git history into {port}"
+        )
+        yield port, note
+
+
+def replays_at(text: str, run: RunDir, step: int, shown_as: str) -> str:
+    """Replay lines in `text` that run this run's `port/` rewritten to run the port of
+    iteration `step` (`--port RUN@K`); other ports are left alone."""
+
+    def rewrite(match: re.Match[str]) -> str:
+        if Path(match[2]).name != run.root.name:
+            return match[0]
+        return f"{match[1]}{shown_as}@{step}"
+
+    return _REPLAY_PORT.sub(rewrite, text)
+
+
+def pin_replays(checks: list[dict[str, Any]], run: RunDir, step: int, shown_as: str) -> bool:
+    """Point the replay lines of iteration `step`'s journaled checks at the port as it was
+    then (`--port RUN@K`), in place; True if any line changed."""
+    changed = False
+
+    def pinned(text: str) -> str:
+        nonlocal changed
+        new = replays_at(text, run, step, shown_as)
+        changed = changed or new != text
+        return new
+
+    for check in checks:
+        for outcome in check.get("outcomes") or []:
+            outcome["failures"] = [pinned(str(f)) for f in outcome.get("failures") or []]
+        for level in check.get("levels") or []:
+            for divergence in level.get("divergences") or []:
+                if divergence.get("replay"):
+                    divergence["replay"] = pinned(str(divergence["replay"]))
+    return changed
+
+
+def pinned_note(shown_as: str, step: int) -> str:
+    return (
+        f"replay lines run the port as it was at iteration {step} (--port {shown_as}@{step}, "
+        f"checked out from the run's git history); {shown_as}/port holds the port as the run "
+        "left it"
+    )

@@ -1,0 +1,81 @@
+"""The project's documents stand on their own: what code and docs cite is in the repository."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+
+from envport.cli import build_parser
+
+from helpers import ROOT
+
+DESIGN = ROOT / "docs" / "design.md"
+
+
+def tracked_text_files() -> dict[str, str]:
+    names = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
+    files = {}
+    for name in names:
+        path = ROOT / name
+        if path.suffix in {".py", ".md", ".toml", ".j2", ".txt", ""} and path.is_file():
+            files[name] = path.read_text(encoding="utf-8", errors="replace")
+    return files
+
+
+def test_nothing_cites_a_document_outside_the_repository() -> None:
+    files = tracked_text_files()
+    assert files
+    for name, text in files.items():
+        if name == "tests/test_docs.py":  # this test names what it looks for
+            continue
+        assert "DESIGN.md" not in text, f"{name} cites DESIGN.md, which is not in the project"
+        assert "../shared" not in text, f"{name} refers to a file outside the repository"
+
+
+def test_every_design_citation_names_a_contract_the_design_has() -> None:
+    contracts = set(re.findall(r"^(\d+)\. \*\*", DESIGN.read_text(encoding="utf-8"), re.M))
+    assert contracts == {str(n) for n in range(1, 8)}
+    cited = {
+        (name, number)
+        for name, text in tracked_text_files().items()
+        for number in re.findall(r"docs/design\.md,\s+contract\s+(\d+)", text)
+    }
+    assert len(cited) >= 10
+    for name, number in cited:
+        assert number in contracts, f"{name} cites contract {number}"
+
+
+def _section(title: str) -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index(f"### {title}\n")
+    end = text.index("\n#", start + 1)
+    return text[start:end]
+
+
+def _commands(section: str) -> list[list[str]]:
+    """The `envport ...` command lines of a README section (indented blocks and inline)."""
+    joined = section.replace("\\\n", " ")
+    found = re.findall(r"^ {4}(envport [^\n]+)$", joined, re.M)
+    found += re.findall(r"`(envport [^`]+)`", joined)
+    return [shlex.split(command) for command in found]
+
+
+def test_the_real_model_quickstart_and_what_to_do_when_a_run_gives_up() -> None:
+    """The README says how to run a live model and what it costs, and how to go on after a
+    run gave up; every command it shows is one envport accepts."""
+    live = _section("With a real model")
+    assert "--model anthropic:" in live and "--base-url http://localhost" in live
+    assert re.search(r"[\d,]+ input and [\d,]+ output tokens", " ".join(live.split()))
+    gave_up = _section("When a run gives up")
+    commands = _commands(live) + _commands(gave_up)
+    assert len(commands) >= 4, commands
+    parser = build_parser()
+    for words in commands:
+        args = [w.replace("RUN@K", "RUN@3") for w in words[1:]]
+        parser.parse_args(args)  # argparse exits on anything it does not accept
+    said = " ".join(gave_up.split())
+    assert "envport resume RUN --max-iterations" in said
+    assert "envport verify RUN --port RUN/port" in said
