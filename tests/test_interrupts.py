@@ -36,7 +36,7 @@ SESSION = CARTPOLE / "replay" / "numpy"
 # SIGINTs per test: spread over the run's duration, each landing on the session that is
 # going at that moment (translate, then resume after resume), so 20 cost a few runs' time.
 MOMENTS = int(os.environ.get("ENVPORT_TEST_INTERRUPTS", "20"))
-SEED = 20261123
+SEED = int(os.environ.get("ENVPORT_TEST_SEED", "20261123"))
 # The moments start here: before it, Python is still starting up (no envport code runs).
 EARLIEST_S = 0.3
 # A run that reports success after the signal was sent must have been leaving already.
