@@ -123,6 +123,18 @@ def _unraisable(unraisable: Any) -> None:
     (_state.previous_hook or sys.__unraisablehook__)(unraisable)
 
 
+def settle_in(loop: Any) -> None:
+    """An asyncio loop reports no task an interrupt went through: the interrupt surfaced
+    where the loop was run, and is handled there. (Raised while a side task such as the lag
+    monitor ran, it would otherwise print "Task exception was never retrieved".)"""
+
+    def handle(loop: Any, context: dict[str, Any]) -> None:
+        if not isinstance(context.get("exception"), KeyboardInterrupt):
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handle)
+
+
 def install(*, repeat: bool = False) -> None:
     """Handle SIGINT and SIGTERM in this process (main thread only; idempotent).
 

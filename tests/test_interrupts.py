@@ -151,8 +151,11 @@ def spread(rng: random.Random, count: int, start: float, end: float) -> list[flo
 
 def assert_clean_stop(session: Session, what: str) -> None:
     both = session.stdout + session.stderr
-    assert session.code == 130, f"{what}: exit {session.code}\n{both[-3000:]}"
-    assert "Traceback" not in both and "Exception ignored" not in both, f"{what}\n{both[-3000:]}"
+    # The end of stderr first: pytest shortens long messages from the bottom.
+    said = f"{what}: exit {session.code}; stderr ends {session.stderr.splitlines()[-6:]}"
+    assert session.code == 130, f"{said}\n{both[-3000:]}"
+    clean = "Traceback" not in both and "Exception ignored" not in both
+    assert clean and "never retrieved" not in both, f"{said}\n{both[-3000:]}"
 
 
 # --- fast: the parts ------------------------------------------------------------------------

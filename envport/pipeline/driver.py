@@ -166,6 +166,7 @@ class Driver:
             lock.release()
             raise
         self._runner = asyncio.Runner()
+        interrupts.settle_in(self._runner.get_loop())
         try:
             while not self.state.finished:
                 interrupts.check()
