@@ -99,7 +99,8 @@ class LevelResult(BaseModel):
     def summary(self) -> str:
         if self.note:
             return self.note
-        unit = {"l1": "examples", "l2": "sequences", "l3": "episodes"}.get(self.level, "cases")
+        units = {"l1": "examples", "l2": "sequences", "l3": "episodes", "reverse": "episodes"}
+        unit = units.get(self.level, "cases")
         if self.name == "l2.batch":
             unit = "envs, batched and alone"
         text = f"{self.episodes} {unit}, {self.steps_compared} steps compared"
@@ -118,6 +119,9 @@ class VerifyReport(BaseModel):
     error: str | None = None
     levels: list[LevelResult] = Field(default_factory=list)
     seconds: dict[str, float] = Field(default_factory=dict)
+    # Checks asked for that could not apply to this port (reverse injection: the port cannot
+    # load a state), each with the reason: the report says what was not checked.
+    not_run: dict[str, str] = Field(default_factory=dict)
 
     def text(self) -> str:
         lines = []
@@ -127,6 +131,7 @@ class VerifyReport(BaseModel):
             status = "pass" if level.passed else "FAIL"
             lines.append(f"{status} {level.name}: {level.summary()}")
             lines.extend(d.text() for d in level.divergences[:1])
+        lines.extend(f"n/a  {name}: not run, {why}" for name, why in self.not_run.items())
         return "\n".join(lines)
 
 

@@ -34,7 +34,12 @@ def junit_xml(report: VerifyReport) -> str:
                 case, "failure", message=f"{summary}; first at step {first.step}"
             )
             failure.text = "\n\n".join(d.text() for d in level.divergences)
+    for name, why in report.not_run.items():
+        case = ET.SubElement(suite, "testcase", classname="envport.not_run", name=name)
+        ET.SubElement(case, "skipped", message=why)
+        cases += 1
     suite.set("tests", str(cases))
+    suite.set("skipped", str(len(report.not_run)))
     suite.set("failures", str(failures))
     suite.set("time", f"{report.seconds.get('total', 0.0):.3f}")
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)

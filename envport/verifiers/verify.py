@@ -15,7 +15,7 @@ from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
 from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
-from envport.verifiers import cases, l1, l2, l3, l3_lanes
+from envport.verifiers import cases, l1, l2, l3, l3_lanes, reverse
 from envport.verifiers.divergence import VerifyReport
 from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
@@ -46,6 +46,9 @@ class VerifyOptions:
     # Directory of proposed cases (`*.toml`) to run beside the harness's own checks.
     cases: Path | None = None
     shrink: bool = True  # shrink L1/L2 failures to a minimal example
+    # The port cannot load a state (envpool, compiled vector envs): start the reference from
+    # the port's own start states instead (envport.verifiers.reverse).
+    reverse: bool = False
 
 
 def port_target(spec: PortSpec, port: Path, requested: str) -> tuple[str, list[dict], str]:
@@ -67,6 +70,8 @@ def port_target(spec: PortSpec, port: Path, requested: str) -> tuple[str, list[d
 
 def _base_command(spec_arg: str, port: Path, options: VerifyOptions) -> list[str]:
     words = ["envport", "verify", spec_arg, "--port", str(port)]
+    if options.reverse:
+        words.append("--reverse-injection")
     if options.target != "auto":
         words += ["--target", options.target]
     return [*words, "--seed", str(options.seed)]
@@ -97,6 +102,21 @@ def _replays(spec_arg: str, port: Path, options: VerifyOptions, l3_options: l3.L
             ]
         )
         + " --mode {mode} --episode {episode}",
+        # One batched reset starts every episode: a replay runs them all again.
+        "reverse": shlex.join(
+            [
+                *base,
+                "--levels",
+                "l3",
+                "--episodes",
+                str(l3_options.episodes),
+                "--steps",
+                str(l3_options.steps),
+            ]
+        )
+        .replace("{", "{{")
+        .replace("}", "}}")
+        + " --mode {mode}",
     }
 
 
@@ -138,6 +158,8 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
         only_episode=options.only_episode,
     )
     _check_options(options, l3_options)
+    if options.reverse:
+        _check_reverse(options)
     target, modules, entry = port_target(spec, port, options.target)
     levels = options.levels
     load: dict = {"port_dir": str(port.resolve()), "modules": modules, "entry": entry}
@@ -153,6 +175,10 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
         # Before the entry module exists only the modules so far can be imported.
         load["only_modules"] = options.module != entry
         levels = tuple(level for level in levels if level == "l1")
+    requested = levels
+    if options.reverse:
+        load["reverse"] = True
+        levels = ()  # every level below loads states into the port
     probes_file, probes = _probes(spec, spec_file, target) if "l1" in levels else (None, {})
     replays = _replays(spec_arg, port, options, l3_options)
     report = VerifyReport(spec=str(spec_file), port=str(port), passed=False)
@@ -210,7 +236,7 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                     replay=replays["l2"],
                     shrink=options.shrink,
                 )
-            if options.cases is not None and whole_port:
+            if options.cases is not None and whole_port and not options.reverse:
                 report.levels.append(
                     cases.run_cases(spec, reference, worker, options.cases, replays["cases"])
                 )
@@ -225,11 +251,32 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                 report.levels.append(
                     l4.run_l4(spec, reference, worker, options.seed, replays["l4"])
                 )
+            if options.reverse:
+                report.not_run = reverse.not_applicable(
+                    requested, options.cases is not None, spec.randomness is not None
+                )
+                report.levels += reverse.run_reverse(
+                    spec, reference, worker, l3_options, replays["reverse"]
+                )
         except PortError as error:
             report.error = str(error)
     report.passed = report.error is None and all(level.passed for level in report.levels)
     report.seconds["total"] = time.perf_counter() - started
     return report
+
+
+def _check_reverse(options: VerifyOptions) -> None:
+    if "l3" not in options.levels:
+        raise EnvportError(
+            "--reverse-injection runs the rollout checks, which --levels must include (l3)"
+        )
+    for given, flag, why in (
+        (options.module, "--module", "a module's L1 probes take states the port must load"),
+        (options.only_episode, "--episode", "every episode starts from one batched reset"),
+        (options.port_server, "--port-server", "a served port is driven through state loads"),
+    ):
+        if given is not None:
+            raise EnvportError(f"{flag} does not go with --reverse-injection: {why}")
 
 
 def _statistics(module: str, what: str) -> ModuleType:
