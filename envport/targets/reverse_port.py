@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from envport.targets.loader import ContractError, require
+from envport.targets.numpy_port import batch_outputs
 
 STEP_OUTPUTS = ("obs", "reward", "terminated", "truncated")
 
@@ -70,9 +71,10 @@ class ReverseNumpyPort:
         states: list[dict[str, np.ndarray]] = []
         for t in range(steps):
             if noise is None:
-                step = self.env.step(actions[:, t])[:4]
+                answer = self.env.step(actions[:, t])
             else:
-                step = self.env.step_given_noise(actions[:, t], noise[:, t])[:4]
+                answer = self.env.step_given_noise(actions[:, t], noise[:, t])
+            step = batch_outputs(answer, count)[:4]
             if not outputs:
                 outputs = [
                     np.empty((count, steps, *np.shape(p)[1:]), np.asarray(p).dtype) for p in step
