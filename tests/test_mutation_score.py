@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from envport.mutation.generate import enumerate_mutants
+from envport.mutation.run import Outcome
+from envport.mutation.score import Cache
 from envport.mutation.triage import (
     EQUIVALENT,
     MISSED,
@@ -110,3 +112,11 @@ def test_triage_entries_round_trip_and_a_changed_diff_is_stale(tmp_path: Path) -
     file.write_text('[[survivor]]\nid = "x"\ndiff = ""\n')
     with pytest.raises(TriageError, match="exactly one of"):
         load_triage(file)
+
+
+def test_outcomes_cached_by_one_run_are_read_back_by_the_next(tmp_path: Path) -> None:
+    file = tmp_path / "cache" / "port.jsonl"
+    Cache(file).add("k1", Outcome("a", "killed", "l1.transition", ["l1.transition"], None, 3.0))
+    Cache(file).add("k2", Outcome("b", "survived"))
+    known = Cache(file).known
+    assert known["k1"].level == "l1" and known["k2"].status == "survived"

@@ -106,7 +106,8 @@ class Cache:
         if path is not None and path.is_file():
             for line in path.read_text(encoding="utf-8").splitlines():
                 entry = json.loads(line)
-                self.known[entry.pop("key")] = Outcome(**entry)
+                key = entry.pop("key")
+                self.known[key] = Outcome(**entry)
 
     def add(self, key: str, outcome: Outcome) -> None:
         self.known[key] = outcome
