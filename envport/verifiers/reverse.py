@@ -161,6 +161,8 @@ def run_reverse(
     replay: str,
     choose: Choose | None = None,
 ) -> list[LevelResult]:
+    """The port resets `episodes` envs at once; the reference plays L3's plan from each start
+    state; the port then plays the same actions (fed the reference's noise, if stochastic)."""
     config = spec.levels.l3
     stochastic = spec.randomness is not None
     planner = Planner(options.seed, config.policies)
