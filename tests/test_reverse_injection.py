@@ -213,3 +213,11 @@ def test_a_stochastic_port_follows_the_reference_noise_and_the_junit_lists_what_
     assert "n/a  reverse.resync: not run" in done.stdout
     xml = junit.read_text()
     assert '<skipped message="a step from an injected state would draw its own noise"' in xml
+
+
+def test_without_the_flag_a_port_that_cannot_load_a_state_is_pointed_to_it() -> None:
+    options = VerifyOptions(levels=("l3",), episodes=5)
+    report = verify(str(CARTPOLE), str(CARTPOLE / "ports" / "envpool"), options)
+    assert not report.passed
+    assert "lacks `set_state`" in report.error
+    assert "verifies with --reverse-injection" in report.error

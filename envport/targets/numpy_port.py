@@ -40,6 +40,8 @@ def _unstack(states: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
 
 
 STEP_OUTPUTS = ("obs", "reward", "terminated", "truncated")
+# A port that cannot load a state at all (envpool) is still verifiable, the other way round.
+CANNOT_LOAD = "; a port that cannot load a state verifies with --reverse-injection"
 
 
 def batch_outputs(answer: Any, count: int) -> tuple:
@@ -65,10 +67,18 @@ class NumpyPort:
     backend = "numpy"
 
     def __init__(self, entry: ModuleType) -> None:
-        require(entry, ["VectorEnv", "state_from_reference"], "numpy")
+        require(entry, ["VectorEnv"], "numpy")
         for method in ("reset", "step", "set_state", "get_state"):
             if not callable(getattr(entry.VectorEnv, method, None)):
-                raise ContractError(f"port `VectorEnv` lacks `{method}` (numpy contract)")
+                raise ContractError(
+                    f"port `VectorEnv` lacks `{method}` (numpy contract)"
+                    + CANNOT_LOAD * (method == "set_state")
+                )
+        if not callable(getattr(entry, "state_from_reference", None)):
+            raise ContractError(
+                f"port entry `{entry.__name__}` lacks `state_from_reference` (numpy contract)"
+                + CANNOT_LOAD
+            )
         self.entry = entry
 
     def _env(self, states: dict[str, np.ndarray], seed: int = 0) -> Any:
