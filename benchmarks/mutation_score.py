@@ -26,17 +26,22 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from envport.mutation.generate import Mutant
-from envport.mutation.run import Outcome
-from envport.mutation.score import Cache, PortScore, plan_mutants, score_port
-from envport.mutation.triage import (
-    STALE,
-    UNTRIAGED,
-    TriageError,
-    load_triage,
-    untriaged_entries,
-    verdict,
-)
+try:
+    from envport.mutation.generate import Mutant
+    from envport.mutation.run import Outcome
+    from envport.mutation.score import Cache, PortScore, plan_mutants, score_port
+    from envport.mutation.triage import (
+        STALE,
+        UNTRIAGED,
+        TriageError,
+        load_triage,
+        untriaged_entries,
+        verdict,
+    )
+except ImportError as error:
+    raise SystemExit(
+        f"mutation_score: needs cosmic-ray ({error.name} is missing): pip install -e '.[mutation]'"
+    ) from None
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
