@@ -39,9 +39,11 @@ try:
         verdict,
     )
 except ImportError as error:
-    raise SystemExit(
-        f"mutation_score: needs cosmic-ray ({error.name} is missing): pip install -e '.[mutation]'"
-    ) from None
+    print(
+        f"mutation_score: needs cosmic-ray ({error.name} is missing): pip install -e '.[mutation]'",
+        file=sys.stderr,
+    )
+    raise SystemExit(2) from None
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
