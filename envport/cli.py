@@ -100,6 +100,13 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         help="L3 lanes, each a reference player and a port worker (default: one per core "
         "when there are at least 250 episodes per lane)",
     )
+    p.add_argument(
+        "--reverse-injection",
+        action="store_true",
+        help="for a port that cannot load a state (envpool): start the reference from the "
+        "port's own start states, read by its getter or from the observation "
+        "(state.from_observation); L1, L2 and L4 do not apply",
+    )
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.add_argument("--json", type=Path, help="write the full report as JSON here")
     p.set_defaults(func=_run_verify)
@@ -125,6 +132,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         workers=args.workers,
         port_server=args.port_server,
         cases=args.cases,
+        reverse=args.reverse_injection,
     )
 
 

@@ -95,6 +95,22 @@ class StateSpec(_Strict):
     )
     # The state space L1 and L2 draw from: wider than what rollouts visit, on purpose.
     bounds: dict[str, Bound] = Field(default_factory=dict)
+    # Reverse injection (a port that cannot load a state): state field -> the components of
+    # the flattened observation that hold it. Declares the observation the port's state, so
+    # its start and every state it reaches can be written into the reference; fields not
+    # named keep the reference's own value after its reset (a step counter starts at 0).
+    from_observation: dict[str, list[int]] = Field(default_factory=dict)
+
+    @field_validator("from_observation")
+    @classmethod
+    def _components(cls, value: dict[str, list[int]]) -> dict[str, list[int]]:
+        for name, components in value.items():
+            if not components or min(components) < 0:
+                raise ValueError(
+                    f"field `{name}`: expected a non-empty list of observation components "
+                    f"(indices from 0), got {components!r}"
+                )
+        return value
 
     @field_validator("fields")
     @classmethod
@@ -269,6 +285,11 @@ class PortSpec(_Strict):
         unknown = set(self.state.bounds) - set(self.state.fields)
         if self.state.fields and unknown:
             raise ValueError(f"state.bounds names unknown state field `{sorted(unknown)[0]}`")
+        unknown = set(self.state.from_observation) - set(self.state.fields)
+        if self.state.fields and unknown:
+            raise ValueError(
+                f"state.from_observation names unknown state field `{sorted(unknown)[0]}`"
+            )
         return self
 
 

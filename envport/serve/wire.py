@@ -27,6 +27,8 @@ Op = Literal[
     "session_read",
     "batch_vs_single",
     "sample_noise",
+    "reverse_reset",
+    "reverse_rollout",
     "l4_train",
     "l4_evaluate",
     "bench",

@@ -45,8 +45,12 @@ class Host:
         entry: str,
         target: str,
         only_modules: bool = False,
+        reverse: bool = False,
     ) -> dict:
-        if target == "rust" or (target == "auto" and (Path(port_dir) / "Cargo.toml").is_file()):
+        rust = target == "rust" or (target == "auto" and (Path(port_dir) / "Cargo.toml").is_file())
+        if rust and reverse:
+            raise ContractError("reverse injection drives NumPy and JAX ports, not a Rust crate")
+        if rust:
             # A Rust port is a crate: built here (compile errors are the load error), then
             # driven through its C ABI. A partial crate is only built.
             from envport.targets.rust_port import load_rust_port
@@ -64,6 +68,12 @@ class Host:
             import_modules(Path(port_dir), modules, modules[-1]["name"])
             return {"backend": None, "sandbox": self.sandbox}
         entry_module, absent = import_port(Path(port_dir), modules, entry)
+        if reverse:
+            # A port that cannot load a state: driven from its own resets.
+            from envport.targets.reverse_port import reverse_port
+
+            self.port = reverse_port(entry_module, target)
+            return {"backend": self.port.backend, "sandbox": self.sandbox}
         if target == "auto":
             target = "numpy" if hasattr(entry_module, "VectorEnv") else "jax"
         if target == "numpy":
@@ -161,6 +171,8 @@ class Host:
             return getattr(self.port, request.op)(**request.args)
         if request.op == "batch_vs_single":
             return self.port.batch_vs_single(**request.args)
+        if request.op in ("reverse_reset", "reverse_rollout"):
+            return getattr(self.port, request.op)(**request.args)
         if request.op == "sample_noise":
             return self.port.sample_noise(**request.args)
         if request.op in ("l4_train", "l4_evaluate"):

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from envport.targets.loader import require
+from envport.targets.loader import ContractError, require
+from envport.targets.numpy_port import CANNOT_LOAD
 
-CONTRACT = ["reset", "step", "state_from_reference"]
 STOCHASTIC_CONTRACT = ["sample_noise", "step_given_noise"]
 
 
@@ -32,7 +32,12 @@ class JaxPort:
     def __init__(self, entry: ModuleType) -> None:
         import jax
 
-        require(entry, CONTRACT, "jax")
+        require(entry, ["reset", "step"], "jax")
+        if not callable(getattr(entry, "state_from_reference", None)):
+            raise ContractError(
+                f"port entry `{entry.__name__}` lacks `state_from_reference` (jax contract)"
+                + CANNOT_LOAD
+            )
         self.jax = jax
         self.entry = entry
         self.params = entry.default_params() if hasattr(entry, "default_params") else None

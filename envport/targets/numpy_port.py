@@ -39,14 +39,46 @@ def _unstack(states: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
     return [{k: v[i] for k, v in states.items()} for i in range(count)]
 
 
+STEP_OUTPUTS = ("obs", "reward", "terminated", "truncated")
+# A port that cannot load a state at all (envpool) is still verifiable, the other way round.
+CANNOT_LOAD = "; a port that cannot load a state verifies with --reverse-injection"
+
+
+def batch_outputs(answer: Any, count: int) -> tuple:
+    """A VectorEnv step's answer, held to the contract's shape: obs, reward, terminated and
+    truncated each with one row per env. A scalar would otherwise be broadcast over the batch
+    (or crash the comparison) instead of being reported as the port's mistake."""
+    if not isinstance(answer, tuple | list) or len(answer) != 5:
+        raise ContractError(
+            "port `VectorEnv.step` must return (obs, reward, terminated, truncated, info) "
+            "(numpy contract)"
+        )
+    for name, part in zip(STEP_OUTPUTS, answer[:4], strict=True):
+        shape = np.shape(part)
+        if not shape or shape[0] != count:
+            raise ContractError(
+                f"port `VectorEnv.step` answered `{name}` shaped {shape} for a batch of {count} "
+                f"envs (numpy contract: one row per env)"
+            )
+    return tuple(answer)
+
+
 class NumpyPort:
     backend = "numpy"
 
     def __init__(self, entry: ModuleType) -> None:
-        require(entry, ["VectorEnv", "state_from_reference"], "numpy")
+        require(entry, ["VectorEnv"], "numpy")
         for method in ("reset", "step", "set_state", "get_state"):
             if not callable(getattr(entry.VectorEnv, method, None)):
-                raise ContractError(f"port `VectorEnv` lacks `{method}` (numpy contract)")
+                raise ContractError(
+                    f"port `VectorEnv` lacks `{method}` (numpy contract)"
+                    + CANNOT_LOAD * (method == "set_state")
+                )
+        if not callable(getattr(entry, "state_from_reference", None)):
+            raise ContractError(
+                f"port entry `{entry.__name__}` lacks `state_from_reference` (numpy contract)"
+                + CANNOT_LOAD
+            )
         self.entry = entry
 
     def _env(self, states: dict[str, np.ndarray], seed: int = 0) -> Any:
@@ -82,13 +114,13 @@ class NumpyPort:
 
     def _step(self, env: Any, actions: np.ndarray, noise: np.ndarray | None) -> tuple:
         if noise is None:
-            return env.step(actions)
+            return batch_outputs(env.step(actions), len(actions))
         for method in STOCHASTIC_CONTRACT:
             if not callable(getattr(env, method, None)):
                 raise ContractError(
                     f"port `VectorEnv` lacks `{method}` (numpy contract, stochastic env)"
                 )
-        return env.step_given_noise(actions, noise)
+        return batch_outputs(env.step_given_noise(actions, noise), len(actions))
 
     def rollout(
         self,

@@ -106,7 +106,8 @@ class LevelResult(BaseModel):
         """What `episodes` counts at this level."""
         if self.name == "l2.batch":
             return "envs, batched and alone"
-        return {"l1": "examples", "l2": "sequences", "l3": "episodes"}.get(self.level, "cases")
+        units = {"l1": "examples", "l2": "sequences", "l3": "episodes", "reverse": "episodes"}
+        return units.get(self.level, "cases")
 
     def summary(self) -> str:
         if self.note:
@@ -160,6 +161,10 @@ class VerifyReport(BaseModel):
         times.append(f"total {self.seconds.get('total', 0.0):.2f} s")
         return f"{word}: {what}; {', '.join(times)}"
 
+    # Checks asked for that could not apply to this port (reverse injection: the port cannot
+    # load a state), each with the reason: the report says what was not checked.
+    not_run: dict[str, str] = Field(default_factory=dict)
+
     def text(self) -> str:
         lines = [f"note: {note}" for note in self.notes]
         if self.error:
@@ -168,6 +173,7 @@ class VerifyReport(BaseModel):
             status = "pass" if level.passed else "FAIL"
             lines.append(f"{status} {level.name}: {level.summary()}")
             lines.extend(d.text() for d in level.divergences[:1])
+        lines.extend(f"n/a  {name}: not run, {why}" for name, why in self.not_run.items())
         return "\n".join(lines)
 
 

@@ -30,7 +30,12 @@ def junit_xml(report: VerifyReport) -> str:
             failures += 1
             failure = ET.SubElement(case, "failure", message=level.failure_message())
             failure.text = "\n\n".join(d.text() for d in level.divergences) or level.summary()
+    for name, why in report.not_run.items():
+        case = ET.SubElement(suite, "testcase", classname="envport.not_run", name=name)
+        ET.SubElement(case, "skipped", message=why)
+        cases += 1
     suite.set("tests", str(cases))
+    suite.set("skipped", str(len(report.not_run)))
     suite.set("failures", str(failures))
     suite.set("time", f"{report.seconds.get('total', 0.0):.3f}")
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)

@@ -15,7 +15,7 @@ from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
 from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
-from envport.verifiers import cases, l1, l2, l3, l3_lanes, l3_replay
+from envport.verifiers import cases, l1, l2, l3, l3_lanes, l3_replay, reverse
 from envport.verifiers.divergence import VerifyReport
 from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
@@ -48,6 +48,9 @@ class VerifyOptions:
     # Directory of proposed cases (`*.toml`) to run beside the harness's own checks.
     cases: Path | None = None
     shrink: bool = True  # shrink L1/L2 failures to a minimal example
+    # The port cannot load a state (envpool, compiled vector envs): start the reference from
+    # the port's own start states instead (envport.verifiers.reverse).
+    reverse: bool = False
 
 
 def port_target(spec: PortSpec, port: Path, requested: str) -> tuple[str, list[dict], str]:
@@ -69,6 +72,8 @@ def port_target(spec: PortSpec, port: Path, requested: str) -> tuple[str, list[d
 
 def _base_command(spec_arg: str, port: str, options: VerifyOptions) -> list[str]:
     words = ["envport", "verify", spec_arg, "--port", port]
+    if options.reverse:
+        words.append("--reverse-injection")
     if options.target != "auto":
         words += ["--target", options.target]
     return [*words, "--seed", str(options.seed)]
@@ -109,6 +114,21 @@ def _replays(
             ]
         )
         + " --mode {mode} --episode {episode}",
+        # One batched reset starts every episode: a replay runs them all again.
+        "reverse": shlex.join(
+            [
+                *base,
+                "--levels",
+                "l3",
+                "--episodes",
+                str(l3_options.episodes),
+                "--steps",
+                str(l3_options.steps),
+            ]
+        )
+        .replace("{", "{{")
+        .replace("}", "}}")
+        + " --mode {mode}",
     }
 
 
@@ -159,6 +179,8 @@ def verify(
         batch=options.episode_batch,
     )
     _check_options(options, l3_options)
+    if options.reverse:
+        _check_reverse(options)
     target, modules, entry = port_target(spec, port, options.target)
     levels = options.levels
     load: dict = {"port_dir": str(port.resolve()), "modules": modules, "entry": entry}
@@ -174,6 +196,10 @@ def verify(
         # Before the entry module exists only the modules so far can be imported.
         load["only_modules"] = options.module != entry
         levels = tuple(level for level in levels if level == "l1")
+    requested = levels
+    if options.reverse:
+        load["reverse"] = True
+        levels = ()  # every level below loads states into the port
     probes_file, probes = _probes(spec, spec_file, target) if "l1" in levels else (None, {})
     label = shown_as or str(port)
     replays = _replays(spec_arg, label, options, l3_options, split=bool(modules))
@@ -242,7 +268,7 @@ def verify(
                     replay=replays["l2"],
                     shrink=options.shrink,
                 )
-            if options.cases is not None and whole_port:
+            if options.cases is not None and whole_port and not options.reverse:
                 timed.start("cases")
                 report.levels.append(
                     cases.run_cases(spec, reference, worker, options.cases, replays["cases"])
@@ -263,6 +289,13 @@ def verify(
                 l4 = _statistics("l4", "--levels l4")
                 report.levels.append(
                     l4.run_l4(spec, reference, worker, options.seed, replays["l4"])
+                )
+            if options.reverse:
+                report.not_run = reverse.not_applicable(
+                    requested, options.cases is not None, spec.randomness is not None
+                )
+                report.levels += reverse.run_reverse(
+                    spec, reference, worker, l3_options, replays["reverse"]
                 )
         except PortError as error:
             report.error = str(error)
@@ -298,6 +331,20 @@ class _Timer:
             elapsed = time.perf_counter() - self.started
             self.seconds[self.part] = self.seconds.get(self.part, 0.0) + elapsed
             self.part = None
+
+
+def _check_reverse(options: VerifyOptions) -> None:
+    if "l3" not in options.levels:
+        raise EnvportError(
+            "--reverse-injection runs the rollout checks, which --levels must include (l3)"
+        )
+    for given, flag, why in (
+        (options.module, "--module", "a module's L1 probes take states the port must load"),
+        (options.only_episode, "--episode", "every episode starts from one batched reset"),
+        (options.port_server, "--port-server", "a served port is driven through state loads"),
+    ):
+        if given is not None:
+            raise EnvportError(f"{flag} does not go with --reverse-injection: {why}")
 
 
 def _statistics(module: str, what: str) -> ModuleType:
