@@ -10,15 +10,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
 from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.verifiers import cases, l1, l2, l3, l3_lanes
-from envport.verifiers.divergence import VerifyReport
+from envport.verifiers.divergence import LevelResult, VerifyReport
 from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
+
+if TYPE_CHECKING:  # imported where it runs: its statistics load scipy
+    from envport.verifiers.reset_sample import ResetSample
 
 LEVELS = ("l1", "l2", "l3", "l4")
 # L4 trains policies: minutes, not seconds, so it runs only when asked for.
@@ -168,13 +172,19 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
             )
             stack.callback(lane_workers.close)
         reference = Reference(spec)
+        whole_port = not load.get("only_modules", False)
+        reset_sample = None
+        if "l2" in levels and whole_port and target != "rust":
+            # The reference's reset draws, taken while the worker is still importing the port.
+            from envport.verifiers import reset_sample as reset_draws
+
+            reset_sample = reset_draws.draw(spec, reference, options.seed)
         report.seconds["setup"] = time.perf_counter() - started
         try:
             load_started = time.perf_counter()
             report.backend = worker.receive()["backend"]
             # Worker start-up and port import not hidden behind the reference's episodes.
             report.seconds["port_load_wait"] = time.perf_counter() - load_started
-            whole_port = not load.get("only_modules", False)
             if "l1" in levels:
                 run = l1.L1Run(
                     spec,
@@ -210,6 +220,16 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                     replay=replays["l2"],
                     shrink=options.shrink,
                 )
+                if reset_sample is not None and report.backend in ("jax", "numpy"):
+                    report.levels += _user_paths(
+                        spec,
+                        reference,
+                        worker,
+                        report.backend,
+                        reset_sample,
+                        options.seed,
+                        replays["l2"],
+                    )
             if options.cases is not None and whole_port:
                 report.levels.append(
                     cases.run_cases(spec, reference, worker, options.cases, replays["cases"])
@@ -230,6 +250,25 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
     report.passed = report.error is None and all(level.passed for level in report.levels)
     report.seconds["total"] = time.perf_counter() - started
     return report
+
+
+def _user_paths(
+    spec: PortSpec,
+    reference: Reference,
+    worker: PortWorker | EnvClient,
+    backend: str,
+    sample: ResetSample,
+    seed: int,
+    replay: str,
+) -> list[LevelResult]:
+    """L2's checks of what users call rather than what the harness injects: the port's own
+    reset, and (NumPy) its VectorEnv's autoreset and partial resets against Gymnasium's."""
+    from envport.verifiers import reset_check, vector_check
+
+    found = [reset_check.check_reset(spec, worker, sample, seed, replay)]
+    if backend == "numpy":
+        found.append(vector_check.check_vector(spec, reference, worker, sample, seed, replay))
+    return found
 
 
 def _statistics(module: str, what: str) -> ModuleType:

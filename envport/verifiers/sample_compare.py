@@ -1,0 +1,387 @@
+"""Two samples of the same named quantities, compared component by component.
+
+Where port and reference each draw their own randomness (the port's `reset`, a stochastic
+env's sampled step) values cannot be matched one to one, so their distributions are. Each
+component is classified from the reference's sample:
+
+- constant (every reference draw equal): every port draw must equal it, within the field's
+  step tolerance (exactly, for integers);
+- discrete (integers, or a float taking few values): chi-square test of homogeneity over the
+  reference's values, port draws matching none of them pooled in one extra cell;
+- continuous: the two-sample Kolmogorov-Smirnov test (envport.verifiers.noise_stats).
+
+Discrete and continuous components also get a support test. At each end, count one side's
+draws beyond the other side's extreme by more than a slack (SUPPORT_SLACK of the reference's
+range, plus the field's atol). Under the null hypothesis the pooled draws are exchangeable,
+so k or more of m port draws lie beyond the largest of n reference draws with probability
+
+    prod_{i < k} (m - i) / (n + m - i)      (about 2^-k for m = n, for any distribution),
+
+Rosenbaum's exceedance test. It catches what KS at this n can miss: a little mass where the
+reference has none (a Normal where the reference draws a Uniform of the same spread), or a
+range stopping short of the reference's.
+
+Family-wise alpha: split evenly over the non-constant components, then half to the
+distribution test and half to the four support directions (Bonferroni).
+
+The tests are the ones envport.verifiers.noise_stats runs, computed from scipy.special
+alone: scipy.stats takes seconds to import, which every `envport verify` would pay. The KS
+p-value is the asymptotic Kolmogorov distribution with Stephens' small-sample correction.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from envport.spec import PortSpec
+from envport.verifiers.compare import obs_names
+
+# Support slack, relative to the reference's range: float32 rounding and the gap between a
+# sample's extreme and the true one (about range / n for a Uniform) stay well inside it.
+SUPPORT_SLACK = 1e-3
+# A float component taking at most this many values (each seen ~20 times) is discrete.
+DISCRETE_VALUES = 32
+MAX_SAMPLES = 100_000
+
+
+@dataclass
+class Verdict:
+    name: str
+    kind: str  # constant, discrete or continuous
+    passed: bool
+    test: str
+    alpha: float
+    statistic: float | None = None
+    p_value: float | None = None
+    design: str = ""  # what the test can detect at this n
+    problem: str = ""  # why it failed, one line
+    reference: dict[str, float] = field(default_factory=dict)
+    port: dict[str, float] = field(default_factory=dict)
+
+    def sentence(self) -> str:
+        if self.kind == "constant":
+            return f"{self.name}: constant {self.reference.get('min')}, compared exactly"
+        text = f"{self.name}: {self.test}"
+        if self.p_value is not None:
+            text += f" {self.statistic:.4g}, p = {self.p_value:.3g} (alpha {self.alpha:.2g})"
+        return text + (f"; {self.design}" if self.design else "")
+
+
+def summary(values: np.ndarray) -> dict[str, float]:
+    """Mean, std, min and max: what a report shows of each side's sample."""
+    v = np.asarray(values, dtype=np.float64)
+    if v.size == 0:
+        return {}
+    return {
+        name: float(f"{value:.6g}")
+        for name, value in (
+            ("mean", v.mean()),
+            ("std", v.std()),
+            ("min", v.min()),
+            ("max", v.max()),
+        )
+    }
+
+
+def columns(prefix: str, values: np.ndarray | dict[str, np.ndarray], spec: PortSpec) -> dict:
+    """Name -> 1-D sample of every component: `obs.x` (the spec's observation names, else
+    `obs[i]`; `obs` for a scalar) or `state.physics[2]`."""
+    if isinstance(values, dict):
+        found: dict[str, np.ndarray] = {}
+        for key, array in values.items():
+            found |= _components(f"{prefix}.{key}", np.asarray(array))
+        return found
+    array = np.asarray(values)
+    if array.ndim == 1:
+        return {prefix: array}
+    flat = array.reshape(len(array), -1)
+    names = obs_names(spec, flat.shape[1]) if prefix == "obs" else None
+    names = names or [f"{prefix}[{i}]" for i in range(flat.shape[1])]
+    return {name: flat[:, i] for i, name in enumerate(names)}
+
+
+def _components(name: str, array: np.ndarray) -> dict[str, np.ndarray]:
+    if array.ndim == 1:
+        return {name: array}
+    return {
+        name + f"[{', '.join(map(str, index))}]": array[(slice(None), *index)]
+        for index in np.ndindex(array.shape[1:])
+    }
+
+
+def _numeric(values: np.ndarray) -> np.ndarray:
+    # Booleans (terminated, truncated) are counted as 0 and 1: numpy cannot subtract them.
+    return values.astype(np.int64) if values.dtype.kind == "b" else values
+
+
+def classify(reference: np.ndarray) -> str:
+    values = np.unique(reference)
+    if len(values) == 1:
+        return "constant"
+    if reference.dtype.kind in "biu":
+        return "discrete"
+    if len(values) <= DISCRETE_VALUES and len(reference) >= 20 * len(values):
+        return "discrete"
+    return "continuous"
+
+
+def tolerance(spec: PortSpec, name: str) -> tuple[float, float]:
+    return spec.tolerance_for(name.removeprefix("state.")).bounds(free_running=False)
+
+
+def exceedance_p(count: int, mine: int, theirs: int) -> float:
+    """P(at least `count` of `mine` draws beyond the extreme of `theirs` draws), exchangeable."""
+    if count <= 0:
+        return 1.0
+    i = np.arange(count, dtype=np.float64)
+    return float(np.exp(np.sum(np.log(mine - i) - np.log(mine + theirs - i))))
+
+
+def exceedance_critical(mine: int, theirs: int, alpha: float) -> int:
+    """The smallest count the support test rejects at `alpha`."""
+    count = 1
+    while exceedance_p(count, mine, theirs) >= alpha and count < mine:
+        count += 1
+    return count
+
+
+def _support(
+    reference: np.ndarray, port: np.ndarray, slack: float, alpha: float
+) -> tuple[str, float]:
+    """The first of the four exceedance tests that rejects (one line), and the least p."""
+    ref, got = reference.astype(np.float64), port.astype(np.float64)
+    n, m = len(ref), len(got)
+    checks = (
+        ("port draws above the reference's max", int((got > ref.max() + slack).sum()), m, n),
+        ("port draws below the reference's min", int((got < ref.min() - slack).sum()), m, n),
+        ("reference draws above the port's max", int((ref > got.max() + slack).sum()), n, m),
+        ("reference draws below the port's min", int((ref < got.min() - slack).sum()), n, m),
+    )
+    least = 1.0
+    for what, count, mine, theirs in checks:
+        p = exceedance_p(count, mine, theirs)
+        least = min(least, p)
+        if p < alpha / 4:
+            return f"support: {count} of {mine} {what} (p = {p:.3g})", p
+    return "", least
+
+
+def _categories(reference: np.ndarray, port: np.ndarray, atol: float, rtol: float) -> tuple:
+    """Both samples as indices into the reference's values; a port draw matching none (within
+    the tolerance) goes to one extra cell, index k."""
+    values = np.unique(reference)
+    ref_idx = np.searchsorted(values, reference)
+    got = port.astype(values.dtype) if values.dtype.kind in "biu" else port.astype(np.float64)
+    nearest = np.clip(np.searchsorted(values, got), 0, len(values) - 1)
+    below = np.clip(nearest - 1, 0, len(values) - 1)
+    pick = np.where(np.abs(values[below] - got) < np.abs(values[nearest] - got), below, nearest)
+    close = np.abs(values[pick].astype(np.float64) - got) <= atol + rtol * np.abs(values[pick])
+    return ref_idx, np.where(close, pick, len(values)), len(values)
+
+
+def chi_square_rate(p0: np.ndarray, shift: float) -> float:
+    """Noncentrality per draw (n per side) of the least favourable one-category shift of p0,
+    in closed form: moving category j by s and rescaling the rest (noise_stats' alternatives)
+    gives sum (p1 - p0)^2 / pbar = s^2 / (p0_j + s/2) + r c^2 / (1 + c/2), r = 1 - p0_j,
+    c = -s / r. Vectorised over j: a reset's state code can have hundreds of categories."""
+    rates = []
+    for s in (shift, -shift):
+        rest = 1.0 - p0
+        ok = (p0 + s >= 0) & (p0 + s <= 1) & (rest > 0)
+        c = -s / np.where(rest > 0, rest, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            total = s**2 / (p0 + s / 2) + rest * c**2 / (1 + c / 2)
+        rates.append(np.where(ok, 0.5 * total, np.inf))
+    return float(np.min(rates))
+
+
+def chi_square_power(df: int, rate: float, n: int, alpha: float) -> float:
+    """Power of the homogeneity test with n per side at noncentrality n * rate."""
+    critical = special.chdtri(df, alpha)
+    return float(1.0 - special.chndtr(critical, df, n * rate))
+
+
+def chi_square_samples(p0: np.ndarray, shift: float, alpha: float, power: float) -> int:
+    """The smallest n per side with `power` against every one-category shift of p0 (as
+    noise_stats.chi_square_samples, which tries each alternative in turn)."""
+    rate, df = chi_square_rate(p0, shift), len(p0) - 1
+    if df < 1 or not math.isfinite(rate):
+        return 0
+    low, high = 2, 2
+    while chi_square_power(df, rate, high, alpha) < power and high < MAX_SAMPLES:
+        low, high = high, high * 2
+    while low < high:
+        middle = (low + high) // 2
+        enough = chi_square_power(df, rate, middle, alpha) >= power
+        low, high = (low, middle) if enough else (middle + 1, high)
+    return high
+
+
+def chi_square_test(table: np.ndarray) -> tuple[float, float]:
+    """Pearson's statistic and p-value for homogeneity of the rows of a table of counts."""
+    table = table[:, table.sum(axis=0) > 0].astype(np.float64)
+    if table.shape[1] < 2:
+        return 0.0, 1.0
+    expected = table.sum(axis=1, keepdims=True) * table.sum(axis=0) / table.sum()
+    statistic = float(((table - expected) ** 2 / expected).sum())
+    df = (table.shape[0] - 1) * (table.shape[1] - 1)
+    return statistic, float(special.chdtrc(df, statistic))
+
+
+def ks_test(reference: np.ndarray, port: np.ndarray) -> tuple[float, float]:
+    """The two-sample KS distance and its asymptotic p-value."""
+    a, b = np.sort(reference.astype(np.float64)), np.sort(port.astype(np.float64))
+    points = np.concatenate([a, b])
+    distance = float(
+        np.max(
+            np.abs(
+                np.searchsorted(a, points, "right") / len(a)
+                - np.searchsorted(b, points, "right") / len(b)
+            )
+        )
+    )
+    root = math.sqrt(len(a) * len(b) / (len(a) + len(b)))
+    return distance, float(special.kolmogorov((root + 0.12 + 0.11 / root) * distance))
+
+
+def ks_samples(shift: float, alpha: float, power: float) -> int:
+    """n per side for which the DKW bound guarantees `power` against KS distance `shift`
+    (noise_stats.ks_samples)."""
+    root = (math.sqrt(2 * math.log(4 / (1 - power))) + math.sqrt(-math.log(alpha / 2))) / shift
+    return math.ceil(root**2)
+
+
+def smoothed(counts: np.ndarray) -> np.ndarray:
+    return (counts + 0.5) / (counts.sum() + 0.5 * len(counts))
+
+
+def ks_detectable(n: int, m: int, alpha: float, power: float) -> float:
+    """The KS distance detected with probability >= power at these sizes (the DKW bound of
+    noise_stats, for unequal sizes: each empirical CDF within its eps, half the miss each)."""
+    critical = math.sqrt(-math.log(alpha / 2) * (n + m) / (2 * n * m))
+    eps = [math.sqrt(math.log(4 / (1 - power)) / (2 * size)) for size in (n, m)]
+    return critical + sum(eps)
+
+
+def compare(
+    spec: PortSpec,
+    name: str,
+    reference: np.ndarray,
+    port: np.ndarray,
+    alpha: float,
+    shift: float,
+    power: float,
+) -> Verdict:
+    """One component: `alpha` is this component's share of the family's."""
+    reference, port = (_numeric(np.asarray(v).reshape(-1)) for v in (reference, port))
+    kind = classify(reference)
+    verdict = Verdict(
+        name, kind, True, "exact", alpha, reference=summary(reference), port=summary(port)
+    )
+    if port.dtype.kind not in "biuf":
+        verdict.passed, verdict.problem = False, f"port values of dtype {port.dtype}"
+        return verdict
+    atol, rtol = tolerance(spec, name)
+    if kind == "constant":
+        want = reference[0].astype(np.float64)
+        off = np.abs(port.astype(np.float64) - want) > atol + rtol * abs(want)
+        if off.any():
+            verdict.passed = False
+            first = port[np.flatnonzero(off)[0]].item()
+            verdict.problem = (
+                f"the reference always draws {reference[0].item()}; {int(off.sum())} of "
+                f"{len(port)} port draws differ (first {first})"
+            )
+        return verdict
+    n, m = len(reference), len(port)
+    if kind == "discrete":
+        ref_idx, port_idx, k = _categories(reference, port, atol, rtol)
+        counts = np.stack(
+            [np.bincount(ref_idx, minlength=k + 1), np.bincount(port_idx, minlength=k + 1)]
+        )
+        verdict.statistic, verdict.p_value = chi_square_test(counts)
+        verdict.test = "chi-square"
+        rate = chi_square_rate(smoothed(counts[0, :k]), shift)
+        achieved = (
+            chi_square_power(k - 1, rate, min(n, m), alpha / 2) if math.isfinite(rate) else 1.0
+        )
+        verdict.design = f"n = {n}, {m}; power {achieved:.3f} against a {shift:g} shift"
+    else:
+        verdict.statistic, verdict.p_value = ks_test(reference, port)
+        verdict.test = "KS"
+        distance = ks_detectable(n, m, alpha / 2, power)
+        verdict.design = f"n = {n}, {m}; power {power:g} against a KS distance of {distance:.3g}"
+    if verdict.p_value < alpha / 2:
+        verdict.passed = False
+        verdict.problem = f"{verdict.test} p = {verdict.p_value:.3g} < {alpha / 2:.2g}"
+        return verdict
+    ref_range = float(reference.max()) - float(reference.min())
+    problem, _ = _support(reference, port, SUPPORT_SLACK * ref_range + atol, alpha / 2)
+    if problem:
+        verdict.passed, verdict.problem = False, problem
+    return verdict
+
+
+def compare_all(
+    spec: PortSpec,
+    reference: dict[str, np.ndarray],
+    port: dict[str, np.ndarray],
+    alpha: float,
+    shift: float,
+    power: float,
+) -> list[Verdict]:
+    """Every component the reference has; `alpha` is the family's."""
+    kinds = {name: classify(np.asarray(values).reshape(-1)) for name, values in reference.items()}
+    tested = sum(kind != "constant" for kind in kinds.values()) or 1
+    verdicts = []
+    for name, values in reference.items():
+        if name not in port:
+            verdicts.append(Verdict(name, kinds[name], False, "present", alpha, problem="missing"))
+            continue
+        verdicts.append(compare(spec, name, values, port[name], alpha / tested, shift, power))
+    return verdicts
+
+
+def design_samples(
+    reference: dict[str, np.ndarray], alpha: float, shift: float, power: float
+) -> tuple[int, str]:
+    """n per side for the design, from a pilot sample of the reference: KS's DKW bound for
+    continuous components, the noncentral chi-square for discrete ones (baseline from the
+    pilot), at each component's share of `alpha`; the largest n, and how it was chosen."""
+    kinds = {name: classify(np.asarray(v).reshape(-1)) for name, v in reference.items()}
+    tested = [name for name, kind in kinds.items() if kind != "constant"]
+    if not tested:
+        return 0, "every component constant: compared exactly"
+    share = alpha / len(tested) / 2
+    sizes = {}
+    for name in tested:
+        values = np.asarray(reference[name]).reshape(-1)
+        if kinds[name] == "continuous":
+            sizes[name] = ks_samples(shift, share, power)
+        else:
+            counts = np.unique(values, return_counts=True)[1]
+            sizes[name] = chi_square_samples(smoothed(counts), shift, share, power)
+    n = min(max(sizes.values()), MAX_SAMPLES)
+    return n, (
+        f"n = {n} per side: power {power:g} against a KS distance of {shift:g} (DKW bound) or "
+        f"a {shift:g} shift of one category (chi-square), alpha {alpha:g} over "
+        f"{len(tested)} components"
+    )
+
+
+def verdict_fields(verdict: Verdict) -> dict[str, Any]:
+    return {
+        "kind": verdict.kind,
+        "test": verdict.test,
+        "statistic": verdict.statistic,
+        "p_value": verdict.p_value,
+        "alpha": verdict.alpha,
+        "design": verdict.design,
+        "reference": verdict.reference,
+        "port": verdict.port,
+    }
