@@ -209,6 +209,14 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                             spec, reference, worker, options.seed, replay, entry
                         )
                     )
+                    if report.backend in ("jax", "numpy"):
+                        # And the step users call, which draws its own noise.
+                        sampled = _statistics("sampled_step", "a stochastic env's step check")
+                        report.levels.append(
+                            sampled.check_sampled_step(
+                                spec, reference, worker, report.backend, options.seed, replay, entry
+                            )
+                        )
             if "l2" in levels:
                 report.levels += l2.run_l2(
                     spec,
