@@ -10,15 +10,16 @@ of composing the two, passes both. Two checks close that:
    sample_noise(a)) from the same state and generator (NumPy). The worker runs both sides
    on the same keys (JAX) or on two envs reset with the same seed and loaded with the same
    states (NumPy); every output must be equal.
-2. Distribution: the sampler test of l1.noise, now on the step's outcome. The reference
-   plays uniform-random episodes for n (state, action) conditions (n from the spec's
-   `[randomness]` design, as for l1.noise); from each it steps once more, afresh (injected,
-   its own draws), so its outcomes are independent of the conditions that follow; the port's
-   `step` runs from the same conditions. Pooled over conditions, both samples come from the
-   same mixture under the null hypothesis, and every outcome component (observation,
-   reward, terminated, truncated) is compared as two samples (chi-square for discrete
-   ones, KS for continuous, plus the support test: envport.verifiers.sample_compare), at
-   the spec's alpha over the components.
+2. Distribution, end to end (no noise mapping involved): the reference plays uniform-random
+   episodes and CONDITIONS distinct (state, action) pairs are taken from them; from each,
+   the reference steps m times afresh (injected, its own draws) and the port's `step` m
+   times (its own keys or generator), n = CONDITIONS * m per side with n the spec's
+   `[randomness]` design (as for l1.noise). Every outcome component (observation, reward,
+   terminated, truncated) is compared as two samples (envport.verifiers.sample_compare:
+   exact for constants, chi-square, KS, support), per condition and pooled, each at half the
+   spec's alpha (per condition Bonferroni over the conditions). Pooled alone would miss what
+   a symmetric policy averages out: under uniform actions FrozenLake's slips only rotate the
+   direction, so a step that never slips moves to the same cells just as often.
 """
 
 from __future__ import annotations
@@ -32,18 +33,34 @@ from envport.spec import PortSpec
 from envport.verifiers import noise_check, sample_compare
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.l3 import stack_states
+from envport.verifiers.randomness import example_seed
 from envport.verifiers.reference import Reference
 
 NAMES = ("obs", "reward", "terminated", "truncated")
+CONDITIONS = 16
 # Conditions come from episodes apart from the sampler check's.
 FIRST_EPISODE = 2 * 10**6
 STREAM_OFFSET = 8_123_000
 
 
+def _conditions(reference: Reference, seed: int) -> tuple[list[dict[str, np.ndarray]], list[Any]]:
+    """CONDITIONS distinct (state, action) pairs, in the order uniform-random play meets them."""
+    states, actions, _ = noise_check.play_conditions(
+        reference, 50 * CONDITIONS, seed, first=FIRST_EPISODE
+    )
+    chosen: dict[int, int] = {}
+    for index, (state, action) in enumerate(zip(states, actions, strict=True)):
+        chosen.setdefault(example_seed(state, action), index)
+        if len(chosen) == CONDITIONS:
+            break
+    picked = list(chosen.values())
+    return [states[i] for i in picked], [actions[i] for i in picked]
+
+
 def _reference_outcomes(
     reference: Reference, states: list[dict], actions: list[Any], seed: int
 ) -> dict[str, np.ndarray]:
-    """One fresh reference step from each condition, all drawing from one seeded stream."""
+    """One fresh reference step per row, all drawing from one seeded stream."""
     reference.reset(seed * 100_003 + STREAM_OFFSET)
     reference.reseed_draws(seed * 100_003 + STREAM_OFFSET)
     outcomes: dict[str, list] = {name: [] for name in NAMES}
@@ -77,58 +94,81 @@ def check_sampled_step(
     assert config is not None
     level = LevelResult(level="l1", mode="sampled_step", passed=True)
     n, how = noise_check.sample_size(spec, reference, seed)
-    states, actions, _ = noise_check.play_conditions(reference, n, seed, first=FIRST_EPISODE)
-    expected = _reference_outcomes(reference, states, actions, seed)
+    conditions, condition_actions = _conditions(reference, seed)
+    repeat = -(-n // len(conditions))
+    states = [s for s in conditions for _ in range(repeat)]
+    actions = [a for a in condition_actions for _ in range(repeat)]
+    expected = _outcome_columns(spec, _reference_outcomes(reference, states, actions, seed))
     answer = worker.request(
         "sample_step", states=stack_states(states), actions=np.asarray(actions), seed=seed
     )
-    level.episodes = level.steps_compared = n
+    got = _outcome_columns(spec, answer["step"])
+    level.episodes = len(conditions)
+    level.steps_compared = len(actions)
     composition = _composition(answer, states, actions, backend)
     if composition is not None:
         composition.module, composition.seed, composition.replay = module, seed, replay
         level.divergences.append(composition)
-    verdicts = sample_compare.compare_all(
-        spec,
-        _outcome_columns(spec, expected),
-        _outcome_columns(spec, answer["step"]),
-        config.alpha,
-        config.shift,
-        config.power,
+    half = config.alpha / 2
+    pooled = sample_compare.compare_all(
+        spec, expected, got, half, config.shift, config.power, exact_constants=False
     )
-    level.statistics = {v.name: sample_compare.verdict_fields(v) for v in verdicts}
-    level.statistics["sample_size"] = how
-    for verdict in verdicts:
+    level.statistics = {v.name: sample_compare.verdict_fields(v) for v in pooled}
+    level.statistics["sample_size"] = f"{how}; {len(conditions)} conditions x {repeat}"
+    for verdict in pooled:
         if not verdict.passed:
-            level.divergences.append(
-                Divergence(
-                    level="l1",
-                    mode="sampled_step",
-                    module=module,
-                    seed=seed,
-                    message=(
-                        f"the port's own step draws {verdict.name} from another distribution "
-                        f"than the reference's step: {verdict.problem}"
-                    ),
-                    fields=[
-                        FieldDiff(
-                            field=verdict.name, expected=verdict.reference, actual=verdict.port
-                        )
-                    ],
-                    replay=replay,
-                )
-            )
+            level.divergences.append(_divergence(verdict, "pooled over the conditions", {}))
+    least = 1.0
+    for index, (state, action) in enumerate(zip(conditions, condition_actions, strict=True)):
+        rows = slice(index * repeat, (index + 1) * repeat)
+        verdicts = sample_compare.compare_all(
+            spec,
+            {k: v[rows] for k, v in expected.items()},
+            {k: v[rows] for k, v in got.items()},
+            half / len(conditions),
+            config.shift,
+            config.power,
+            exact_constants=False,
+        )
+        least = min([least, *(v.p_value for v in verdicts if v.p_value is not None)])
+        failed = next((v for v in verdicts if not v.passed), None)
+        if failed is not None:
+            condition = {**state, "action": action}
+            level.divergences.append(_divergence(failed, f"from condition {index}", condition))
+    level.statistics["per_condition"] = {
+        "conditions": len(conditions),
+        "samples_per_side": repeat,
+        "alpha": half / len(conditions),
+        "least_p_value": least,
+    }
+    for divergence in level.divergences:
+        divergence.module, divergence.seed, divergence.replay = module, seed, replay
     level.passed = not level.divergences
     level.diverged_episodes = len(level.divergences)
-    failed = [v.name for v in verdicts if not v.passed]
     level.note = (
-        f"{n} sampled steps per side from the same conditions ({how}); outcome compared in "
-        f"{len(verdicts)} components at alpha {config.alpha:g}; step "
+        f"{len(actions)} sampled steps per side, {len(conditions)} conditions x {repeat} "
+        f"({how}); outcome compared per condition and pooled at alpha {config.alpha:g}; step "
         + ("does not compose" if composition is not None else "composes")
         + " sample_noise with step_given_noise"
-        + (f"; differ: {', '.join(failed)}" if failed else "")
+        + (f"; {len(level.divergences)} divergences" if level.divergences else "")
     )
     level.seconds = {"total": time.perf_counter() - started}
     return level
+
+
+def _divergence(
+    verdict: sample_compare.Verdict, where: str, condition: dict[str, Any]
+) -> Divergence:
+    return Divergence(
+        level="l1",
+        mode="sampled_step",
+        start_state={k: np.asarray(v).tolist() for k, v in condition.items()},
+        message=(
+            f"{where}, the port's own step draws {verdict.name} from another distribution than "
+            f"the reference's step: {verdict.problem}"
+        ),
+        fields=[FieldDiff(field=verdict.name, expected=verdict.reference, actual=verdict.port)],
+    )
 
 
 def _composition(
