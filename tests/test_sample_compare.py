@@ -4,6 +4,9 @@ the distributions a wrong reset draws."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -114,3 +117,29 @@ def test_columns_name_components_like_the_other_checks() -> None:
     names = list(sc.columns("state", states, SPEC))
     assert names == [*(f"state.physics[{i}]" for i in range(4)), "state.elapsed_steps"]
     assert list(sc.columns("obs", np.zeros(5, dtype=np.int64), SPEC)) == ["obs"]
+
+
+def test_the_kolmogorov_tail_is_scipys() -> None:
+    from scipy import special
+
+    for x in [*np.linspace(0.05, 3.0, 120), 1.17, 1.18, 1.19, 6.0]:
+        assert sc.kolmogorov(float(x)) == pytest.approx(special.kolmogorov(x), rel=1e-9, abs=1e-15)
+
+
+def test_a_classic_control_env_is_checked_without_importing_scipy() -> None:
+    # scipy takes a second or more to import; CartPole's components are continuous or constant.
+    code = (
+        "import sys\n"
+        "from envport.spec import load_spec\n"
+        "from envport.verifiers import reset_sample, sample_compare\n"
+        "from envport.verifiers.reference import Reference\n"
+        f"spec = load_spec({str(CARTPOLE)!r})\n"
+        "sample = reset_sample.draw(spec, Reference(spec), 0)\n"
+        "columns = sample.columns(spec)\n"
+        "verdicts = sample_compare.compare_all(spec, columns, columns, 1e-3, 0.05, 0.95)\n"
+        "assert all(v.passed for v in verdicts)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('scipy')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
