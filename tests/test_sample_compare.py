@@ -1,6 +1,6 @@
 """The two-sample comparison behind l2.reset, l2.vector and l1.sampled_step: its statistics
-agree with scipy.stats and noise_stats, its support test is calibrated, and it tells apart
-the distributions a wrong reset draws."""
+(envport.verifiers.two_sample) agree with scipy.stats and noise_stats, its support test is
+calibrated, and it tells apart the distributions a wrong reset draws."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from scipy import stats
 from envport.spec import load_spec
 from envport.verifiers import noise_stats
 from envport.verifiers import sample_compare as sc
+from envport.verifiers import two_sample as ts
 
 from helpers import CARTPOLE
 
@@ -24,40 +25,40 @@ def test_the_tests_agree_with_scipy_stats() -> None:
     rng = np.random.default_rng(0)
     for n, m, shift in [(5000, 5000, 0.0), (5000, 5000, 0.04), (3000, 200, 0.1)]:
         a, b = rng.random(n), rng.random(m) + shift
-        distance, p = sc.ks_test(a, b)
+        distance, p = ts.ks_test(a, b)
         reference = stats.ks_2samp(a, b)
         assert distance == pytest.approx(reference.statistic)
         assert p == pytest.approx(reference.pvalue, rel=0.1, abs=1e-12)
     table = np.array([[30, 50, 20, 0], [25, 60, 15, 0]])
-    statistic, p = sc.chi_square_test(table)
+    statistic, p = ts.chi_square_test(table)
     expected = stats.chi2_contingency(table[:, :3], correction=False)
     assert (statistic, p) == pytest.approx((expected.statistic, expected.pvalue))
 
 
 def test_sample_sizes_are_noise_stats_designs() -> None:
     for p0 in (np.ones(3) / 3, np.array([0.1, 0.2, 0.7])):
-        assert sc.chi_square_samples(p0, 0.05, 0.01, 0.95) == noise_stats.chi_square_samples(
+        assert ts.chi_square_samples(p0, 0.05, 0.01, 0.95) == noise_stats.chi_square_samples(
             p0, 0.05, 0.01, 0.95
         )
-    assert sc.ks_samples(0.05, 0.01, 0.95) == noise_stats.ks_samples(0.05, 0.01, 0.95)
+    assert ts.ks_samples(0.05, 0.01, 0.95) == noise_stats.ks_samples(0.05, 0.01, 0.95)
     # Hundreds of categories (a Taxi state code) are sized in closed form, not by search.
-    assert 1000 < sc.chi_square_samples(np.ones(300) / 300, 0.05, 0.001, 0.95) < 5000
+    assert 1000 < ts.chi_square_samples(np.ones(300) / 300, 0.05, 0.001, 0.95) < 5000
     # At equal sizes the stated detectable distance is noise_stats' DKW design.
     n = noise_stats.ks_samples(0.05, 0.001, 0.95)
-    assert sc.ks_detectable(n, n, 0.001, 0.95) == pytest.approx(0.05, abs=1e-4)
+    assert ts.ks_detectable(n, n, 0.001, 0.95) == pytest.approx(0.05, abs=1e-4)
 
 
 def test_the_exceedance_test_is_exact_and_about_two_to_the_minus_k() -> None:
-    assert sc.exceedance_p(0, 100, 100) == 1.0
-    assert sc.exceedance_p(1, 100, 100) == pytest.approx(100 / 200)
-    assert sc.exceedance_p(3, 100, 100) == pytest.approx(100 * 99 * 98 / (200 * 199 * 198))
-    assert sc.exceedance_p(10, 10_000, 10_000) == pytest.approx(2.0**-10, rel=0.01)
-    assert sc.exceedance_critical(15_000, 15_000, 1e-5) == 17
+    assert ts.exceedance_p(0, 100, 100) == 1.0
+    assert ts.exceedance_p(1, 100, 100) == pytest.approx(100 / 200)
+    assert ts.exceedance_p(3, 100, 100) == pytest.approx(100 * 99 * 98 / (200 * 199 * 198))
+    assert ts.exceedance_p(10, 10_000, 10_000) == pytest.approx(2.0**-10, rel=0.01)
+    assert ts.exceedance_critical(15_000, 15_000, 1e-5) == 17
     # Calibration: under the null, P(count >= k) matches the formula.
     rng = np.random.default_rng(1)
     counts = [int((rng.random(50) > rng.random(60).max()).sum()) for _ in range(4000)]
     observed = np.mean(np.asarray(counts) >= 2)
-    assert observed == pytest.approx(sc.exceedance_p(2, 50, 60), abs=0.02)
+    assert observed == pytest.approx(ts.exceedance_p(2, 50, 60), abs=0.02)
 
 
 def _verdict(reference: np.ndarray, port: np.ndarray, name: str = "obs.x") -> sc.Verdict:
@@ -123,7 +124,7 @@ def test_the_kolmogorov_tail_is_scipys() -> None:
     from scipy import special
 
     for x in [*np.linspace(0.05, 3.0, 120), 1.17, 1.18, 1.19, 6.0]:
-        assert sc.kolmogorov(float(x)) == pytest.approx(special.kolmogorov(x), rel=1e-9, abs=1e-15)
+        assert ts.kolmogorov(float(x)) == pytest.approx(special.kolmogorov(x), rel=1e-9, abs=1e-15)
 
 
 def test_a_classic_control_env_is_checked_without_importing_scipy() -> None:
