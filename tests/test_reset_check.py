@@ -40,9 +40,10 @@ def check(name: str, port: Path, target: str) -> LevelResult:
 
 def test_n_is_fixed_by_the_design_before_any_port_draw() -> None:
     _, sample = reference_draws("cartpole")
-    # Eight random components (4 state, 4 observation) at family alpha 1e-3, KS distance
-    # 0.05 with power 0.95 by the DKW bound; the step counter is constant.
-    assert sample.n == 15283 and "alpha 0.001 over 8 components" in sample.how
+    # Eight random components (4 state, 4 observation) and two projections of each group
+    # at family alpha 1e-3, KS distance 0.05 with power 0.95 by the DKW bound; the step
+    # counter is constant.
+    assert sample.n == 15593 and "alpha 0.001 over 12 components" in sample.how
     _, lake = reference_draws("frozenlake")
     assert lake.n == reset_sample.PILOT and "every component constant" in lake.how
 
@@ -65,6 +66,7 @@ RESET_MUTANTS = [
     ("cartpole", "numpy-reset-range", "obs.x"),
     ("cartpole", "jax-reset-normal", "obs.x"),
     ("cartpole", "numpy-reset-obs-dtype", "obs.dtype"),
+    ("cartpole", "numpy-reset-one-draw", "obs.joint[sum]"),
     ("pendulum", "numpy-reset-sign", "obs.sin_theta"),
     ("pendulum", "jax-reset-speed-range", "obs.theta_dot"),
     ("taxi", "jax-reset-destination", "obs"),
@@ -131,7 +133,7 @@ def test_reset_and_vector_checks_run_by_default_and_reach_json_and_junit(tmp_pat
         "--junit", str(junit), "--json", str(report),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "pass l2.reset: 15283 resets per side" in done.stdout
+    assert "pass l2.reset: 15593 resets per side" in done.stdout
     assert "pass l2.vector: batches 1, 3, 8, 13, 33" in done.stdout
     names = {case.get("name") for case in ET.parse(junit).getroot()}
     assert {"l2.reset", "l2.vector"} <= names

@@ -7,9 +7,11 @@ worker draws n resets (JAX: `reset` over n keys; NumPy: VectorEnvs reset with se
 the reference n (`reset(seed)` over seeds), and every component of the start state and of
 the first observation is compared as two samples (envport.verifiers.sample_compare): a
 constant exactly, discrete ones by chi-square, continuous ones by Kolmogorov-Smirnov, plus
-the support test at both ends. n is fixed by the design in envport.verifiers.reset_sample
-before any port draw is seen. NumPy's seeding contract is checked on the way: the same
-seed twice gives the same observations, and two seeds do not give identical ones.
+the support test at both ends; and jointly, through the sum and the alternating sum of
+each group's standardised components (a state field's, the observation's). n is fixed
+by the design in envport.verifiers.reset_sample before any port draw is seen. NumPy's
+seeding contract is checked on the way: the same seed twice gives the same observations,
+and two seeds do not give identical ones.
 """
 
 from __future__ import annotations
@@ -45,9 +47,9 @@ def check_reset(
     port = sample_compare.columns("obs", port_obs, spec)
     if readable:
         port |= sample_compare.columns("state", answer["state"], spec)
-    verdicts = sample_compare.compare_all(
-        spec, sample.columns(spec, with_state=readable), port, ALPHA, SHIFT, POWER
-    )
+    # Per component, and jointly where cheap: projections of each group of components.
+    expected, port = sample_compare.with_joint(sample.columns(spec, with_state=readable), port)
+    verdicts = sample_compare.compare_all(spec, expected, port, ALPHA, SHIFT, POWER)
     level.steps_compared = sample.n
     level.statistics = {v.name: sample_compare.verdict_fields(v) for v in verdicts}
     level.statistics["sample_size"] = sample.how

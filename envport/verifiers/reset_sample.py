@@ -67,7 +67,8 @@ def draw(spec: PortSpec, reference: Reference, seed: int) -> ResetSample:
     """n reference resets, n fixed by the design before any port draw is seen."""
     base = seed * 100_003 + SEED_OFFSET
     pilot = reference_resets(reference, PILOT, base + 10**6)
-    n, how = sample_compare.design_samples(pilot.columns(spec), ALPHA, SHIFT, POWER)
+    columns, _ = sample_compare.with_joint(pilot.columns(spec), pilot.columns(spec))
+    n, how = sample_compare.design_samples(columns, ALPHA, SHIFT, POWER)
     sample = reference_resets(reference, max(n, PILOT), base)
     sample.how = how
     return sample

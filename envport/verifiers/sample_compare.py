@@ -260,6 +260,35 @@ def compare_all(
     return verdicts
 
 
+def with_joint(
+    reference: dict[str, np.ndarray], port: dict[str, np.ndarray]
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Both sides with, for each group of two or more continuous components (one state
+    field's, the observation's), two projections of the components standardised by the
+    reference's mean and std: their sum (`obs.joint[sum]`) and their alternating sum
+    (`obs.joint[alternating]`). Independent components give projections of one spread; a
+    port drawing its components from one shared draw, or correlated where the reference's
+    are not, has the right marginals and a projection twice as wide or collapsed."""
+    groups: dict[str, list[str]] = {}
+    for name, values in reference.items():
+        if name in port and classify(_numeric(np.asarray(values))) == "continuous":
+            group = name.split("[")[0] if name.startswith("state.") else "obs"
+            groups.setdefault(group, []).append(name)
+    reference, port = dict(reference), dict(port)
+    for group, names in groups.items():
+        if len(names) < 2:
+            continue
+        ref = np.stack([np.asarray(reference[n], dtype=np.float64) for n in names])
+        got = np.stack([np.asarray(port[n], dtype=np.float64) for n in names])
+        mean, std = ref.mean(axis=1, keepdims=True), ref.std(axis=1, keepdims=True)
+        ref, got = (ref - mean) / std, (got - mean) / std
+        signs = np.where(np.arange(len(names)) % 2 == 0, 1.0, -1.0)[:, None]
+        for label, weights in (("sum", 1.0), ("alternating", signs)):
+            reference[f"{group}.joint[{label}]"] = (ref * weights).sum(axis=0)
+            port[f"{group}.joint[{label}]"] = (got * weights).sum(axis=0)
+    return reference, port
+
+
 def design_samples(
     reference: dict[str, np.ndarray], alpha: float, shift: float, power: float
 ) -> tuple[int, str]:
