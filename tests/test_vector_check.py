@@ -35,7 +35,7 @@ def reference_draws(name: str) -> tuple[PortSpec, reset_sample.ResetSample]:
 def check(name: str, port: Path, example: Path | None = None) -> LevelResult:
     spec, sample = reference_draws(name)
     with started_worker(example or EXAMPLES / name, port, "numpy") as worker:
-        return vector_check.check_vector(spec, Reference(spec), worker, sample, 0, "replay")
+        return vector_check.check_vector(spec, worker, sample, 0, "replay")
 
 
 def test_the_reference_side_is_gymnasiums_own_next_step_autoreset() -> None:

@@ -36,7 +36,6 @@ from envport.spec import PortSpec
 from envport.verifiers import sample_compare
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.l3 import stack_states
-from envport.verifiers.reference import Reference
 from envport.verifiers.reset_sample import ALPHA, POWER, SHIFT, DrawSupport, ResetSample
 from envport.verifiers.vector_run import BATCHES, STEPS, Mismatch, Tally, VectorRun
 
@@ -46,20 +45,14 @@ MIN_DRAWS = 20
 
 
 def check_vector(
-    spec: PortSpec,
-    reference: Reference,
-    worker: Any,
-    sample: ResetSample,
-    seed: int,
-    replay: str,
+    spec: PortSpec, worker: Any, sample: ResetSample, seed: int, replay: str
 ) -> LevelResult:
-    del reference  # each batch has reference envs of its own
+    """Each batch size runs against reference envs of its own (VectorReference)."""
     started = time.perf_counter()
     level = LevelResult(level="l2", mode="vector", passed=True, episodes=len(BATCHES))
     support = DrawSupport(spec, sample)
     tally = Tally()
     readable = True
-    partial = True
     for batch in BATCHES:
         run = VectorRun(spec, worker, batch, seed, support, tally)
         try:

@@ -50,13 +50,8 @@ class VectorRun:
     def __init__(
         self, spec: PortSpec, worker: Any, batch: int, seed: int, support: DrawSupport, tally: Tally
     ) -> None:
-        self.spec, self.worker, self.batch, self.support, self.tally = (
-            spec,
-            worker,
-            batch,
-            support,
-            tally,
-        )
+        self.spec, self.worker, self.batch = spec, worker, batch
+        self.support, self.tally = support, tally
         self.seed = seed * 100_003 + SEED_OFFSET + 1000 * batch
         self.ref = VectorReference(spec, batch)
         space = self.ref.refs[0].action_space

@@ -231,7 +231,6 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
                 if reset_sample is not None and report.backend in ("jax", "numpy"):
                     report.levels += _user_paths(
                         spec,
-                        reference,
                         worker,
                         report.backend,
                         reset_sample,
@@ -262,7 +261,6 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
 
 def _user_paths(
     spec: PortSpec,
-    reference: Reference,
     worker: PortWorker | EnvClient,
     backend: str,
     sample: ResetSample,
@@ -275,7 +273,7 @@ def _user_paths(
 
     found = [reset_check.check_reset(spec, worker, sample, seed, replay)]
     if backend == "numpy":
-        found.append(vector_check.check_vector(spec, reference, worker, sample, seed, replay))
+        found.append(vector_check.check_vector(spec, worker, sample, seed, replay))
     return found
 
 
