@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from envport.serve.client import PortWorker
+
 ROOT = Path(__file__).resolve().parent.parent
 CARTPOLE = ROOT / "examples" / "cartpole"
 JAX_PORT = CARTPOLE / "ports" / "jax"
@@ -24,3 +26,15 @@ def run_envport(*args: str, timeout: float = 300, cwd: Path = ROOT) -> subproces
         cwd=cwd,
         env=env,
     )
+
+
+def started_worker(example: Path, port: Path, target: str) -> PortWorker:
+    """A worker hosting `port` (a real subprocess, as `envport verify` starts it), loaded."""
+    from envport.spec import load_spec
+    from envport.verifiers.verify import port_target
+
+    chosen, modules, entry = port_target(load_spec(example), port, target)
+    load = {"port_dir": str(port), "modules": modules, "entry": entry, "target": chosen}
+    worker = PortWorker(timeout=300, load=load)
+    worker.receive()
+    return worker

@@ -82,11 +82,12 @@ class EnvServer:
         if request.op == "describe":
             # What the workers were loaded with: a client's stand-in for its own `load`.
             return Response(id=request.id, ok=True, result=self.slots[0].preloaded)
-        slot = self._affinity.get(identity) if request.op.startswith("session_") else None
+        # A live session (and a live VectorEnv) stays on the worker that holds it.
+        live = request.op.startswith(("session_", "vector_"))
+        slot = self._affinity.get(identity) if live else None
         if slot is None:
             slot = min(self.slots, key=lambda s: s.queued + s.lock.locked())
-        if request.op == "session_load":
-            # A live session stays on the worker that holds it.
+        if request.op in ("session_load", "vector_open"):
             self._affinity[identity] = slot
         slot.queued += 1
         try:

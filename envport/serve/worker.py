@@ -30,6 +30,9 @@ def _numpy(outputs: dict[str, Any]) -> dict[str, np.ndarray]:
     return {key: np.asarray(value) for key, value in outputs.items()}
 
 
+VECTOR_OPS = ("vector_open", "vector_reset", "vector_load", "vector_step")
+
+
 class Host:
     def __init__(self) -> None:
         self.port: Any = None
@@ -175,6 +178,16 @@ class Host:
             return getattr(self.port, request.op)(**request.args)
         if request.op == "sample_noise":
             return self.port.sample_noise(**request.args)
+        if request.op in ("reset_samples", "sample_step"):
+            # The paths users call: reset, and a stochastic env's step with its own draws.
+            return getattr(self.port, request.op)(**request.args)
+        if request.op in VECTOR_OPS:
+            # NumPy's VectorEnv driven op by op (the vector-API check): no other backend has one.
+            if not hasattr(self.port, request.op):
+                raise ContractError(
+                    f"`{request.op}`: the {self.port.backend} port has no VectorEnv"
+                )
+            return getattr(self.port, request.op)(**request.args)
         if request.op in ("l4_train", "l4_evaluate"):
             # L4: the harness's trainer and evaluator run here, beside the port they drive.
             from envport.verifiers import l4_port

@@ -165,6 +165,55 @@ class JaxPort:
         keys = jax.random.split(jax.random.PRNGKey(seed), actions.shape[0])
         return {"noise": np.asarray(self._sampler(states, actions, keys))}
 
+    # ---- the paths users call: reset and the sampled step ----
+
+    def reset_samples(self, count: int, seed: int, chunk: int = 0) -> dict[str, Any]:
+        """`count` reset draws over keys split from PRNGKey(seed), and their states as the
+        reference's fields (None without `state_to_reference`)."""
+        del chunk  # one vmapped call: keys are independent by construction
+        jax = self.jax
+        if not hasattr(self, "_resetter"):
+            read = getattr(self.entry, "state_to_reference", None)
+
+            def one(key: Any) -> Any:
+                obs, state = self.entry.reset(key, self.params)
+                return obs, None if read is None else read(state)
+
+            self._resetter = jax.jit(jax.vmap(one))
+        obs, states = self._resetter(jax.random.split(jax.random.PRNGKey(seed), count))
+        return {
+            "obs": np.asarray(obs),
+            "state": None if states is None else {k: np.asarray(v) for k, v in states.items()},
+        }
+
+    def sample_step(
+        self, states: dict[str, np.ndarray], actions: np.ndarray, seed: int
+    ) -> dict[str, Any]:
+        """step(key, ...) for B (state, action) pairs, one key each, as users call it; and
+        step_given_noise(sample_noise(key, ...), ...) with the same keys, which the contract
+        says it equals."""
+        require(self.entry, STOCHASTIC_CONTRACT, "jax, stochastic env")
+        jax = self.jax
+        if not hasattr(self, "_sampled_step"):
+
+            def both(ref_state: Any, action: Any, key: Any) -> Any:
+                state = self.entry.state_from_reference(ref_state)
+                obs, _, reward, terminated, truncated, _ = self.entry.step(
+                    key, state, action, self.params
+                )
+                noise = self.entry.sample_noise(key, state, action, self.params)
+                composed = self.entry.step_given_noise(noise, state, action, self.params)
+                return (obs, reward, terminated, truncated), (*composed[:1], *composed[2:5])
+
+            self._sampled_step = jax.jit(jax.vmap(both))
+        keys = jax.random.split(jax.random.PRNGKey(seed), actions.shape[0])
+        sampled, composed = self._sampled_step(states, actions, keys)
+        names = ("obs", "reward", "terminated", "truncated")
+        return {
+            "step": {k: np.asarray(v) for k, v in zip(names, sampled, strict=True)},
+            "composed": {k: np.asarray(v) for k, v in zip(names, composed, strict=True)},
+        }
+
     # ---- L2: a live session of B envs, and batch-versus-single ----
 
     def _session_fns(self) -> Any:

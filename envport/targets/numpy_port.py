@@ -23,6 +23,7 @@ where step(actions) == step_given_noise(actions, sample_noise(actions)). Request
 
 from __future__ import annotations
 
+import inspect
 import time
 from types import ModuleType
 from typing import Any
@@ -205,11 +206,85 @@ class NumpyPort:
         }
 
     def session_read(self) -> dict[str, Any] | None:
+        return self._read(self.session)
+
+    def _read(self, env: Any) -> dict[str, Any] | None:
+        """Every env's state as the reference's fields (None without `state_to_reference`)."""
         to_reference = getattr(self.entry, "state_to_reference", None)
         if to_reference is None:
             return None
-        per_env = [to_reference(s) for s in _unstack(self.session.get_state())]
+        per_env = [to_reference(s) for s in _unstack(env.get_state())]
         return {k: np.stack([np.asarray(s[k]) for s in per_env]) for k in per_env[0]}
+
+    # ---- the paths users call: reset, the sampled step, the VectorEnv's own semantics ----
+
+    def reset_samples(self, count: int, seed: int, chunk: int) -> dict[str, Any]:
+        """`count` reset draws, from VectorEnvs of `chunk` envs reset with seeds seed,
+        seed + 1, ...; `again` is the first chunk reset a second time with the same seed."""
+        obs, states = [], []
+        for start in range(0, count, chunk):
+            env = self.entry.VectorEnv(num_envs=min(chunk, count - start))
+            first, _ = env.reset(seed=seed + start // chunk)
+            obs.append(np.array(first))
+            states.append(self._read(env))
+        again, _ = self.entry.VectorEnv(num_envs=min(chunk, count)).reset(seed=seed)
+        read = None
+        if states[0] is not None:
+            read = {k: np.concatenate([s[k] for s in states]) for k in states[0]}
+        return {"obs": np.concatenate(obs), "state": read, "again": np.array(again)}
+
+    def sample_step(
+        self, states: dict[str, np.ndarray], actions: np.ndarray, seed: int
+    ) -> dict[str, Any]:
+        """`step` as users call it (the env's own draws), and beside it, from an env in the
+        same state with the same seed, step_given_noise(actions, sample_noise(actions))."""
+        names = ("obs", "reward", "terminated", "truncated")
+        sampled = self._env(states, seed).step(actions)[:4]
+        env = self._env(states, seed)
+        for method in STOCHASTIC_CONTRACT:
+            if not callable(getattr(env, method, None)):
+                raise ContractError(
+                    f"port `VectorEnv` lacks `{method}` (numpy contract, stochastic env)"
+                )
+        composed = env.step_given_noise(actions, env.sample_noise(actions))[:4]
+        return {
+            "step": {k: np.array(v) for k, v in zip(names, sampled, strict=True)},
+            "composed": {k: np.array(v) for k, v in zip(names, composed, strict=True)},
+        }
+
+    def vector_open(self, num_envs: int) -> dict[str, Any]:
+        """A live VectorEnv driven op by op, as Gymnasium's users drive one."""
+        self.vector = self.entry.VectorEnv(num_envs=num_envs)
+        try:
+            parameters = inspect.signature(self.vector.reset).parameters
+        except (TypeError, ValueError):
+            parameters = {}
+        takes_options = "options" in parameters or any(
+            p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+        )
+        return {"reset_options": takes_options}
+
+    def vector_reset(self, seed: int | None = None, mask: Any = None) -> dict[str, Any]:
+        if mask is None:
+            obs, _ = self.vector.reset(seed=seed)
+        else:
+            options = {"reset_mask": np.asarray(mask, dtype=bool)}
+            obs, _ = self.vector.reset(seed=seed, options=options)
+        return {"obs": np.array(obs), "state": self._read(self.vector)}
+
+    def vector_load(self, states: dict[str, np.ndarray]) -> dict[str, Any]:
+        self.vector.set_state(self._bridge(states))
+        return {"state": self._read(self.vector)}
+
+    def vector_step(self, actions: np.ndarray, noise: np.ndarray | None = None) -> dict[str, Any]:
+        obs, reward, terminated, truncated, _ = self._step(self.vector, actions, noise)
+        return {
+            "obs": np.array(obs),
+            "reward": np.array(reward),
+            "terminated": np.array(terminated),
+            "truncated": np.array(truncated),
+            "state": self._read(self.vector),
+        }
 
     def batch_vs_single(
         self, states: dict[str, np.ndarray], actions: np.ndarray, noise: np.ndarray | None = None

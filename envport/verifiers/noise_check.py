@@ -33,7 +33,7 @@ EPISODE_STEPS = 200
 SEED_OFFSET = 7_919_000
 
 
-def _play(
+def play_conditions(
     reference: Reference, count: int, seed: int, first: int
 ) -> tuple[list[dict], list[Any], list[np.ndarray]]:
     """`count` (state, action, noise) triples from uniform-random reference episodes."""
@@ -62,7 +62,7 @@ def sample_size(spec: PortSpec, reference: Reference, seed: int) -> tuple[int, s
     assert config is not None
     if config.samples is not None:
         return config.samples, "given by the spec"
-    _, _, pilot = _play(reference, PILOT, seed, first=10**6)
+    _, _, pilot = play_conditions(reference, PILOT, seed, first=10**6)
     values = np.stack(pilot).reshape(len(pilot), -1)
     alpha = config.alpha / values.shape[1]  # Bonferroni over noise components
     if config.noise == "continuous":
@@ -92,7 +92,7 @@ def check_sampler(
     assert config is not None
     level = LevelResult(level="l1", mode="noise", passed=True)
     n, how = sample_size(spec, reference, seed)
-    states, actions, recorded = _play(reference, n, seed, first=0)
+    states, actions, recorded = play_conditions(reference, n, seed, first=0)
     ref_noise = np.stack(recorded)
     answer = worker.request(
         "sample_noise", states=stack_states(states), actions=np.asarray(actions), seed=seed

@@ -96,15 +96,22 @@ class Reference:
         # Stochastic envs: each step's draws are recorded and mapped to the port's noise.
         self.recorder: NoiseRecorder | None = NoiseRecorder(spec) if spec.randomness else None
 
-    def reset(self, seed: int) -> np.ndarray:
+    def reset(self, seed: int | None) -> np.ndarray:
+        """reset(seed); with None, the next reset of the same stream (no new generator: a
+        tenth of the cost, for checks that draw thousands of resets)."""
         obs, _ = self.env.reset(seed=seed)
+        self.track()
+        return np.asarray(obs)
+
+    def track(self) -> None:
+        """Follow the env after a reset, including one made elsewhere (a Gymnasium vector env
+        resetting its sub-envs): reinstall the draw recorder and resolve the state fields."""
         if self.recorder is not None:
             self.recorder.install(self.env)
         # Resolved once per episode: reading state every step must stay cheap.
         self._holders = {
             name: self._holder(name, path) for name, path in self.spec.state.fields.items()
         }
-        return np.asarray(obs)
 
     def _holder(self, name: str, path: str) -> tuple[Any, str]:
         try:

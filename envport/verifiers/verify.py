@@ -10,15 +10,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
 from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.verifiers import cases, l1, l2, l3, l3_lanes, l3_replay, reverse
-from envport.verifiers.divergence import VerifyReport
+from envport.verifiers.divergence import LevelResult, VerifyReport
 from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
+
+if TYPE_CHECKING:  # imported where it runs: its statistics load scipy
+    from envport.verifiers.reset_sample import ResetSample
 
 LEVELS = ("l1", "l2", "l3", "l4")
 # L4 trains policies: minutes, not seconds, so it runs only when asked for.
@@ -218,6 +222,13 @@ def verify(
             )
             stack.callback(lane_workers.close)
         reference = Reference(spec)
+        whole_port = not load.get("only_modules", False)
+        reset_sample = None
+        if "l2" in levels and whole_port and target != "rust":
+            # The reference's reset draws, taken while the worker is still importing the port.
+            from envport.verifiers import reset_sample as reset_draws
+
+            reset_sample = reset_draws.draw(spec, reference, options.seed)
         report.seconds["setup"] = time.perf_counter() - started
         timed = _Timer(report.seconds)
         try:
@@ -230,7 +241,6 @@ def verify(
                 report.notes.append(_unsplit_note(absent, target, entry))
             # Worker start-up and port import not hidden behind the reference's episodes.
             report.seconds["port_load_wait"] = time.perf_counter() - load_started
-            whole_port = not load.get("only_modules", False)
             if "l1" in levels:
                 timed.start("l1")
                 run = l1.L1Run(
@@ -256,6 +266,14 @@ def verify(
                             spec, reference, worker, options.seed, replay, entry
                         )
                     )
+                    if report.backend in ("jax", "numpy"):
+                        # And the step users call, which draws its own noise.
+                        sampled = _statistics("sampled_step", "a stochastic env's step check")
+                        report.levels.append(
+                            sampled.check_sampled_step(
+                                spec, reference, worker, report.backend, options.seed, replay, entry
+                            )
+                        )
             if "l2" in levels:
                 timed.start("l2")
                 report.levels += l2.run_l2(
@@ -268,6 +286,15 @@ def verify(
                     replay=replays["l2"],
                     shrink=options.shrink,
                 )
+                if reset_sample is not None and report.backend in ("jax", "numpy"):
+                    report.levels += _user_paths(
+                        spec,
+                        worker,
+                        report.backend,
+                        reset_sample,
+                        options.seed,
+                        replays["l2"],
+                    )
             if options.cases is not None and whole_port and not options.reverse:
                 timed.start("cases")
                 report.levels.append(
@@ -345,6 +372,24 @@ def _check_reverse(options: VerifyOptions) -> None:
     ):
         if given is not None:
             raise EnvportError(f"{flag} does not go with --reverse-injection: {why}")
+
+
+def _user_paths(
+    spec: PortSpec,
+    worker: PortWorker | EnvClient,
+    backend: str,
+    sample: ResetSample,
+    seed: int,
+    replay: str,
+) -> list[LevelResult]:
+    """L2's checks of what users call rather than what the harness injects: the port's own
+    reset, and (NumPy) its VectorEnv's autoreset and partial resets against Gymnasium's."""
+    from envport.verifiers import reset_check, vector_check
+
+    found = [reset_check.check_reset(spec, worker, sample, seed, replay)]
+    if backend == "numpy":
+        found.append(vector_check.check_vector(spec, worker, sample, seed, replay))
+    return found
 
 
 def _statistics(module: str, what: str) -> ModuleType:

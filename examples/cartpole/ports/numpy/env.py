@@ -21,9 +21,12 @@ class VectorEnv:
         self.elapsed[mask] = 0
         self.needs_reset[mask] = False
 
-    def reset(self, seed=None):
-        self.rng = np.random.default_rng(seed)
-        self._reset_where(np.ones(self.num_envs, dtype=bool))
+    def reset(self, seed=None, options=None):
+        # Gymnasium's partial reset: options={"reset_mask": bool[B]} resets only those envs.
+        mask = None if options is None else options.get("reset_mask")
+        if seed is not None or mask is None:
+            self.rng = np.random.default_rng(seed)
+        self._reset_where(np.ones(self.num_envs, dtype=bool) if mask is None else np.asarray(mask))
         return self.physics.astype(np.float32), {}
 
     def step(self, actions):

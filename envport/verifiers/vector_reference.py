@@ -1,0 +1,77 @@
+"""The reference as Gymnasium's own `SyncVectorEnv`: the vector semantics a NumPy port owes.
+
+B reference envs, each with the spec's state access, run by Gymnasium's SyncVectorEnv in
+next-step autoreset mode: Gymnasium decides which envs reset, when, and what they return,
+so the vector check compares the port with the library's behaviour, not a re-statement of
+it. A stochastic env's sub-envs record their draws, and each step's become the port's noise
+(envport.verifiers.randomness), as in every other check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, SyncVectorEnv
+
+from envport.spec import PortSpec
+from envport.verifiers.reference import Reference, State
+
+
+class VectorReference:
+    def __init__(self, spec: PortSpec, count: int) -> None:
+        self.refs = [Reference(spec) for _ in range(count)]
+        self.vec = SyncVectorEnv(
+            [(lambda env=ref.env: env) for ref in self.refs],
+            autoreset_mode=AutoresetMode.NEXT_STEP,
+        )
+        # Envs whose episode ended at the last step: Gymnasium resets them at the next.
+        self.pending = np.zeros(count, dtype=bool)
+        self._noise: list[np.ndarray | None] = [None] * count
+
+    def reset(self, seed: int | None, mask: np.ndarray | None = None) -> np.ndarray:
+        """Gymnasium's reset: all envs, or (`options={"reset_mask": mask}`) only some."""
+        options = None if mask is None else {"reset_mask": np.asarray(mask, dtype=bool)}
+        obs, _ = self.vec.reset(seed=seed, options=options)
+        chosen = np.ones(len(self.refs), dtype=bool) if mask is None else np.asarray(mask)
+        for ref in np.asarray(self.refs)[chosen]:
+            ref.track()  # a seeded reset replaces the sub-env's generator: record the new one
+        self.pending[chosen] = False
+        return np.array(obs)
+
+    def step(self, actions: np.ndarray) -> tuple[Any, ...]:
+        """Gymnasium's step; last, the noise each stepped env drew (None if deterministic)."""
+        recording = self.refs[0].recorder is not None
+        befores: list[State | None] = []
+        for index, ref in enumerate(self.refs):
+            befores.append(None if self.pending[index] or not recording else ref.read_state())
+            if recording and ref.recorder is not None:
+                ref.recorder.begin()
+        obs, reward, terminated, truncated, _ = self.vec.step(actions)
+        noise = None
+        if recording:
+            for index, ref in enumerate(self.refs):
+                before = befores[index]
+                if before is not None and ref.recorder is not None:
+                    action = _row(actions, index)
+                    self._noise[index] = ref.recorder.noise(before, action, ref.env)
+            # An env that resets at this step takes no step: any valid noise will do.
+            filler = next((n for n in self._noise if n is not None), None)
+            if filler is not None:
+                noise = np.stack([filler if n is None else n for n in self._noise])
+        for index in np.flatnonzero(self.pending):
+            self.refs[index].track()
+        self.pending = np.asarray(terminated) | np.asarray(truncated)
+        return np.array(obs), np.array(reward), np.array(terminated), np.array(truncated), noise
+
+    def read(self, index: int) -> State:
+        return self.refs[index].read_state()
+
+    def write(self, index: int, state: State) -> None:
+        ref = self.refs[index]
+        ref.write_state({**ref.read_state(), **state})
+
+
+def _row(actions: np.ndarray, index: int) -> Any:
+    action = np.asarray(actions)[index]
+    return action.item() if action.ndim == 0 else action
