@@ -166,7 +166,21 @@ class L1Spec(_Strict):
 class L2Spec(_Strict):
     examples: int = Field(default=40, gt=0, description="hypothesis sequences")
     steps: int = Field(default=25, gt=0, description="rules per sequence at most")
-    batch: int = Field(default=8, gt=1, description="B for the batch-equals-singles check")
+    # Batch sizes for the batch-equals-singles check: odd on purpose, so a port that works
+    # in chunks (of 4, 8, 256 envs) meets a partial last chunk, and 1 meets its smallest.
+    batch: list[int] = Field(default_factory=lambda: [1, 7, 33], min_length=1)
+
+    @field_validator("batch", mode="before")
+    @classmethod
+    def _sizes(cls, value: Any) -> Any:
+        return [value] if isinstance(value, int) else value
+
+    @field_validator("batch")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if any(size < 1 for size in value):
+            raise ValueError("expected batch sizes >= 1")
+        return value
 
 
 class L4Spec(_Strict):
@@ -187,6 +201,13 @@ class L4Spec(_Strict):
 
 
 class LevelsSpec(_Strict):
+    # Actions outside the declared space (L1, L2 and a share of L3's steps): Box actions up
+    # to `out_of_range` half-widths beyond each bound, Discrete values the reference accepts.
+    out_of_range: float = Field(default=3.0, ge=0)
+    out_of_range_share: float = Field(default=0.2, ge=0, le=1)
+    # Share of L1/L2 float draws at and around the reference's constants, zero and the
+    # bounds (and of L1 examples whose next state lands on such a constant).
+    edge_share: float = Field(default=0.25, ge=0, le=1)
     l1: L1Spec = Field(default_factory=L1Spec)
     l2: L2Spec = Field(default_factory=L2Spec)
     l3: L3Spec = Field(default_factory=L3Spec)

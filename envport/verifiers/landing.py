@@ -1,0 +1,223 @@
+"""Start states whose next state lands on a constant, and decisions the port cannot resolve.
+
+A threshold rounded in its fifth digit (CartPole's 2.4 written 2.40001) changes the outcome
+only when the state *after* the step falls between the two values. Drawing the start state
+at the edge is not enough: it must be one step short of it. So a share of L1 examples
+`land`: one float component of the drawn state is solved for (by bisection on the
+reference itself) so that the same component of the next state is at a target point (a
+constant of the reference's source, zero or a bound), exactly at it (the two neighbouring
+start values either side of the crossing) or a small relative step away.
+
+Landing exactly on a threshold asks for a decision no float32 port (which the contract
+allows) can make the same way: its state rounds to the nearest float32. `unresolved` tells
+those cases apart: an output that the reference itself changes when its start state moves
+by a few float32 ulps is not held against the port there (the other outputs still are).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from envport.spec import PortSpec
+from envport.verifiers.reference import Reference, State, Transition
+
+# Exactly at the crossing (its two sides), and relative steps past it either way: 2e-6 is
+# well inside a fifth-digit rounding and well outside float32's resolution (1.2e-7).
+KINDS = ("above", "below", "+2e-6", "-2e-6", "+2e-4", "-2e-4")
+# Bisection steps: enough to reach neighbouring floats from any bound of a classic env.
+BISECTIONS = 80
+# How far a port's float32 state may sit from the reference's: a few ulps, relative.
+NUDGE_ULPS = 4
+PORT_EPS = float(np.finfo(np.float32).eps)
+
+
+@dataclass(frozen=True)
+class Landing:
+    field: str
+    index: tuple[int, ...]
+    target: float
+    kind: str
+
+    def describe(self) -> str:
+        where = f"{self.field}[{', '.join(map(str, self.index))}]" if self.index else self.field
+        return f"next {where} {self.kind} {self.target:.10g}"
+
+
+def _targets(spec: PortSpec, constants: tuple[float, ...]) -> list[tuple[str, tuple, float]]:
+    """Float components and the points their next value may land on: constants within a
+    field's width of its bounds, zero and the bounds."""
+    found = []
+    for name, bound in spec.state.bounds.items():
+        if bound.integer:
+            continue
+        low, high = np.broadcast_arrays(np.asarray(bound.low, float), np.asarray(bound.high, float))
+        for index in np.ndindex(low.shape):
+            lo, hi = float(low[index]), float(high[index])
+            width = hi - lo
+            points = {c for c in constants if lo - width <= c <= hi + width} | {lo, hi}
+            if lo <= 0.0 <= hi:
+                points.add(0.0)
+            found += [(name, index, point) for point in sorted(points)]
+    return found
+
+
+def landing_strategy(
+    spec: PortSpec, constants: tuple[float, ...]
+) -> st.SearchStrategy[Landing] | None:
+    targets = _targets(spec, constants)
+    if not targets:
+        return None
+    return st.builds(
+        lambda target, kind: Landing(target[0], target[1], target[2], kind),
+        st.sampled_from(targets),
+        st.sampled_from(KINDS),
+    )
+
+
+def _bound(spec: PortSpec, landing: Landing) -> tuple[float, float]:
+    bound = spec.state.bounds[landing.field]
+    low, high = np.broadcast_arrays(np.asarray(bound.low, float), np.asarray(bound.high, float))
+    return float(low[landing.index]), float(high[landing.index])
+
+
+def land(
+    spec: PortSpec, reference: Reference, state: State, action: Any, landing: Landing, seed: int
+) -> State | None:
+    """`state` with the landing's component solved so that the next state's component is at
+    the target as the landing's kind says; None when no start value in the bounds gets there
+    (the next value does not cross the target as the start component sweeps its bounds)."""
+    lo, hi = _bound(spec, landing)
+    target = landing.target
+    if landing.kind[0] in "+-":
+        # Relative to the target, or to the field's width for a target at zero.
+        scale = max(abs(target), 1e-3 * (hi - lo))
+        target += float(landing.kind) * scale
+    reference.reset(seed)
+    start = {k: np.array(v) for k, v in {**reference.read_state(), **state}.items()}
+
+    def reaches(value: float) -> bool | None:
+        start[landing.field][landing.index] = value
+        # No reset between tries: only the next state is read, which bookkeeping the
+        # state fields leave out (CartPole's steps past termination) does not change.
+        reference.write_state(start)
+        reference.reseed_draws(seed)
+        try:
+            reference.step(action)
+        except Exception:  # the reference refuses this start: no landing here
+            return None
+        after = float(np.asarray(reference.read_state()[landing.field])[landing.index])
+        return None if np.isnan(after) else after >= target
+
+    at_lo, at_hi = reaches(lo), reaches(hi)
+    if at_lo is None or at_hi is None or at_lo == at_hi:
+        return None
+    for _ in range(BISECTIONS):
+        middle = lo + (hi - lo) / 2
+        if middle in (lo, hi):
+            break
+        side = reaches(middle)
+        if side is None:
+            return None
+        if side == at_lo:
+            lo = middle
+        else:
+            hi = middle
+    # `lo` and `hi` now straddle the crossing; "below" is the side short of the target.
+    short_side = lo if not at_lo else hi
+    long_side = hi if not at_lo else lo
+    start[landing.field][landing.index] = short_side if landing.kind == "below" else long_side
+    return {k: start[k] for k in state}
+
+
+def _nudged(state: State, port_eps: float) -> list[State]:
+    """The state with each nonzero float component moved up and down by a few port ulps."""
+    moved = []
+    for name, value in state.items():
+        array = np.asarray(value)
+        if array.dtype.kind != "f":
+            continue
+        for index in np.ndindex(array.shape):
+            if array[index] == 0:
+                continue
+            for sign in (1.0, -1.0):
+                copy = {k: np.array(v) for k, v in state.items()}
+                copy[name][index] = array[index] * (1 + sign * NUDGE_ULPS * port_eps)
+                moved.append(copy)
+    return moved
+
+
+def unresolved(
+    reference: Reference,
+    before: State,
+    action: Any,
+    reset_seed: int,
+    draw_seed: int,
+    changed: Callable[[State, Transition, State], set[str]],
+) -> set[str]:
+    """Outputs the reference itself changes when `before` moves by a few float32 ulps
+    (`changed` names them for one moved start, its transition and the state it reached):
+    the contract allows a float32 port, and one cannot be held to them here."""
+    found: set[str] = set()
+    for state in _nudged(before, PORT_EPS):
+        reference.reset(reset_seed)
+        reference.write_state(state)
+        reference.reseed_draws(draw_seed)
+        transition = reference.step(action)
+        found |= changed(state, transition, reference.read_state())
+    return found
+
+
+def _random_state(spec: PortSpec, rng: np.random.Generator) -> State:
+    """A state from the bounds; each float component at one of its bounds a third of the
+    time (bounds sit next to thresholds), else uniform."""
+    state = {}
+    for name, bound in spec.state.bounds.items():
+        low, high = np.broadcast_arrays(np.asarray(bound.low, float), np.asarray(bound.high, float))
+        if bound.integer:
+            state[name] = rng.integers(low.astype(np.int64), high.astype(np.int64) + 1)
+            continue
+        value = rng.uniform(low, high)
+        pick = rng.integers(0, 3, size=low.shape)
+        state[name] = np.where(pick == 0, low, np.where(pick == 1, high, value))
+    return state
+
+
+def ending_starts(
+    spec: PortSpec,
+    reference: Reference,
+    actions: list[Any],
+    seed: int,
+    wanted: int = 4,
+    budget: int = 2000,
+) -> list[tuple[State, Any]]:
+    """States one step from termination with the step counter one short of the limit, and
+    the action that ends them: that step must report terminated and truncated together.
+    Searched on the reference (at most `budget` steps); none if the env never terminates."""
+    counter, limit = spec.state.step_counter, reference.max_episode_steps
+    if not counter or not limit or not spec.state.bounds or not actions:
+        return []
+    rng = np.random.default_rng(seed)
+    reference.reset(seed)
+    base = reference.read_state()
+    found: list[tuple[State, Any]] = []
+    for _ in range(budget // len(actions)):
+        state = {**base, **_random_state(spec, rng), counter: np.asarray(limit - 1)}
+        for action in actions:
+            # No reset between tries: termination is a function of the state fields.
+            reference.write_state(state)
+            try:
+                out = reference.step(action)
+            except Exception:  # a drawn state the reference cannot step from
+                break
+            if out.terminated and out.truncated:
+                found.append(({k: state[k] for k in [*spec.state.bounds, counter]}, action))
+                break
+        if len(found) >= wanted:
+            break
+    reference.reset(seed)
+    return found
