@@ -161,6 +161,9 @@ class L3Spec(_Strict):
 
 class L1Spec(_Strict):
     examples: int = Field(default=200, gt=0, description="hypothesis examples per check")
+    # Start states solved so the next state lands on (or just past) a constant of the
+    # reference's source: this many per constant, state component and kind; 0: none.
+    landings: int = Field(default=2, ge=0)
 
 
 class L2Spec(_Strict):
@@ -206,7 +209,7 @@ class LevelsSpec(_Strict):
     out_of_range: float = Field(default=3.0, ge=0)
     out_of_range_share: float = Field(default=0.2, ge=0, le=1)
     # Share of L1/L2 float draws at and around the reference's constants, zero and the
-    # bounds (and of L1 examples whose next state lands on such a constant).
+    # bounds.
     edge_share: float = Field(default=0.25, ge=0, le=1)
     l1: L1Spec = Field(default_factory=L1Spec)
     l2: L2Spec = Field(default_factory=L2Spec)

@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 from hypothesis import given
 from hypothesis import seed as hypothesis_seed
-from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
 from envport.errors import PortError
@@ -33,7 +32,7 @@ from envport.verifiers.hypo import (
     port_failures_abort,
     shrink_time_limit,
 )
-from envport.verifiers.landing import Landing, land, landing_strategy, unresolved
+from envport.verifiers.landing import unresolved
 from envport.verifiers.probes import Probe
 from envport.verifiers.randomness import example_seed, noise_args
 from envport.verifiers.reference import Reference, Transition
@@ -42,7 +41,6 @@ from envport.verifiers.strategies import (
     action_strategy,
     draws_for,
     state_strategy,
-    weighted,
 )
 
 # Eager (un-jitted) JAX is slow; the jit invariant is checked on the first examples only.
@@ -81,7 +79,6 @@ class Example:
     action: Any
     transition: Transition
     after: dict[str, np.ndarray]
-    landed: Landing | None  # the next state was aimed at a constant (see landing.py)
 
     @property
     def draw_seed(self) -> int:
@@ -90,21 +87,9 @@ class Example:
     def inputs(self) -> dict[str, Any]:
         return {**self.before, "action": self.action, **noise_args(self.transition.noise)}
 
-    def what(self, message: str) -> str:
-        if self.landed is None:
-            return message
-        return f"{message} (start solved so that {self.landed.describe()})"
 
-
-def _transition(
-    run: L1Run, state: dict[str, np.ndarray], action: Any, landing: Landing | None = None
-) -> Example:
+def _transition(run: L1Run, state: dict[str, np.ndarray], action: Any) -> Example:
     """Reset, inject the drawn state, step once: the reference's answer for this input."""
-    landed = None
-    if landing is not None:
-        solved = land(run.spec, run.reference, state, action, landing, run.seed)
-        if solved is not None:
-            state, landed = solved, landing
     run.reference.reset(run.seed)
     current = run.reference.read_state()
     run.reference.write_state({**current, **state})
@@ -112,7 +97,7 @@ def _transition(
     # A stochastic reference draws from a stream that is a function of the example.
     run.reference.reseed_draws(example_seed(before, action))
     transition = run.reference.step(action)
-    return Example(before, action, transition, run.reference.read_state(), landed)
+    return Example(before, action, transition, run.reference.read_state())
 
 
 def _excused(run: L1Run, example: Example, fields: list[str], changed: Any) -> bool:
@@ -178,21 +163,18 @@ def _drive(run: L1Run, check: Callable[..., None], name: str, module: str | None
     started = time.perf_counter()
     counter = {"examples": 0}
 
-    def counted(state: dict[str, np.ndarray], action: Any, landing: Landing | None) -> None:
+    draws = run.draws or Draws()
+
+    def counted(state: dict[str, np.ndarray], action: Any) -> None:
         counter["examples"] += 1
         with port_failures_abort():
-            check(state, action, counter["examples"], landing)
+            check(state, action, counter["examples"])
 
-    draws = run.draws or Draws()
-    landings = landing_strategy(run.spec, draws.constants)
     test = hypothesis_seed(run.seed)(
         hypothesis_settings(run.examples, run.shrink)(
             given(
                 state=state_strategy(run.spec, draws),
                 action=action_strategy(run.reference.action_space, draws),
-                landing=st.none()
-                if landings is None
-                else weighted(draws.edge_share, landings, st.none()),
             )(counted)
         )
     )
@@ -234,8 +216,8 @@ def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
     assert probe.expect_fn is not None
     expect_fn = probe.expect_fn
 
-    def check(state: dict[str, np.ndarray], action: Any, count: int, landing: Any) -> None:
-        example = _transition(run, state, action, landing)
+    def check(state: dict[str, np.ndarray], action: Any, count: int) -> None:
+        example = _transition(run, state, action)
         before, after, transition = example.before, example.after, example.transition
         expected = expect_fn(before, action, after, transition)
         answer = run.worker.request(
@@ -257,7 +239,7 @@ def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
             return {d.field for d in field_diffs(run.spec, expected, again)}
 
         if diffs and not _excused(run, example, [d.field for d in diffs], changed):
-            raise Divergent(diffs, inputs, example.what(f"{probe.name} differs from the reference"))
+            raise Divergent(diffs, inputs, f"{probe.name} differs from the reference")
         unstable = _identical(answer["first"], answer["second"])
         if unstable:
             raise Divergent([], inputs, f"{probe.name} is not deterministic in {unstable}")
@@ -272,8 +254,8 @@ def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
 def check_transition(run: L1Run, entry: str) -> LevelResult:
     """The whole step from drawn states: obs, reward, terminated, truncated."""
 
-    def check(state: dict[str, np.ndarray], action: Any, count: int, landing: Any) -> None:
-        example = _transition(run, state, action, landing)
+    def check(state: dict[str, np.ndarray], action: Any, count: int) -> None:
+        example = _transition(run, state, action)
         before, transition = example.before, example.transition
         stacked = {k: np.stack([v, v]) for k, v in before.items()}
         actions = np.asarray([action, action])
@@ -294,7 +276,7 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
             return {d.field for _, diffs in again for d in diffs}
 
         if found and not _excused(run, example, [d.field for d in found[0][1]], changed):
-            raise Divergent(found[0][1], inputs, example.what("one step from this state differs"))
+            raise Divergent(found[0][1], inputs, "one step from this state differs")
         if not all(np.array_equal(answer[k][0], answer[k][1], equal_nan=True) for k in STEP_FIELDS):
             raise Divergent([], inputs, "the same step twice gave different answers")
         if run.backend == "jax" and count <= JIT_CHECKS:
@@ -323,7 +305,10 @@ def run_l1(
             assert probes_file is not None
             results.append(check_probe(run, probe, probes_file))
     if with_transition:
+        from envport.verifiers.l1_landings import check_landings  # it builds on this module
+
         results.append(check_transition(run, entry))
+        results.append(check_landings(run, entry))
     return results
 
 

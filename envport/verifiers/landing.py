@@ -4,8 +4,8 @@ A threshold rounded in its fifth digit (CartPole's 2.4 written 2.40001) changes 
 only when the state *after* the step falls between the two values. Drawing the start state
 at the edge is not enough: it must be one step short of it. So a share of L1 examples
 `land`: one float component of the drawn state is solved for (by bisection on the
-reference itself) so that the same component of the next state is at a target point (a
-constant of the reference's source, zero or a bound), exactly at it (the two neighbouring
+reference itself) so that the same component of the next state is at a constant of the
+reference's source, exactly at it (the two neighbouring
 start values either side of the crossing) or a small relative step away.
 
 Landing exactly on a threshold asks for a decision no float32 port (which the contract
@@ -21,14 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
 
 from envport.spec import PortSpec
 from envport.verifiers.reference import Reference, State, Transition
 
-# Exactly at the crossing (its two sides), and relative steps past it either way: 2e-6 is
-# well inside a fifth-digit rounding and well outside float32's resolution (1.2e-7).
-KINDS = ("above", "below", "+2e-6", "-2e-6", "+2e-4", "-2e-4")
+# Exactly at the crossing (its two sides), and a relative step past it either way: 2e-6
+# is inside any rounding of the constant in its fifth digit or earlier, and 16 float32 ulps
+# away from it (a float32 port resolves it).
+KINDS = ("above", "below", "+2e-6", "-2e-6")
 # Bisection steps: enough to reach neighbouring floats from any bound of a classic env.
 BISECTIONS = 80
 # How far a port's float32 state may sit from the reference's: a few ulps, relative.
@@ -45,12 +45,16 @@ class Landing:
 
     def describe(self) -> str:
         where = f"{self.field}[{', '.join(map(str, self.index))}]" if self.index else self.field
-        return f"next {where} {self.kind} {self.target:.10g}"
+        if self.kind in ("above", "below"):
+            how = "just reaches" if self.kind == "above" else "stays just below"
+        else:
+            how = f"lands {self.kind[1:]} (relative) {'above' if self.kind[0] == '+' else 'below'}"
+        return f"the next {where} {how} {self.target:.10g}"
 
 
 def _targets(spec: PortSpec, constants: tuple[float, ...]) -> list[tuple[str, tuple, float]]:
-    """Float components and the points their next value may land on: constants within a
-    field's width of its bounds, zero and the bounds."""
+    """Float components and the constants their next value may land on: those within a
+    field's width of its bounds (a state can get there in one step)."""
     found = []
     for name, bound in spec.state.bounds.items():
         if bound.integer:
@@ -59,24 +63,12 @@ def _targets(spec: PortSpec, constants: tuple[float, ...]) -> list[tuple[str, tu
         for index in np.ndindex(low.shape):
             lo, hi = float(low[index]), float(high[index])
             width = hi - lo
-            points = {c for c in constants if lo - width <= c <= hi + width} | {lo, hi}
-            if lo <= 0.0 <= hi:
-                points.add(0.0)
-            found += [(name, index, point) for point in sorted(points)]
+            found += [(name, index, c) for c in constants if lo - width <= c <= hi + width]
     return found
 
 
-def landing_strategy(
-    spec: PortSpec, constants: tuple[float, ...]
-) -> st.SearchStrategy[Landing] | None:
-    targets = _targets(spec, constants)
-    if not targets:
-        return None
-    return st.builds(
-        lambda target, kind: Landing(target[0], target[1], target[2], kind),
-        st.sampled_from(targets),
-        st.sampled_from(KINDS),
-    )
+def landing_choices(spec: PortSpec, constants: tuple[float, ...]) -> list[Landing]:
+    return [Landing(*target, kind) for target in _targets(spec, constants) for kind in KINDS]
 
 
 def _bound(spec: PortSpec, landing: Landing) -> tuple[float, float]:
@@ -172,7 +164,7 @@ def unresolved(
     return found
 
 
-def _random_state(spec: PortSpec, rng: np.random.Generator) -> State:
+def random_state(spec: PortSpec, rng: np.random.Generator) -> State:
     """A state from the bounds; each float component at one of its bounds a third of the
     time (bounds sit next to thresholds), else uniform."""
     state = {}
@@ -206,7 +198,7 @@ def ending_starts(
     base = reference.read_state()
     found: list[tuple[State, Any]] = []
     for _ in range(budget // len(actions)):
-        state = {**base, **_random_state(spec, rng), counter: np.asarray(limit - 1)}
+        state = {**base, **random_state(spec, rng), counter: np.asarray(limit - 1)}
         for action in actions:
             # No reset between tries: termination is a function of the state fields.
             reference.write_state(state)

@@ -1,0 +1,148 @@
+"""L1 landings: one step from start states solved to land on the reference's constants.
+
+For each float state component, each constant of the reference's source within a step's
+reach of it (constants.py) and each kind (either side of the crossing, or 2e-6 past it
+either way), `levels.l1.landings` start states are built on the reference (landing.py):
+the other components and the action are drawn at random, a few times if need be, until
+sweeping the solved component crosses the constant. The port takes every row in one
+batched step, and each row is compared like L1's transition, except for an output the
+reference itself cannot decide at float32 resolution from that start. Unlike Hypothesis's
+draws, which reuse a few choices, every (component, constant, kind) gets its rows, so a
+threshold rounded in its fifth digit is met every run. Deterministic in --seed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from envport.verifiers.action_range import ActionRange
+from envport.verifiers.compare import Steps, contract_problems, divergent_steps
+from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
+from envport.verifiers.l1 import L1Run
+from envport.verifiers.l3_lanes import MIN_RESYNC_ROWS
+from envport.verifiers.landing import Landing, land, landing_choices, random_state, unresolved
+from envport.verifiers.randomness import example_seed, noise_args
+from envport.verifiers.reference import State, Transition
+from envport.verifiers.strategies import Draws
+
+# Fresh draws of the other components and the action before a landing is given up.
+ATTEMPTS = 6
+# Apart from the hypothesis stream and L3's: these rows are their own draws.
+_SALT = 0x1A7D
+
+
+@dataclass
+class Row:
+    landing: Landing
+    before: State
+    action: Any
+    transition: Transition
+
+
+def _action(space: spaces.Space, outside: ActionRange, rng: np.random.Generator) -> Any:
+    """An action from the space, or (at the spec's share) one outside it."""
+    beyond = outside.active and rng.random() < outside.share
+    if isinstance(space, spaces.Discrete):
+        if beyond and outside.invalid:
+            return int(rng.choice(outside.invalid))
+        return int(space.start + rng.integers(0, space.n))
+    low = np.where(np.isfinite(space.low), space.low, -1.0)
+    high = np.where(np.isfinite(space.high), space.high, 1.0)
+    if beyond and outside.low is not None and outside.high is not None:
+        low, high = outside.low, outside.high
+    return rng.uniform(low, high).astype(space.dtype)
+
+
+def build_rows(run: L1Run) -> list[Row]:
+    spec, reference = run.spec, run.reference
+    draws = run.draws or Draws()
+    rng = np.random.default_rng([run.seed, _SALT])
+    rows = []
+    for landing in landing_choices(spec, draws.constants):
+        for _ in range(spec.levels.l1.landings):
+            for _ in range(ATTEMPTS):
+                action = _action(reference.action_space, draws.actions, rng)
+                solved = land(spec, reference, random_state(spec, rng), action, landing, run.seed)
+                if solved is None:
+                    continue
+                reference.reset(run.seed)
+                reference.write_state({**reference.read_state(), **solved})
+                before = reference.read_state()
+                reference.reseed_draws(example_seed(before, action))
+                rows.append(Row(landing, before, action, reference.step(action)))
+                break
+    return rows
+
+
+def _excused(run: L1Run, row: Row, fields: list[str]) -> bool:
+    if run.spec.randomness is not None:
+        return False
+    expected = Steps.single(row.transition)
+
+    def changed(moved: State, transition: Transition, after: State) -> set[str]:
+        again = divergent_steps(
+            run.spec, expected, Steps.single(transition), False, np.asarray([0])
+        )
+        return {d.field for _, diffs in again for d in diffs}
+
+    seed = example_seed(row.before, row.action)
+    return set(fields) <= unresolved(run.reference, row.before, row.action, run.seed, seed, changed)
+
+
+def _fail(
+    run: L1Run, entry: str, level: LevelResult, row: Row, diffs: list[FieldDiff], message: str
+) -> None:
+    level.passed = False
+    level.diverged_episodes += 1
+    if level.divergences:
+        return  # the first tells the story; the count tells the extent
+    level.divergences.append(
+        Divergence(
+            level="l1",
+            mode="landings",
+            module=entry,
+            seed=run.seed,
+            start_state={k: np.asarray(v).tolist() for k, v in row.before.items()},
+            action_prefix=[np.asarray(row.action).tolist()],
+            fields=diffs,
+            message=message,
+            replay=run.replay.format(level="l1", module=entry),
+        )
+    )
+
+
+def check_landings(run: L1Run, entry: str) -> LevelResult:
+    started = time.perf_counter()
+    level = LevelResult(level="l1", mode="landings", passed=True)
+    rows = build_rows(run)
+    level.episodes = level.steps_compared = len(rows)
+    if rows:
+        _judge(run, entry, level, rows)
+    level.seconds = {"total": time.perf_counter() - started}
+    return level
+
+
+def _judge(run: L1Run, entry: str, level: LevelResult, rows: list[Row]) -> None:
+    states = {k: np.stack([r.before[k] for r in rows]) for k in rows[0].before}
+    actions = np.asarray([r.action for r in rows])
+    noises = [r.transition.noise for r in rows]
+    noise = noise_args(None if noises[0] is None else np.stack(noises))
+    # Padded like L3's resync batches, so a compiling port compiles this shape once.
+    pad = [max(MIN_RESYNC_ROWS, 1 << (len(rows) - 1).bit_length())]
+    answer = run.worker.request("step_batch", states=states, actions=actions, pad_to=pad, **noise)
+    expected = Steps.join([Steps.single(r.transition) for r in rows])
+    actual = Steps.of(answer)
+    problems = contract_problems(expected.obs, actual.obs)
+    if problems:
+        _fail(run, entry, level, rows[0], problems, "observation dtype or shape break the contract")
+        return
+    for index, diffs in divergent_steps(run.spec, expected, actual, False, np.arange(len(rows))):
+        row = rows[index]
+        if not _excused(run, row, [d.field for d in diffs]):
+            where = row.landing.describe()
+            _fail(run, entry, level, row, diffs, f"one step from a start solved so that {where}")
