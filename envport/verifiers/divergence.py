@@ -118,9 +118,11 @@ class VerifyReport(BaseModel):
     error: str | None = None
     levels: list[LevelResult] = Field(default_factory=list)
     seconds: dict[str, float] = Field(default_factory=dict)
+    # Problems with the spec that weaken the checks without failing them, one line each.
+    warnings: list[str] = Field(default_factory=list)
 
     def text(self) -> str:
-        lines = []
+        lines = [f"warn spec: {warning}" for warning in self.warnings]
         if self.error:
             lines.append(f"FAIL port: {self.error}")
         for level in self.levels:

@@ -4,11 +4,11 @@ For each float state component, each constant of the reference's source within a
 reach of it (constants.py) and each kind (either side of the crossing, or 2e-6 past it
 either way), `levels.l1.landings` start states are built on the reference (landing.py):
 the other components and the action are drawn at random, a few times if need be, until
-sweeping the solved component crosses the constant. The port takes every row in one
-batched step, and each row is compared like L1's transition, except for an output the
-reference itself cannot decide at float32 resolution from that start. Unlike Hypothesis's
-draws, which reuse a few choices, every (component, constant, kind) gets its rows, so a
-threshold rounded in its fifth digit is met every run. Deterministic in --seed.
+sweeping the solved component crosses the constant. The port takes each row as L1's
+transition check takes its examples, and it is compared the same way, except for an
+output the reference itself cannot decide at float32 resolution from that start. Unlike
+Hypothesis's draws, which reuse a few choices, every (component, constant, kind) gets its
+rows, so a threshold rounded in its fifth digit is met every run. Deterministic in --seed.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from envport.verifiers.action_range import ActionRange
 from envport.verifiers.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.l1 import L1Run
-from envport.verifiers.l3_lanes import MIN_RESYNC_ROWS
 from envport.verifiers.landing import Landing, land, landing_choices, random_state, unresolved
 from envport.verifiers.randomness import example_seed, noise_args
 from envport.verifiers.reference import State, Transition
@@ -128,21 +127,25 @@ def check_landings(run: L1Run, entry: str) -> LevelResult:
 
 
 def _judge(run: L1Run, entry: str, level: LevelResult, rows: list[Row]) -> None:
-    states = {k: np.stack([r.before[k] for r in rows]) for k in rows[0].before}
-    actions = np.asarray([r.action for r in rows])
-    noises = [r.transition.noise for r in rows]
-    noise = noise_args(None if noises[0] is None else np.stack(noises))
-    # Padded like L3's resync batches, so a compiling port compiles this shape once.
-    pad = [max(MIN_RESYNC_ROWS, 1 << (len(rows) - 1).bit_length())]
-    answer = run.worker.request("step_batch", states=states, actions=actions, pad_to=pad, **noise)
-    expected = Steps.join([Steps.single(r.transition) for r in rows])
-    actual = Steps.of(answer)
-    problems = contract_problems(expected.obs, actual.obs)
-    if problems:
-        _fail(run, entry, level, rows[0], problems, "observation dtype or shape break the contract")
-        return
-    for index, diffs in divergent_steps(run.spec, expected, actual, False, np.arange(len(rows))):
-        row = rows[index]
-        if not _excused(run, row, [d.field for d in diffs]):
+    """Each row as its own request, as L1's transition check sends it (a pair of one env):
+    L1 looks at one env at a time, and a leak between the envs of a batch is L2's to find."""
+    for row in rows:
+        pair = {k: np.stack([v, v]) for k, v in row.before.items()}
+        noise = row.transition.noise
+        answer = run.worker.request(
+            "step_batch",
+            states=pair,
+            actions=np.asarray([row.action, row.action]),
+            **noise_args(None if noise is None else np.stack([noise, noise])),
+        )
+        expected, actual = Steps.single(row.transition), Steps.of(answer, slice(0, 1))
+        problems = contract_problems(expected.obs, actual.obs)
+        if problems:
+            _fail(run, entry, level, row, problems, "observation dtype or shape break the contract")
+            return
+        found = divergent_steps(run.spec, expected, actual, False, np.asarray([0]))
+        if found and not _excused(run, row, [d.field for d in found[0][1]]):
             where = row.landing.describe()
-            _fail(run, entry, level, row, diffs, f"one step from a start solved so that {where}")
+            _fail(
+                run, entry, level, row, found[0][1], f"one step from a start solved so that {where}"
+            )

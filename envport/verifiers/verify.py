@@ -16,6 +16,7 @@ from envport.serve.client import PortWorker
 from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.verifiers import cases, l1, l2, l3, l3_lanes
+from envport.verifiers.constants import source_constants, threshold_warnings
 from envport.verifiers.divergence import VerifyReport
 from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
@@ -168,6 +169,7 @@ def verify(spec_arg: str, port_arg: str, options: VerifyOptions) -> VerifyReport
             )
             stack.callback(lane_workers.close)
         reference = Reference(spec)
+        report.warnings = threshold_warnings(spec, source_constants(reference.env))
         report.seconds["setup"] = time.perf_counter() - started
         try:
             load_started = time.perf_counter()
