@@ -37,6 +37,7 @@ def test_known_good_ports_verify(port: Path, tmp_path: Path) -> None:
         "l1.physics.dynamics",
         "l1.physics.is_terminated",
         "l1.transition",
+        "l1.landings",
         "l2.interaction",
         "l2.batch",
         "l3.free",
@@ -51,7 +52,7 @@ def test_known_good_ports_verify(port: Path, tmp_path: Path) -> None:
         assert level["endings"].get("terminated", 0) > 0
         assert level["endings"].get("truncated", 0) > 0
     suite = ET.parse(junit_path).getroot()
-    assert suite.get("tests") == "8" and suite.get("failures") == "0"
+    assert suite.get("tests") == "9" and suite.get("failures") == "0"
 
 
 def _one_line_failure(done, code: int, fragment: str) -> None:

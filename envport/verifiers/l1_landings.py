@@ -57,6 +57,12 @@ def _action(space: spaces.Space, outside: ActionRange, rng: np.random.Generator)
     return rng.uniform(low, high).astype(space.dtype)
 
 
+def applies(run: L1Run) -> bool:
+    """Landings need float state components with constants in reach (Taxi has none)."""
+    draws = run.draws or Draws()
+    return run.spec.levels.l1.landings > 0 and bool(landing_choices(run.spec, draws.constants))
+
+
 def build_rows(run: L1Run) -> list[Row]:
     spec, reference = run.spec, run.reference
     draws = run.draws or Draws()
