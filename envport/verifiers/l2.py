@@ -292,5 +292,5 @@ def run_l2(
     draws = draws_for(spec, reference)
     return [
         check_interaction(spec, reference, worker, backend or "", examples, replay, shrink, draws),
-        check_batch(spec, reference, worker, seed, replay, draws.actions),
+        check_batch(spec, reference, worker, seed, replay, draws.actions, backend),
     ]
