@@ -160,8 +160,9 @@ def _machine(
             actual = Steps.of(answer)
             found = divergent_steps(spec, expected, actual, True, np.asarray([0]))
             if found:
+                after = reference.read_state()  # before the check below moves the reference
                 if not _undecidable(spec, reference, before, action, expected, found[0][1]):
-                    raise Divergent(found[0][1], reference.read_state(), "step differs")
+                    raise Divergent(found[0][1], after, "step differs")
                 # Both sides start over: the port may have ended where the reference did not.
                 self.log.append(
                     "(the reference itself decides this step differently at "
