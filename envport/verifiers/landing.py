@@ -1,12 +1,13 @@
-"""Start states whose next state lands on a constant, and decisions the port cannot resolve.
+"""Start states built on the reference: landings on its constants, and endings at the limit.
 
 A threshold rounded in its fifth digit (CartPole's 2.4 written 2.40001) changes the outcome
 only when the state *after* the step falls between the two values. Drawing the start state
-at the edge is not enough: it must be one step short of it. So a share of L1 examples
-`land`: one float component of the drawn state is solved for (by bisection on the
-reference itself) so that the same component of the next state is at a constant of the
-reference's source, exactly at it (the two neighbouring
-start values either side of the crossing) or a small relative step away.
+at the edge is not enough: it must be one step short of it. So `land` solves one float
+component of a start state (by bisection on the reference itself) so that the same
+component of the next state is at a constant of the reference's source: exactly at it (the
+two neighbouring start values either side of the crossing) or a small relative step away.
+`l1_landings` builds its rows this way. `ending_starts` finds states one step from
+termination with the step counter one short of the limit, for L2.
 
 Landing exactly on a threshold asks for a decision no float32 port (which the contract
 allows) can make the same way: its state rounds to the nearest float32. `unresolved` tells
