@@ -31,10 +31,12 @@ from envport.verifiers.verify import VerifyOptions, verify
 from helpers import ROOT, run_envport
 
 THETA = 12 * 2 * math.pi / 360
+HERE = Path(__file__).resolve().parent
 
 
 def example(name: str) -> Path:
-    return ROOT / "examples" / name
+    # `continuous` is MountainCarContinuous, a test subject kept beside this file.
+    return HERE / name if name == "continuous" else ROOT / "examples" / name
 
 
 def reference(name: str) -> Reference:
@@ -222,6 +224,25 @@ def test_endings_at_the_limit_are_found_for_envs_that_terminate() -> None:
     assert ending_starts(pendulum.spec, pendulum, [low, high], seed=0, budget=200) == []
 
 
+@pytest.mark.slow
+def test_the_continuous_test_port_verifies_with_actions_outside_its_space() -> None:
+    report = verify(
+        str(example("continuous")),
+        str(example("continuous") / "ports" / "numpy"),
+        VerifyOptions(target="numpy", episodes=10, steps=300),
+    )
+    assert report.passed, report.text()
+    names = [level.name for level in report.levels]
+    assert names == [
+        "l1.transition",
+        "l1.landings",
+        "l2.interaction",
+        "l2.batch",
+        "l3.free",
+        "l3.resync",
+    ]
+
+
 def test_batch_sizes_are_a_list_and_a_single_size_still_reads() -> None:
     assert L2Spec().batch == [1, 7, 33]
     assert L2Spec(batch=8).batch == [8]
@@ -257,6 +278,9 @@ CAUGHT = [
     ("pendulum", "jax-torque-unclipped", ("l1",), "l1.transition"),
     ("pendulum", "numpy-cost-before-clip", ("l1",), "l1.transition"),
     ("acrobot", "jax-torque-arithmetic", ("l1",), "l1.transition"),
+    # MountainCarContinuous charges the raw action: the reverse of Pendulum's clip.
+    ("continuous", "numpy-reward-on-clipped-force", ("l1",), "l1.transition"),
+    ("continuous", "numpy-force-unclipped", ("l1",), "l1.transition"),
     ("mountaincar", "jax-truncated-unless-terminated", ("l2",), "l2.interaction"),
     ("taxi", "numpy-truncated-unless-terminated", ("l2",), "l2.interaction"),
     ("cartpole", "numpy-partial-chunk", ("l2",), "l2.batch"),
@@ -283,6 +307,8 @@ def test_each_new_mutant_is_caught_by_its_check(
     if name == "pendulum":
         # The torque that told is outside the declared [-2, 2].
         assert abs(divergence.start_state["action"][0]) > 2.0
+    if name == "continuous":
+        assert abs(divergence.start_state["action"][0]) > 1.0
     if check == "l2.batch":
         assert "of a batch of 33" in divergence.message
     if "truncated-unless" in mutant_id:
