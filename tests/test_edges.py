@@ -169,8 +169,10 @@ def test_a_landing_puts_the_next_state_where_its_kind_says() -> None:
     start = {"physics": np.array([0.0, 1.0, 0.0, 0.0]), "elapsed_steps": np.array(3)}
     reached = {}
     for kind in ("above", "below", "+2e-6", "-2e-6"):
-        solved = land(spec, cartpole, start, 1, Landing("physics", (0,), 2.4, kind), 0)
-        assert solved is not None and solved["elapsed_steps"] == 3
+        landed = land(spec, cartpole, start, 1, Landing("physics", (0,), 2.4, kind), 0)
+        assert landed is not None
+        solved = landed.state
+        assert solved["elapsed_steps"] == 3
         cartpole.reset(0)
         cartpole.write_state(solved)
         out = cartpole.step(1)
@@ -190,8 +192,9 @@ def test_only_outputs_undecidable_at_float32_resolution_are_excused() -> None:
     start = {"physics": np.array([0.0, 1.0, 0.0, 0.0]), "elapsed_steps": np.array(3)}
 
     def undecided(kind: str) -> set[str]:
-        solved = land(spec, cartpole, start, 1, Landing("physics", (0,), 2.4, kind), 0)
-        assert solved is not None
+        landed = land(spec, cartpole, start, 1, Landing("physics", (0,), 2.4, kind), 0)
+        assert landed is not None
+        solved = landed.state
         cartpole.reset(0)
         cartpole.write_state(solved)
         expected = Steps.single(cartpole.step(1))

@@ -1,14 +1,15 @@
-"""L1 landings: one step from start states solved to land on the reference's constants.
+"""L1 landings: one step from start states solved to land next to the reference's constants.
 
 For each float state component, each constant of the reference's source within a step's
-reach of it (constants.py) and each kind (either side of the crossing, or 2e-6 past it
-either way), `levels.l1.landings` start states are built on the reference (landing.py):
-the other components and the action are drawn at random, a few times if need be, until
-sweeping the solved component crosses the constant. The port takes each row as L1's
-transition check takes its examples, and it is compared the same way, except for an
-output the reference itself cannot decide at float32 resolution from that start. Unlike
-Hypothesis's draws, which reuse a few choices, every (component, constant, kind) gets its
-rows, so a threshold rounded in its fifth digit is met every run. Deterministic in --seed.
+reach of it (constants.py) and each side (2e-6 past it, relative, either way),
+`levels.l1.landings` start states are built on the reference (landing.py): the other
+components and the action are drawn at random, a few times if need be, until sweeping the
+solved component crosses the constant and the constant decides something there (the
+reference's outputs differ from those of a start landing on its other side). The port
+takes each row as L1's transition check takes its examples, and it is compared the same
+way, except for an output the reference itself cannot decide at float32 resolution from
+that start. Unlike Hypothesis's draws, every (component, constant, side) gets its rows, so
+a threshold rounded in its fifth digit is met every run. Deterministic in --seed.
 """
 
 from __future__ import annotations
@@ -24,12 +25,20 @@ from envport.verifiers.action_range import ActionRange
 from envport.verifiers.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.l1 import L1Run
-from envport.verifiers.landing import Landing, land, landing_choices, random_state, unresolved
+from envport.verifiers.landing import (
+    Landed,
+    Landing,
+    land,
+    landing_choices,
+    random_state,
+    unresolved,
+)
 from envport.verifiers.randomness import example_seed, noise_args
 from envport.verifiers.reference import State, Transition
 from envport.verifiers.strategies import Draws
 
-# Fresh draws of the other components and the action before a landing is given up.
+# Draws of the other components and the action tried per row, for one where the constant
+# decides something.
 ATTEMPTS = 6
 # Apart from the hypothesis stream and L3's: these rows are their own draws.
 _SALT = 0x1A7D
@@ -63,24 +72,49 @@ def applies(run: L1Run) -> bool:
     return run.spec.levels.l1.landings > 0 and bool(landing_choices(run.spec, draws.constants))
 
 
+def _outputs(run: L1Run, state: State, action: Any) -> Steps:
+    run.reference.reset(run.seed)
+    run.reference.write_state({**run.reference.read_state(), **state})
+    before = run.reference.read_state()
+    run.reference.reseed_draws(example_seed(before, action))
+    return Steps.single(run.reference.step(action))
+
+
+def _decides(run: L1Run, landed: Landed, action: Any) -> bool:
+    """Whether the constant decides anything for this start: the reference's outputs
+    differ, beyond tolerance, between the landing and its mirror on the other side.
+    (MountainCar's goal at 0.5 decides nothing for a car moving left.)"""
+    if landed.mirror is None:
+        return False
+    here, there = _outputs(run, landed.state, action), _outputs(run, landed.mirror, action)
+    return bool(divergent_steps(run.spec, here, there, False, np.asarray([0])))
+
+
 def build_rows(run: L1Run) -> list[Row]:
+    """For each landing choice, `landings` rows: each the first of a few random draws of the
+    other components and the action for which the constant decides something, else the last
+    draw that landed at all."""
     spec, reference = run.spec, run.reference
     draws = run.draws or Draws()
     rng = np.random.default_rng([run.seed, _SALT])
     rows = []
     for landing in landing_choices(spec, draws.constants):
         for _ in range(spec.levels.l1.landings):
+            chosen = None
             for _ in range(ATTEMPTS):
                 action = _action(reference.action_space, draws.actions, rng)
-                solved = land(spec, reference, random_state(spec, rng), action, landing, run.seed)
-                if solved is None:
+                landed = land(spec, reference, random_state(spec, rng), action, landing, run.seed)
+                if landed is None:
                     continue
+                chosen = (landed.state, action)
+                if _decides(run, landed, action):
+                    break
+            if chosen is not None:
                 reference.reset(run.seed)
-                reference.write_state({**reference.read_state(), **solved})
+                reference.write_state({**reference.read_state(), **chosen[0]})
                 before = reference.read_state()
-                reference.reseed_draws(example_seed(before, action))
-                rows.append(Row(landing, before, action, reference.step(action)))
-                break
+                reference.reseed_draws(example_seed(before, chosen[1]))
+                rows.append(Row(landing, before, chosen[1], reference.step(chosen[1])))
     return rows
 
 

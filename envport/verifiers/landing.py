@@ -4,8 +4,9 @@ A threshold rounded in its fifth digit (CartPole's 2.4 written 2.40001) changes 
 only when the state *after* the step falls between the two values. Drawing the start state
 at the edge is not enough: it must be one step short of it. So `land` solves one float
 component of a start state (by bisection on the reference itself) so that the same
-component of the next state is at a constant of the reference's source: exactly at it (the
-two neighbouring start values either side of the crossing) or a small relative step away.
+component of the next state is a small relative step above or below a constant of the
+reference's source (or exactly at it: the two neighbouring start values either side of the
+crossing).
 `l1_landings` builds its rows this way. `ending_starts` finds states one step from
 termination with the step counter one short of the limit, for L2.
 
@@ -26,10 +27,12 @@ import numpy as np
 from envport.spec import PortSpec
 from envport.verifiers.reference import Reference, State, Transition
 
-# Exactly at the crossing (its two sides), and a relative step past it either way: 2e-6
-# is inside any rounding of the constant in its fifth digit or earlier, and 16 float32 ulps
-# away from it (a float32 port resolves it).
-KINDS = ("above", "below", "+2e-6", "-2e-6")
+# A relative step past the constant either way: 2e-6 is inside any rounding of the constant
+# in its fifth digit or earlier, and 16 float32 ulps away from it (a float32 port resolves
+# it). `land` also takes "above" and "below", the two start values either side of the
+# crossing; the checks leave them out, as there the reference's own verdict flips at float32
+# resolution and `unresolved` would excuse any port.
+KINDS = ("+2e-6", "-2e-6")
 # Bisection steps: enough to reach neighbouring floats from any bound of a classic env.
 BISECTIONS = 80
 # How far a port's float32 state may sit from the reference's: a few ulps, relative.
@@ -78,13 +81,21 @@ def _bound(spec: PortSpec, landing: Landing) -> tuple[float, float]:
     return float(low[landing.index]), float(high[landing.index])
 
 
+@dataclass
+class Landed:
+    state: State  # the start solved for
+    # A start whose next value lies about as far on the other side of the constant (for a
+    # landing a relative step away): where the two differ, the constant decides something.
+    mirror: State | None
+
+
 def land(
     spec: PortSpec, reference: Reference, state: State, action: Any, landing: Landing, seed: int
-) -> State | None:
+) -> Landed | None:
     """`state` with the landing's component solved so that the next state's component is at
     the target as the landing's kind says; None when no start value in the bounds gets there
     (the next value does not cross the target as the start component sweeps its bounds)."""
-    lo, hi = _bound(spec, landing)
+    lo, hi = bounds = _bound(spec, landing)
     target = landing.target
     if landing.kind[0] in "+-":
         # Relative to the target, or to the field's width for a target at zero.
@@ -92,6 +103,7 @@ def land(
         target += float(landing.kind) * scale
     reference.reset(seed)
     start = {k: np.array(v) for k, v in {**reference.read_state(), **state}.items()}
+    tried: list[tuple[float, float]] = []  # (start value, next value), for the mirror
 
     def reaches(value: float) -> bool | None:
         start[landing.field][landing.index] = value
@@ -104,7 +116,10 @@ def land(
         except Exception:  # the reference refuses this start: no landing here
             return None
         after = float(np.asarray(reference.read_state()[landing.field])[landing.index])
-        return None if np.isnan(after) else after >= target
+        if np.isnan(after):
+            return None
+        tried.append((value, after))
+        return after >= target
 
     at_lo, at_hi = reaches(lo), reaches(hi)
     if at_lo is None or at_hi is None or at_lo == at_hi:
@@ -123,8 +138,36 @@ def land(
     # `lo` and `hi` now straddle the crossing; "below" is the side short of the target.
     short_side = lo if not at_lo else hi
     long_side = hi if not at_lo else lo
-    start[landing.field][landing.index] = short_side if landing.kind == "below" else long_side
-    return {k: start[k] for k in state}
+    solution = short_side if landing.kind == "below" else long_side
+
+    def placed(value: float) -> State:
+        copy = {k: np.array(start[k]) for k in state}
+        copy[landing.field][landing.index] = value
+        return copy
+
+    mirrored = _mirror(tried, solution, target, target - landing.target, bounds)
+    return Landed(placed(solution), None if mirrored is None else placed(mirrored))
+
+
+def _mirror(
+    tried: list[tuple[float, float]],
+    solution: float,
+    target: float,
+    offset: float,
+    bounds: tuple[float, float],
+) -> float | None:
+    """The start value whose next value is about `target - 2 * offset`: a secant through
+    the tried point whose next value is nearest twice the offset away."""
+    if offset == 0:
+        return None
+    usable = [(v, a) for v, a in tried if v != solution and a != target]
+    if not usable:
+        return None
+    value, after = min(usable, key=lambda p: abs(np.log(abs(p[1] - target) / abs(2 * offset))))
+    slope = (after - target) / (value - solution)
+    if slope == 0 or not np.isfinite(slope):
+        return None
+    return float(np.clip(solution - 2 * offset / slope, *bounds))
 
 
 def _nudged(state: State, port_eps: float) -> list[State]:
