@@ -203,7 +203,10 @@ def unresolved(
         reference.reset(reset_seed)
         reference.write_state(state)
         reference.reseed_draws(draw_seed)
-        transition = reference.step(action)
+        try:
+            transition = reference.step(action)
+        except Exception:  # a moved start the reference refuses excuses nothing
+            continue
         found |= changed(state, transition, reference.read_state())
     return found
 
