@@ -177,12 +177,29 @@ class L3Spec(_Strict):
 
 class L1Spec(_Strict):
     examples: int = Field(default=200, gt=0, description="hypothesis examples per check")
+    # Start states solved so the next state lands on (or just past) a constant of the
+    # reference's source: this many per constant, state component and kind; 0: none.
+    landings: int = Field(default=2, ge=0)
 
 
 class L2Spec(_Strict):
     examples: int = Field(default=40, gt=0, description="hypothesis sequences")
     steps: int = Field(default=25, gt=0, description="rules per sequence at most")
-    batch: int = Field(default=8, gt=1, description="B for the batch-equals-singles check")
+    # Batch sizes for the batch-equals-singles check: odd on purpose, so a port that works
+    # in chunks (of 4, 8, 256 envs) meets a partial last chunk, and 1 meets its smallest.
+    batch: list[int] = Field(default_factory=lambda: [1, 7, 33], min_length=1)
+
+    @field_validator("batch", mode="before")
+    @classmethod
+    def _sizes(cls, value: Any) -> Any:
+        return [value] if isinstance(value, int) else value
+
+    @field_validator("batch")
+    @classmethod
+    def _positive(cls, value: list[int]) -> list[int]:
+        if any(size < 1 for size in value):
+            raise ValueError("expected batch sizes >= 1")
+        return value
 
 
 class L4Spec(_Strict):
@@ -203,6 +220,13 @@ class L4Spec(_Strict):
 
 
 class LevelsSpec(_Strict):
+    # Actions outside the declared space (L1, L2 and a share of L3's steps): Box actions up
+    # to `out_of_range` half-widths beyond each bound, Discrete values the reference accepts.
+    out_of_range: float = Field(default=3.0, ge=0)
+    out_of_range_share: float = Field(default=0.2, ge=0, le=1)
+    # Share of L1/L2 float draws at and around the reference's constants, zero and the
+    # bounds.
+    edge_share: float = Field(default=0.25, ge=0, le=1)
     l1: L1Spec = Field(default_factory=L1Spec)
     l2: L2Spec = Field(default_factory=L2Spec)
     l3: L3Spec = Field(default_factory=L3Spec)

@@ -41,6 +41,7 @@ def test_known_good_ports_verify(port: Path, tmp_path: Path) -> None:
         "l1.physics.dynamics",
         "l1.physics.is_terminated",
         "l1.transition",
+        "l1.landings",
         "l2.interaction",
         "l2.batch",
         *user_paths,

@@ -266,7 +266,10 @@ class JaxPort:
         batch = self.rollout(states, actions, noise)
         jax = self.jax
         noisy = noise is not None
-        episode = jax.jit(self._episode, static_argnums=3)
+        if not hasattr(self, "_episode_jit"):
+            # Compiled once for the run: L2 asks for several batch sizes, each env alone.
+            self._episode_jit = jax.jit(self._episode, static_argnums=3)
+        episode = self._episode_jit
         if noisy:
             inputs = noise
         else:

@@ -165,8 +165,12 @@ class VerifyReport(BaseModel):
     # load a state), each with the reason: the report says what was not checked.
     not_run: dict[str, str] = Field(default_factory=dict)
 
+    # Problems with the spec that weaken the checks without failing them, one line each.
+    warnings: list[str] = Field(default_factory=list)
+
     def text(self) -> str:
-        lines = [f"note: {note}" for note in self.notes]
+        lines = [f"warn spec: {warning}" for warning in self.warnings]
+        lines += [f"note: {note}" for note in self.notes]
         if self.error:
             lines.append(f"FAIL port: {self.error}")
         for level in self.levels:

@@ -20,6 +20,7 @@ import numpy as np
 
 from envport.errors import PortError
 from envport.spec import PortSpec
+from envport.verifiers.action_range import action_range
 from envport.verifiers.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, LevelResult
 from envport.verifiers.played import Played
@@ -63,11 +64,14 @@ def play_reference(
     config = spec.levels.l3
     counter = spec.state.step_counter
     indices = episode_indices(options) if indices is None else indices
+    levels = spec.levels
     planner = Planner(
         options.seed,
         config.policies,
         config.late_start_fraction,
         reference.max_episode_steps if counter else None,
+        # A share of steps outside the action space, where the reference accepts them.
+        action_range(reference, levels.out_of_range, levels.out_of_range_share),
     )
     plans, lengths = [], []
     record = _Record()

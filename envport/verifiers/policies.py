@@ -6,6 +6,11 @@ The draws come from a counter-based generator (Philox keyed by the seed) seeked 
 episode, so no episode depends on another, and actions are drawn in blocks as an episode
 runs: most episodes end long before the step limit, and seeding a generator per episode
 and drawing every step up front used to cost more than the reference's own steps.
+
+A share of steps (`levels.out_of_range_share`) takes an action outside the declared space
+that the reference accepts (`action_range`), as a policy with an unclipped Gaussian head
+would. Those draws come from a stream of their own, so the in-range actions of an episode
+are the same with or without them.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
+
+from envport.verifiers.action_range import ActionRange
 
 STICKY_REPEAT = 0.75
 BIAS = 0.8
@@ -36,6 +43,8 @@ class EpisodePlan:
 BLOCK = 32
 # The second word of the generator's counter: which stream of an episode's draws.
 _PLAN, _FAVOURITE, _BLOCKS = 0, 1, 2
+# The first word: 1 for the out-of-range draws, apart from the in-range ones.
+_OUTSIDE = 1
 
 
 class _Draws:
@@ -46,9 +55,9 @@ class _Draws:
         self.rng = np.random.Generator(self.bits)
         self._state = self.bits.state
 
-    def at(self, index: int, stream: int) -> np.random.Generator:
+    def at(self, index: int, stream: int, word: int = 0) -> np.random.Generator:
         state = self._state
-        state["state"]["counter"] = np.array([0, stream, index, 0], dtype=np.uint64)
+        state["state"]["counter"] = np.array([word, stream, index, 0], dtype=np.uint64)
         state["buffer_pos"] = 4  # drop anything buffered from the last position
         state["has_uint32"] = 0
         self.bits.state = state
@@ -64,12 +73,16 @@ class Planner:
         policies: list[str] | None = None,
         late_start_fraction: float = 0.0,
         max_episode_steps: int | None = None,
+        outside: ActionRange | None = None,
     ) -> None:
         self.seed = seed
+        self.outside = outside if outside is not None and outside.active else None
         self.policies = policies or ["uniform"]
         self.late_start_fraction = late_start_fraction
         self.max_episode_steps = max_episode_steps
         self._draws = _Draws(seed)
+        # Its own generator: seeking it never moves the in-range draws' position.
+        self._outside_draws = _Draws(seed)
 
     def plan(self, index: int) -> EpisodePlan:
         late = None
@@ -90,13 +103,18 @@ class Planner:
             favourite = _uniform(space, self._draws.at(index, _FAVOURITE), 1)[0]
         for block in range(0, count, BLOCK):
             rng = self._draws.at(index, _BLOCKS + block // BLOCK)
-            yield from self._block(kind, space, rng, min(BLOCK, count - block), favourite)
+            size = min(BLOCK, count - block)
+            draws = _uniform(space, rng, size)
+            if self.outside is not None:
+                stream = self._outside_draws.at(index, _BLOCKS + block // BLOCK, _OUTSIDE)
+                draws = _outside(self.outside, space, stream, draws)
+            yield from self._block(kind, space, rng, draws, favourite)
 
     @staticmethod
     def _block(
-        kind: str, space: spaces.Space, rng: np.random.Generator, count: int, favourite: Any
+        kind: str, space: spaces.Space, rng: np.random.Generator, draws: np.ndarray, favourite: Any
     ) -> list[Any]:
-        draws = _uniform(space, rng, count)
+        count = len(draws)
         if kind == "sticky":
             keep = rng.random(count) < STICKY_REPEAT
             keep[0] = False
@@ -120,6 +138,24 @@ def _uniform(space: spaces.Space, rng: np.random.Generator, count: int) -> np.nd
         high = np.where(np.isfinite(space.high), space.high, 1.0)
         return rng.uniform(low, high, size=(count, *space.shape)).astype(space.dtype)
     raise TypeError(f"no policies for action space {space}")
+
+
+def _outside(
+    outside: ActionRange, space: spaces.Space, rng: np.random.Generator, draws: np.ndarray
+) -> np.ndarray:
+    """`draws` with about `outside.share` of them replaced by out-of-range actions."""
+    count = len(draws)
+    chosen = rng.random(count) < outside.share
+    if isinstance(space, spaces.Discrete) and outside.invalid:
+        values = np.asarray(outside.invalid, dtype=np.int64)
+        replaced = values[rng.integers(0, len(values), size=count)]
+    elif outside.low is not None and outside.high is not None:
+        # The widened range, inside included: a Gaussian head's samples are not all outside.
+        replaced = rng.uniform(outside.low, outside.high, size=draws.shape).astype(draws.dtype)
+    else:
+        return draws
+    mask = chosen.reshape(-1, *[1] * (draws.ndim - 1))
+    return np.where(mask, replaced, draws)
 
 
 def plan_actions(kind: str, space: spaces.Space, seed: int, index: int, count: int) -> list[Any]:

@@ -17,6 +17,7 @@ from envport.serve.client import PortWorker
 from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.verifiers import cases, l1, l2, l3, l3_lanes, l3_replay, reverse
+from envport.verifiers.constants import source_constants, threshold_warnings
 from envport.verifiers.divergence import LevelResult, VerifyReport
 from envport.verifiers.probes import Probe, load_probes
 from envport.verifiers.reference import Reference
@@ -222,6 +223,7 @@ def verify(
             )
             stack.callback(lane_workers.close)
         reference = Reference(spec)
+        report.warnings = threshold_warnings(spec, source_constants(reference.env))
         whole_port = not load.get("only_modules", False)
         reset_sample = None
         if "l2" in levels and whole_port and target != "rust":

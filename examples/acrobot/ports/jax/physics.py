@@ -26,8 +26,9 @@ class Params(NamedTuple):
 
 
 def torque_of(action):
-    """Actions 0, 1, 2 apply torques -1, 0, +1 at the actuated joint."""
-    return jnp.asarray(action, jnp.float32) - 1.0
+    """Actions 0, 1, 2 apply torques -1, 0, +1 at the actuated joint. Looked up, as the
+    reference's AVAIL_TORQUE[a] is: it reads a = -1, -2, -3 as the last, middle, first."""
+    return jnp.array([-1.0, 0.0, 1.0], dtype=jnp.float32)[action]
 
 
 def derivatives(s, torque, params: Params):
