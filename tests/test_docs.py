@@ -25,14 +25,16 @@ def tracked_text_files() -> dict[str, str]:
     return files
 
 
+# Spelled in pieces, so this file does not itself name what no file may cite.
+_OUTSIDE = ("DESIGN" + ".md", ".." + "/shared")
+
+
 def test_nothing_cites_a_document_outside_the_repository() -> None:
     files = tracked_text_files()
     assert files
     for name, text in files.items():
-        if name == "tests/test_docs.py":  # this test names what it looks for
-            continue
-        assert "DESIGN.md" not in text, f"{name} cites DESIGN.md, which is not in the project"
-        assert "../shared" not in text, f"{name} refers to a file outside the repository"
+        for outside in _OUTSIDE:
+            assert outside not in text, f"{name} cites {outside}, which is not in the project"
 
 
 def test_every_design_citation_names_a_contract_the_design_has() -> None:
