@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from envport.spec import PortSpec
-from envport.verifiers import sample_compare
+from envport.verifiers import sample_compare, vector_seeding
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.l3 import stack_states
 from envport.verifiers.reset_sample import ALPHA, POWER, SHIFT, DrawSupport, ResetSample
@@ -63,6 +63,8 @@ def check_vector(
         readable = readable and run.readable
     if not level.divergences:
         _draws(spec, sample, tally, level, seed, replay)
+    if not level.divergences:
+        level.divergences.extend(vector_seeding.check_seeding(spec, worker, seed, replay))
     level.passed = not level.divergences
     level.diverged_episodes = len(level.divergences)
     level.steps_compared = tally.env_steps
@@ -72,7 +74,8 @@ def check_vector(
         f"batches {', '.join(map(str, BATCHES))} x {STEPS} steps against SyncVectorEnv: "
         f"{tally.env_steps} env-steps compared, {tally.autoresets} autoresets, "
         f"{tally.partial} partial and {tally.full} full resets (episodes ended: "
-        f"{tally.endings['terminated']} terminated, {tally.endings['truncated']} truncated)"
+        f"{tally.endings['terminated']} terminated, {tally.endings['truncated']} truncated); "
+        "seeded runs reproducible and decided by the seed alone"
         + (
             ""
             if partial or level.divergences
