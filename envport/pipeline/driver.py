@@ -231,6 +231,8 @@ class Driver:
                 self._note(f"verified: {self.state.reason}")
             elif isinstance(act, GiveUp):
                 self._give_up(act.reason)
+            else:
+                raise TypeError(f"no way to carry out {act!r}")
 
     def _complete(self, nxt: RunState) -> None:
         """A step is done: it counts, and the state that describes it becomes the run's."""
