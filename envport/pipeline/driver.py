@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import signal
 import time
+from dataclasses import replace
 
 from envport import interrupts
 from envport.llm import Model
@@ -203,8 +204,6 @@ class Driver:
             self._carry_out(result)
 
     def _context_for(self, state: RunState) -> StepContext:
-        from dataclasses import replace
-
         return replace(self._context, state=state)
 
     # --- carrying a decision out -----------------------------------------------------------
