@@ -13,6 +13,7 @@ from __future__ import annotations
 from envport.pipeline.decide import optimized, summary, verified
 from envport.pipeline.decisions import (
     Act,
+    Action,
     Benched,
     Checked,
     Commit,
@@ -103,8 +104,8 @@ def _benched(
             f"Your optimisation in round {number} was reverted because the bench of "
             f"{which} failed: {comparison.error}. The files are back as they were."
         )
-        acts = _reverted(label, "bench failed", f"the bench of {which} failed")
-        return _end_round(state, nxt, attempt, acts, comparison, outcome.cached)
+        undone = _reverted(label, "bench failed", f"the bench of {which} failed")
+        return _end_round(state, nxt, attempt, undone, comparison, outcome.cached)
     before, after = comparison.speeds[0].sps, comparison.speeds[1].sps
     attempt.sps_before, attempt.sps_after = dict(before), dict(after)
     ratio = after[attempt.batch] / before[attempt.batch]
@@ -151,7 +152,7 @@ def _end_round(
         WriteBenchReport(),
         Note(f"round {attempt.round} {verdict}: {attempt.why}"),
     )
-    action = "keep" if attempt.kept else "revert"
+    action: Action = "keep" if attempt.kept else "revert"
     if attempt.round >= state.optimize.rounds:
         done = verified(nxt, optimized(nxt))
         return Decision(done.action, done.state, acts + done.acts)

@@ -94,7 +94,6 @@ Action = Literal[
     "verified",
     "bench_started",
     "keep",
-    "unchanged",
 ]
 
 
