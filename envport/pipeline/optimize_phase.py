@@ -12,8 +12,8 @@ from envport.llm import Purpose
 from envport.pipeline.decide import decide
 from envport.pipeline.decisions import Benched, Checked, StartBenched, Unchanged, Unusable
 from envport.pipeline.optimize import snapshot
-from envport.pipeline.phases import StepContext, StepResult
-from envport.repair.apply import apply_edits, read_files
+from envport.pipeline.phases import StepContext, StepResult, write_answer
+from envport.repair.apply import read_files
 from envport.repair.edits import parse_answer
 from envport.spec import PortSpec, load_spec
 
@@ -53,16 +53,13 @@ def _round(ctx: StepContext) -> StepResult:
         return decide(state, Unusable(error or "unparseable"))
     # The current port, copied before the edit: the bench runs both side by side.
     current = snapshot(ctx.run.port, ctx.run.cache / "optimize" / "current")
-    applied = apply_edits(ctx.run.port, parsed.files)
-    ctx.recorder.edits(state.step, applied)
-    ctx.recorder.proposed_tests(state, parsed)
-    touched = {edit.path for edit in applied if edit.changed}
-    if not touched:
+    changed = write_answer(ctx, parsed)
+    if not changed:
         return decide(state, Unchanged())
-    ctx.note("edited " + ", ".join(e.stat() for e in applied if e.changed))
+    ctx.note("edited " + ", ".join(e.stat() for e in changed))
     # Every check that could change runs again; in this phase all passed, so any failure
     # is a regression.
-    runs = ctx.checker.after_edit(state, touched)
+    runs = ctx.checker.after_edit(state, {edit.path for edit in changed})
     outcomes = [o for run in runs for o in run.outcomes]
     if not all(o.passed for o in outcomes):
         return decide(state, Checked(scope=runs[0].outcomes, outcomes=outcomes))

@@ -27,8 +27,8 @@ from envport.pipeline.plan import parse_plan
 from envport.pipeline.prompting import PromptBuilder
 from envport.pipeline.recorder import Recorder
 from envport.pipeline.schedule import Checker
-from envport.repair.apply import apply_edits, read_files
-from envport.repair.edits import parse_answer
+from envport.repair.apply import AppliedEdit, apply_edits, read_files
+from envport.repair.edits import ParsedAnswer, parse_answer
 from envport.runs.layout import RunDir
 from envport.runs.spec_copy import write_planned_spec
 from envport.runs.state import COMPOSED, RunState
@@ -90,14 +90,7 @@ def model_step(ctx: StepContext) -> StepResult:
     purpose = Purpose(
         phase=kind, module=None if scope == COMPOSED else scope, iteration=state.iteration
     )
-    files = read_files(ctx.run.port)
-    if kind == "generate":
-        task, required = ctx.builder.generate(state, files)
-    else:
-        task = ctx.builder.repair(state, files)
-        # A module whose generation failed is still owed whole.
-        owed = f"{scope}.py"
-        required = [owed] if state.phase == "modules" and owed not in files else []
+    task, required = _task(ctx, kind)
     parsed, error = ctx.asker.ask(
         state,
         purpose,
@@ -107,11 +100,29 @@ def model_step(ctx: StepContext) -> StepResult:
     )
     if parsed is None:
         return decide(state, Unusable(error or "unparseable"))
-    applied = apply_edits(ctx.run.port, parsed.files)
-    ctx.recorder.edits(state.step, applied)
-    ctx.recorder.proposed_tests(state, parsed)
-    touched = {edit.path for edit in applied if edit.changed}
-    ctx.note("edited " + (", ".join(e.stat() for e in applied if e.changed) or "nothing"))
-    runs = ctx.checker.after_edit(state, touched)
+    changed = write_answer(ctx, parsed)
+    ctx.note("edited " + (", ".join(e.stat() for e in changed) or "nothing"))
+    runs = ctx.checker.after_edit(state, {edit.path for edit in changed})
     outcomes = [o for run in runs for o in run.outcomes]
     return decide(state, Checked(scope=runs[0].outcomes, outcomes=outcomes))
+
+
+def _task(ctx: StepContext, kind: str) -> tuple[str, list[str]]:
+    """The step's prompt and the files its answer must contain."""
+    state = ctx.state
+    files = read_files(ctx.run.port)
+    if kind == "generate":
+        return ctx.builder.generate(state, files)
+    # A module whose generation failed is still owed whole.
+    owed = f"{state.scope}.py"
+    required = [owed] if state.phase == "modules" and owed not in files else []
+    return ctx.builder.repair(state, files), required
+
+
+def write_answer(ctx: StepContext, parsed: ParsedAnswer) -> list[AppliedEdit]:
+    """Write an answer's files into the port and its proposed tests aside, both recorded;
+    the edits that changed a file."""
+    applied = apply_edits(ctx.run.port, parsed.files)
+    ctx.recorder.edits(ctx.state.step, applied)
+    ctx.recorder.proposed_tests(ctx.state, parsed)
+    return [edit for edit in applied if edit.changed]
