@@ -76,19 +76,10 @@ SCRIPTED_SLOWER = (
     "Computing each env's step three times and keeping the last makes the loop robust to "
     "transient errors.\n\n" + FAST_ENV_FILE.replace(VECTORISED_STEP, TRIPLED_STEP)
 )
-# Fails every level at once (the helper it imports does not exist): reverted in seconds.
-SCRIPTED_FAST_BUT_BROKEN = (
-    "Step all envs at once with a fused physics helper.\n\n"
-    + FAST_ENV_FILE.replace(
-        "from .physics import MAX_STEPS, dynamics, is_terminated",
-        "from .physics import MAX_STEPS, dynamics, fused_step, is_terminated",
-    )
-)
 SCRIPTED_FAST = (
     "Where the time goes: a Python loop over the batch in `step`, a dozen small NumPy calls "
     "per env. Step all envs at once with the batched physics.\n\n" + FAST_ENV_FILE
 )
-assert "fused_step" in SCRIPTED_FAST_BUT_BROKEN
 
 # Small benches keep the test fast; the effects are far larger than the noise.
 BENCH = ("--bench-batch-sizes", "256,8", "--bench-steps", "10", "--bench-repeats", "3")
@@ -143,10 +134,11 @@ def spec(tmp_path: Path) -> Path:
 
 
 SLOW_PORT = [("generate", "physics", 0, PHYSICS), ("generate", "env", 0, SCRIPTED_SLOW_ENV)]
+# An optimisation that breaks a level is reverted like a slower one; that rule is unit-tested
+# in test_decide.py, so the end-to-end run here takes one revert and one keep.
 OPTIMISATIONS = [
     ("optimize", None, 1, SCRIPTED_SLOWER),
-    ("optimize", None, 2, SCRIPTED_FAST_BUT_BROKEN),
-    ("optimize", None, 3, SCRIPTED_FAST),
+    ("optimize", None, 2, SCRIPTED_FAST),
 ]
 
 
@@ -181,72 +173,67 @@ def test_a_slower_optimisation_is_reverted_and_a_faster_one_kept(
     session = optimize_session(tmp_path / "session", SLOW_PORT + OPTIMISATIONS)
     result = envport(
         "translate", str(spec), "--target", "numpy", "--model", f"replay:{session}",
-        "--out", str(out), "--optimize", "--optimize-rounds", "3", *BENCH,
+        "--out", str(out), "--optimize", "--optimize-rounds", "2", *BENCH,
     )  # fmt: skip
     assert result.returncode == 0, result.stdout + result.stderr
     run = only_run(out)
     prompts = [p["messages"][-1]["text"] for p in of(run, "prompt")]
-    assert len(prompts) == 5
+    assert len(prompts) == 4
 
     # The first optimise prompt: the bench numbers, the rule, the backend's checklist.
     first = prompts[2]
-    assert "Optimisation round 1 of 3" in first
+    assert "Optimisation round 1 of 2" in first
     assert "| 256 |" in first and "(this one decides)" in first and "| 8 |" in first
     assert "at least 1.05x the current port's (a gain of 5% or more)" in first
     assert "Vectorise over the batch" in first and "Preallocate" in first
     assert "for i in range(self.num_envs)" in first  # the current files
     # The model is told why each attempt was reverted, in the next optimise prompt.
-    assert "Optimisation round 2 of 3" in prompts[3]
+    assert "Optimisation round 2 of 2" in prompts[3]
     assert "was reverted: every level still passed, but SPS at B=256" in prompts[3]
     assert "below the 1.05x needed" in prompts[3]
     assert "round 1: reverted: SPS at B=256" in prompts[3]  # the earlier rounds
-    assert "was reverted because it made load, module:env fail" in prompts[4]
-    assert "cannot import name 'fused_step'" in prompts[4]
 
     start = of(run, "optimize_bench")
     assert len(start) == 1 and set(start[0]["sps"]) == {"8", "256"}
     attempts = of(run, "optimize_attempt")
-    assert [(a["round"], a["kept"]) for a in attempts] == [(1, False), (2, False), (3, True)]
-    slower, broken, faster = attempts
+    assert [(a["round"], a["kept"]) for a in attempts] == [(1, False), (2, True)]
+    slower, faster = attempts
     assert slower["ratio"] < 1.05 and slower["sps_after"]["256"] < slower["sps_before"]["256"]
     assert len(slower["runs_before"]["256"]) == 3 and len(slower["runs_after"]["256"]) == 3
-    assert broken["why"] == "it made load, module:env fail" and not broken["sps_after"]
     assert faster["ratio"] >= 1.05
     # The kept port is judged against the port as it stood, measured again in its session.
     assert faster["sps_after"]["256"] > faster["sps_before"]["256"] * 1.05
     decisions = [d["decision"] for d in of(run, "decision")]
-    assert decisions[-3:] == ["revert", "revert", "keep"]
+    assert decisions[-2:] == ["revert", "keep"]
 
     # Every attempt is in the history, the reverted ones with their reverts.
     log = git_log(run)
-    assert log[0].startswith("optimize round 3:") and log[0].endswith("-> kept")
+    assert log[0].startswith("optimize round 2:") and log[0].endswith("-> kept")
     assert "SPS at B=256" in log[0]
-    assert log[1] == "revert optimize round 2: it broke load, module:env"
-    assert log[2].startswith("optimize round 2:") and log[2].endswith("-> reverted")
-    assert log[3].startswith("revert optimize round 1: SPS at B=256")
-    assert log[4].startswith("optimize round 1:") and log[4].endswith("-> reverted")
+    assert log[1].startswith("revert optimize round 1: SPS at B=256")
+    assert log[2].startswith("optimize round 1:") and log[2].endswith("-> reverted")
     env_py = (run / "port" / "env.py").read_text()
     assert "for i in range" not in env_py and "reward = np.ones(self.num_envs)" in env_py
 
     state = RunState.model_validate_json((run / "run.json").read_text())
     assert state.status == "verified" and state.phase == "done"
-    assert state.reason.startswith("every level passes; 1 of 3 optimisation rounds kept")
+    assert state.reason.startswith("every level passes; 1 of 2 optimisation rounds kept")
     assert state.optimization.sps[256] == faster["sps_after"]["256"]
     assert all(outcome.passed for outcome in state.results.values())
     # The report shows each attempt and its SPS; the bench file is envport bench's format.
     outcome = (run / "reports" / "outcome.md").read_text()
     assert "## Optimisation" in outcome and "The kept rounds made the port" in outcome
-    assert "| 1 | reverted |" in outcome and "| 3 | kept |" in outcome
+    assert "| 1 | reverted |" in outcome and "| 2 | kept |" in outcome
     bench = json.loads((run / "reports" / "bench-optimize.json").read_text())
     names = {row["name"] for row in bench["rows"]}
     assert names == {
         "numpy port before optimisation",
         "round 1: current port",
         "round 1: edit (reverted)",
-        "round 3: current port",
-        "round 3: edit (kept)",
+        "round 2: current port",
+        "round 2: edit (kept)",
     }
-    assert "1 of 3 optimisation rounds kept" in result.stdout
+    assert "1 of 2 optimisation rounds kept" in result.stdout
 
     seconds = time.monotonic() - started
     print(f"\n[{seconds:.0f} s] start: {start[0]['sps']}")
@@ -320,35 +307,6 @@ def wait_for(out: Path, process: subprocess.Popen, match: Any, limit: float = 12
         assert process.poll() is None, "the run ended first"
         time.sleep(0.01)
     raise AssertionError("the event never came")
-
-
-@pytest.mark.slow
-def test_a_budget_that_ends_during_optimisation_ends_only_the_optimisation(
-    tmp_path: Path, spec: Path
-) -> None:
-    # No optimise answer in the session: the run stops at the first optimise call (exit 2,
-    # saved), as with a model that cannot be reached.
-    out = tmp_path / "runs"
-    session = optimize_session(tmp_path / "session", SLOW_PORT)
-    stopped = envport(
-        "translate", str(spec), "--target", "numpy", "--model", f"replay:{session}",
-        "--out", str(out), "--optimize", "--optimize-rounds", "2", *BENCH,
-    )  # fmt: skip
-    assert stopped.returncode == 2, stopped.stdout + stopped.stderr
-    run = only_run(out)
-    state = RunState.model_validate_json((run / "run.json").read_text())
-    assert state.status == "stopped" and state.phase == "optimize"
-    assert set(state.optimization.sps) == {8, 256}  # the first prompt's figures are kept
-    # Resumed with a token cap the optimise call could pass: refused before it is made, and
-    # the verified port stays verified.
-    resumed = envport("resume", str(run), "--budget-tokens", "1000")
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    state = RunState.model_validate_json((run / "run.json").read_text())
-    assert state.status == "verified" and state.phase == "done"
-    assert state.reason.startswith("every level passes; 0 of 0 optimisation rounds kept")
-    assert "stopped: budget exhausted" in state.reason
-    assert of(run, "finished")[-1]["status"] == "verified"
-    assert "for i in range" in (run / "port" / "env.py").read_text()
 
 
 def test_optimise_flags_need_optimize_and_valid_sizes(tmp_path: Path) -> None:
