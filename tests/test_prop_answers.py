@@ -93,6 +93,7 @@ def as_written(content: str) -> str:
 @example(files={"env.py": "a\x0cb\x85c\n"})  # form feed and NEL are not line ends in Python
 @example(files={"env.py": "doc = '''\n### File: b.py\n~~~python\nx\n~~~\n'''\n"})
 @example(files={"a.py": "```\n", "b.py": "y = 1\r\n"})
+@example(files={"__init__.py": "", "pkg/__init__.py": "x = 1\n", "tests/__0.toml": ""})
 @given(files=answer_files)
 def test_rendered_files_parse_back_unchanged(files: dict[str, str]) -> None:
     with tempfile.TemporaryDirectory() as port:

@@ -81,7 +81,9 @@ def _clean_header(line: str) -> str | None:
     if not text or len(text) > 160:
         return None
     text = re.sub(r"^(?:#{1,6}|[-*+>]|\d+[.)])\s+", "", text)
-    text = text.replace("**", "").replace("__", "").strip()
+    # Bold markers go; `__` only where it wraps words, so `__init__.py` keeps its name.
+    text = text.replace("**", "")
+    text = re.sub(r"(^|\s)__(\S(?:.*?\S)?)__(?=$|[\s:])", r"\1\2", text).strip()
     text = _HEADER_WORDS.sub("", text)
     text = text.strip("`'\" ")
     # "env.py (updated):", "env.py:" and "`env.py`" all name env.py.
