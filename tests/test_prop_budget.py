@@ -38,8 +38,12 @@ from envport.llm import (
     load_model,
 )
 from envport.llm.budget import Reservation
+from envport.verifiers.hypo import keep_caches_out_of_cwd
 
 from fake_api import Answer, FakeAPI, Malformed, Mangled, ServerError, Status
+
+# Hypothesis's own caches go under envport's cache, as in a verify run, not ./.hypothesis.
+keep_caches_out_of_cwd()
 
 # Float sums in a different order differ in the last bits; a cap is dollars, not ulps.
 SLACK = 1e-12
@@ -62,7 +66,7 @@ operation = st.one_of(
 )
 
 
-@settings(max_examples=400, database=None, derandomize=True)
+@settings(max_examples=400, database=None, derandomize=True, deadline=None)
 @given(
     max_usd=usd_caps,
     max_tokens=token_caps,
@@ -210,14 +214,20 @@ def sessions(draw: st.DrawFn) -> dict[str, Any]:
         purpose=Purpose(phase="repair", module="physics"),
     )
     estimate = estimate_input_tokens(request)
-    answers = draw(st.lists(server_answer(flavour, estimate, max_tokens), max_size=12))
+    answers = draw(st.lists(server_answer(flavour, estimate, max_tokens), min_size=1, max_size=12))
+    price = draw(prices)
+    # Caps of a few calls' worst cases: some calls fit, and the cap is reached.
+    calls_that_fit = st.floats(0, 8)
+    worst_tokens = estimate + max_tokens
     return {
         "flavour": flavour,
         "request": request,
         "answers": answers,
-        "price": draw(prices),
-        "max_usd": draw(st.floats(0, 0.05)),
-        "max_tokens": draw(token_caps),
+        "price": price,
+        "max_usd": price.worst_case(estimate, max_tokens) * draw(calls_that_fit),
+        "max_tokens": draw(
+            st.one_of(st.none(), calls_that_fit.map(lambda n: int(n * worst_tokens)))
+        ),
         "calls": draw(st.integers(1, 6)),
     }
 
@@ -240,7 +250,7 @@ DEAR_CACHE_READS = {
 
 
 @settings(
-    max_examples=40,
+    max_examples=60,
     database=None,
     derandomize=True,
     deadline=None,

@@ -19,8 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from envport.verifiers.divergence import Divergence, LevelResult
+from envport.verifiers.hypo import keep_caches_out_of_cwd
 from envport.verifiers.l3 import KEEP_DIVERGENCES, L3Options, episode_indices, merge
 from envport.verifiers.l3_lanes import MAX_CHUNK, MIN_CHUNK, Chunks, chunk_size
+
+# Hypothesis's own caches go under envport's cache, as in a verify run, not ./.hypothesis.
+keep_caches_out_of_cwd()
 
 
 def take_all(chunks: Chunks) -> list[list[int]]:
@@ -46,7 +50,7 @@ plans = st.one_of(
 )
 
 
-@settings(max_examples=300, database=None, derandomize=True)
+@settings(max_examples=300, database=None, derandomize=True, deadline=None)
 @given(plan=plans, lanes=st.integers(1, 16))
 def test_chunks_are_the_plan_cut_in_order(plan: L3Options, lanes: int) -> None:
     indices = episode_indices(plan)
@@ -67,7 +71,7 @@ def test_chunks_are_the_plan_cut_in_order(plan: L3Options, lanes: int) -> None:
         assert taken == [[plan.only_episode]]
 
 
-@settings(max_examples=300, database=None, derandomize=True)
+@settings(max_examples=300, database=None, derandomize=True, deadline=None)
 @given(episodes=st.integers(0, 10**6), lanes=st.integers(1, 64))
 def test_chunk_size_stays_within_its_bounds(episodes: int, lanes: int) -> None:
     size = chunk_size(episodes, lanes)
@@ -117,7 +121,7 @@ def test_lanes_taking_at_once_never_share_or_drop_an_episode(
         assert firsts == sorted(firsts)
 
 
-@settings(max_examples=100, database=None, derandomize=True)
+@settings(max_examples=100, database=None, derandomize=True, deadline=None)
 @given(
     parts=st.lists(
         st.tuples(st.integers(0, 100), st.integers(0, 10**4), st.integers(0, 100), st.booleans()),
@@ -146,7 +150,7 @@ def test_merged_chunks_count_what_the_chunks_counted(
     assert merged.passed == all(r.passed for r in results)
 
 
-@settings(max_examples=100, database=None, derandomize=True)
+@settings(max_examples=100, database=None, derandomize=True, deadline=None)
 @given(
     diverged=st.lists(st.integers(0, 5000), unique=True, max_size=30),
     cuts=st.lists(st.integers(0, 30), max_size=6),

@@ -21,6 +21,10 @@ from hypothesis import strategies as st
 
 from envport.repair.apply import apply_edits
 from envport.repair.edits import CASE_SUFFIX, TESTS_PREFIX, EditParseError, parse_answer, port_path
+from envport.verifiers.hypo import keep_caches_out_of_cwd
+
+# Hypothesis's own caches go under envport's cache, as in a verify run, not ./.hypothesis.
+keep_caches_out_of_cwd()
 
 FENCE = "```"
 PIECES = [
@@ -122,7 +126,7 @@ def write_and_check(files: dict[str, str], port: Path, outside: Path) -> None:
     assert not (outside / "new.py").exists()
 
 
-@settings(max_examples=400, database=None, derandomize=True)
+@settings(max_examples=400, database=None, derandomize=True, deadline=None)
 @example(raw="a\x00.py")
 @example(raw="loop/x.py")
 @example(raw="\ud800.py")
@@ -138,7 +142,7 @@ def test_a_path_is_refused_or_resolves_inside_the_port(raw: str) -> None:
             write_and_check({relative: "y = 2\n"}, port, outside)
 
 
-@settings(max_examples=200, database=None, derandomize=True)
+@settings(max_examples=200, database=None, derandomize=True, deadline=None)
 @example(raws=["y" * 260 + ".py"], in_info=[True, True, True])  # past the name limit
 @example(raws=["env.py/x.py"], in_info=[False, False, False])  # through an existing file
 @example(raws=["m.py", "m.py/n.py"], in_info=[False, False, False])  # a file, then a folder

@@ -21,6 +21,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from envport.serve.wire import Request, Response, pack, unpack_request, unpack_response
+from envport.verifiers.hypo import keep_caches_out_of_cwd
+
+# Hypothesis's own caches go under envport's cache, as in a verify run, not ./.hypothesis.
+keep_caches_out_of_cwd()
 
 plain_dtypes = st.one_of(
     hnp.boolean_dtypes(),
@@ -85,7 +89,7 @@ def same(sent: Any, arrived: Any) -> None:
         assert arrived == sent and type(arrived) is type(sent)
 
 
-@settings(max_examples=300, database=None, derandomize=True)
+@settings(max_examples=300, database=None, derandomize=True, deadline=None)
 @given(array=arrays())
 def test_an_array_arrives_with_its_dtype_shape_and_bytes(array: np.ndarray) -> None:
     arrived = unpack_response(pack(Response(id=7, ok=True, result=array)))
@@ -93,7 +97,7 @@ def test_an_array_arrives_with_its_dtype_shape_and_bytes(array: np.ndarray) -> N
     same(array, arrived.result)
 
 
-@settings(max_examples=150, database=None, derandomize=True)
+@settings(max_examples=150, database=None, derandomize=True, deadline=None)
 @given(result=nested, args=st.dictionaries(st.text(max_size=5), nested, max_size=3))
 def test_nested_arrays_arrive_in_requests_and_responses(result: Any, args: dict) -> None:
     same(result, unpack_response(pack(Response(id=1, ok=True, result=result))).result)
@@ -102,7 +106,7 @@ def test_nested_arrays_arrive_in_requests_and_responses(result: Any, args: dict)
     same(args, request.args)
 
 
-@settings(max_examples=100, database=None, derandomize=True)
+@settings(max_examples=100, database=None, derandomize=True, deadline=None)
 @given(
     value=st.one_of(
         hnp.from_dtype(np.dtype("float32"), allow_nan=False),
@@ -141,7 +145,7 @@ def _forged(data: bytes) -> bytes:
     return msgpack.packb({"id": 1, "ok": True, "result": msgpack.ExtType(1, data)})
 
 
-@settings(max_examples=300, database=None, derandomize=True)
+@settings(max_examples=300, database=None, derandomize=True, deadline=None)
 @given(
     dtype=st.one_of(
         st.sampled_from(["|O", "O", "|V0", "<U0", "zz", "[('a','<f4')]", "<f8", "|b1", ">i2"]),
