@@ -47,9 +47,10 @@ class Price(BaseModel):
         ) / PER_MILLION
 
     def worst_case(self, input_tokens: int, output_tokens: int) -> float:
-        """The most a call can cost: every input token at the dearest input rate."""
-        assert self.cache_write is not None
-        input_rate = max(self.input, self.cache_write)
+        """The most a call can cost: every input token at the dearest input rate (cache
+        reads included: a price file may make them dearer than fresh input)."""
+        assert self.cache_read is not None and self.cache_write is not None
+        input_rate = max(self.input, self.cache_read, self.cache_write)
         return (input_tokens * input_rate + output_tokens * self.output) / PER_MILLION
 
 

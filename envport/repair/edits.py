@@ -32,6 +32,10 @@ PORT_SUFFIXES = (".py",)
 TESTS_PREFIX = "tests/"
 CASE_SUFFIX = ".toml"
 
+# File systems allow 255 bytes a name; the atomic write's temporary name adds 14 to it.
+MAX_NAME_BYTES = 200
+MAX_PATH_CHARS = 1024
+
 _FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 # A drive prefix is matched only so that such paths can be refused by name.
 _PATH_TOKEN = re.compile(r"^(?:[A-Za-z]:)?[\w.\-/\\]*[\w\-]\.[A-Za-z][A-Za-z0-9]{0,5}$")
@@ -63,13 +67,23 @@ class _Block:
     info: str = ""
 
 
+def _lines(text: str) -> list[str]:
+    """The answer's lines, split where Python ends a line (LF, CRLF, CR) and nowhere else:
+    `str.splitlines` also splits at form feeds and Unicode line separators, which would
+    change a file that holds one in a string or a comment."""
+    lines = re.split(r"\r\n|\r|\n", text)
+    return lines[:-1] if lines and not lines[-1] else lines
+
+
 def _clean_header(line: str) -> str | None:
     """The path a Markdown header line names, if the line is only a path (with decoration)."""
     text = line.strip()
     if not text or len(text) > 160:
         return None
     text = re.sub(r"^(?:#{1,6}|[-*+>]|\d+[.)])\s+", "", text)
-    text = text.replace("**", "").replace("__", "").strip()
+    # Bold markers go; `__` only where it wraps words, so `__init__.py` keeps its name.
+    text = text.replace("**", "")
+    text = re.sub(r"(^|\s)__(\S(?:.*?\S)?)__(?=$|[\s:])", r"\1\2", text).strip()
     text = _HEADER_WORDS.sub("", text)
     text = text.strip("`'\" ")
     # "env.py (updated):", "env.py:" and "`env.py`" all name env.py.
@@ -148,7 +162,7 @@ def _header_before(lines: list[str], start: int, floor: int) -> str | None:
 
 
 def _blocks(text: str) -> list[_Block]:
-    lines = text.splitlines()
+    lines = _lines(text)
     blocks: list[_Block] = []
     floor = 0
     index = 0
@@ -187,7 +201,7 @@ def _next_file_opener(lines: list[str], start: int, fence: str) -> int | None:
         match = _FENCE.match(lines[index])
         if not match or not match.group("info").strip():
             continue
-        if len(match.group("fence")) != len(fence):
+        if match.group("fence") != fence:  # a ~~~ block inside a ``` file is its content
             continue
         if _info_path(match.group("info")):
             return index
@@ -218,10 +232,20 @@ def port_path(raw: str, port_dir: Path) -> str:
     relative = PurePosixPath(*parts).as_posix() if parts else ""
     if not relative or relative == ".":
         raise EditParseError(f"`{raw}` does not name a file")
+    _check_writable_name(raw, relative)
     root = port_dir.resolve()
-    resolved = (root / relative).resolve()
+    try:
+        resolved = (root / relative).resolve()
+    except (OSError, RuntimeError):  # a symlink loop, or a name the OS will not look up
+        raise EditParseError(f"`{raw}` cannot be resolved inside the port directory") from None
     if not resolved.is_relative_to(root):
         raise EditParseError(f"`{raw}` leads outside the port directory")
+    if resolved.is_dir() or any(
+        parent.exists() and not parent.is_dir()
+        for parent in resolved.parents
+        if parent.is_relative_to(root)
+    ):
+        raise EditParseError(f"`{raw}` names a directory or passes through a file")
     if relative.startswith(TESTS_PREFIX) and relative.endswith(CASE_SUFFIX):
         return relative  # a proposed case: data the harness runs against the reference
     if not relative.endswith(PORT_SUFFIXES):
@@ -230,6 +254,19 @@ def port_path(raw: str, port_dir: Path) -> str:
             "spec, its tolerances and the harness's tests are not yours to edit"
         )
     return relative
+
+
+def _check_writable_name(raw: str, relative: str) -> None:
+    """Refuse a name the file system would reject when the edit is written: an answer's
+    path must fail here, as a parse error the model can fix, never as a crash later."""
+    if any(ord(char) < 32 or ord(char) == 127 for char in relative):
+        raise EditParseError(f"{raw!r} has control characters; give a plain relative path")
+    try:
+        encoded = [part.encode("utf-8") for part in relative.split("/")]
+    except UnicodeEncodeError:
+        raise EditParseError(f"{raw!r} is not valid text; give a plain relative path") from None
+    if any(len(part) > MAX_NAME_BYTES for part in encoded) or len(relative) > MAX_PATH_CHARS:
+        raise EditParseError(f"`{raw[:80]}...` is too long for a file name")
 
 
 def parse_answer(text: str, port_dir: Path, required: list[str] | None = None) -> ParsedAnswer:
@@ -262,12 +299,16 @@ def parse_answer(text: str, port_dir: Path, required: list[str] | None = None) -
             "no fenced code block with a file path was found; put each whole file in a fenced "
             "block preceded by a line `### File: <path>`"
         )
+    # "m.py" and "m.py/n.py" in one answer cannot both be written: refuse them here.
+    for path in parsed.files:
+        if any(other.startswith(path + "/") for other in parsed.files):
+            raise EditParseError(f"`{path}` is both a file and a folder in this answer")
     missing = [path for path in required or [] if path not in parsed.files]
     if missing:
         raise EditParseError(
             f"the answer has no whole-file block for {', '.join(f'`{m}`' for m in missing)}"
         )
-    lines = text.splitlines()
+    lines = _lines(text)
     kept = [True] * len(lines)
     for block in blocks:
         for index in range(block.start, min(block.end + 1, len(lines))):
@@ -296,7 +337,7 @@ def _adopt_lone_block(blocks: list[_Block], required: list[str]) -> None:
 
 def extract_block(text: str, languages: tuple[str, ...]) -> str | None:
     """The body of the first fenced block tagged with one of `languages` (for plans)."""
-    lines = text.splitlines()
+    lines = _lines(text)
     for index, line in enumerate(lines):
         match = _FENCE.match(line)
         if not match:

@@ -65,6 +65,9 @@ class Response(BaseModel):
 
 def _default(obj: Any) -> Any:
     if isinstance(obj, np.ndarray):
+        if obj.dtype.hasobject or obj.dtype.names is not None:
+            # Raw bytes of these would be pointers, or would lose the field names.
+            raise TypeError(f"cannot send an array of dtype {obj.dtype} over the wire")
         # Not np.ascontiguousarray: it turns 0-d arrays into 1-d ones.
         array = obj if obj.flags.c_contiguous else obj.copy(order="C")
         header = msgpack.packb([array.dtype.str, list(array.shape)])
@@ -79,11 +82,19 @@ def _default(obj: Any) -> Any:
 def _ext_hook(code: int, data: bytes) -> Any:
     if code != _NDARRAY:
         return msgpack.ExtType(code, data)
-    unpacker = msgpack.Unpacker()
-    unpacker.feed(data)
-    dtype, shape = next(unpacker)
-    offset = unpacker.tell()
-    return np.frombuffer(data[offset:], dtype=np.dtype(dtype)).reshape(shape).copy()
+    # The sender may be a hostile port: whatever is wrong is one ValueError, and an object
+    # dtype (pointers) or a negative side (numpy would infer it) is wrong.
+    try:
+        unpacker = msgpack.Unpacker()
+        unpacker.feed(data)
+        dtype, shape = next(unpacker)
+        kind = np.dtype(dtype)
+        if kind.hasobject or kind.names is not None or any(side < 0 for side in shape):
+            raise ValueError(f"dtype {kind} and shape {shape} cannot be sent")
+        array = np.frombuffer(data[unpacker.tell() :], dtype=kind).reshape(shape)
+    except (StopIteration, TypeError, ValueError, msgpack.UnpackException) as exc:
+        raise ValueError(f"a malformed array arrived over the wire: {exc}") from None
+    return array.copy()
 
 
 def pack(message: BaseModel) -> bytes:

@@ -187,7 +187,9 @@ class Chunks:
 
     def __init__(self, indices: list[int], size: int, lanes: int) -> None:
         self._left = deque(indices)
-        self._size, self._lanes = size, lanes
+        # A plan that fits one chunk (a replayed batch) stays one chunk: shares of it for
+        # several lanes would split episodes that must be played side by side.
+        self._size, self._lanes = size, 1 if size >= len(indices) else lanes
         self._smallest = max(MIN_CHUNK, size // 8)
         self._lock = threading.Lock()
         self.stop = threading.Event()  # a lane failed: the others stop taking chunks
