@@ -27,7 +27,9 @@ from hypothesis.stateful import (
 )
 
 from envport.serve.client import PortWorker
+from envport.serve.ops import Op, SessionLoad, SessionStep
 from envport.spec import PortSpec
+from envport.targets.reference import Reference, State, Transition
 from envport.verifiers.compare import Steps, divergent_steps
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.hypo import (
@@ -41,8 +43,6 @@ from envport.verifiers.hypo import (
 from envport.verifiers.l1 import Divergent, field_diffs
 from envport.verifiers.l2_batch import check_batch
 from envport.verifiers.landing import ending_starts, unresolved
-from envport.verifiers.randomness import noise_args
-from envport.verifiers.reference import Reference, State, Transition
 from envport.verifiers.strategies import Draws, action_strategy, draws_for, state_strategy
 
 # Steps compared by the machine across all its runs (the machine class has no other outlet).
@@ -55,9 +55,9 @@ class _Guarded:
     def __init__(self, worker: PortWorker) -> None:
         self.worker = worker
 
-    def request(self, op: str, **args: Any) -> Any:
+    def request(self, op: Op) -> Any:
         with port_failures_abort():
-            return self.worker.request(op, **args)
+            return self.worker.request(op)
 
 
 def _stack(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -101,7 +101,7 @@ def _machine(
 
         def _load(self, what: str) -> None:
             state = reference.read_state()
-            answer = worker.request("session_load", states=_stack(state))
+            answer = worker.request(SessionLoad(states=_stack(state)))
             self.done = False
             self._compare_states(answer["state"], f"{what}, then state read", free=False)
 
@@ -154,8 +154,8 @@ def _machine(
             counts["steps"] += 1
             before = reference.read_state()
             out = reference.step(action)
-            noise = noise_args(None if out.noise is None else out.noise[None])
-            answer = worker.request("session_step", actions=np.asarray([action]), **noise)
+            noise = None if out.noise is None else out.noise[None]
+            answer = worker.request(SessionStep(actions=np.asarray([action]), noise=noise))
             expected = Steps.single(out)
             actual = Steps.of(answer)
             found = divergent_steps(spec, expected, actual, True, np.asarray([0]))
@@ -178,7 +178,7 @@ def _machine(
         @rule(action=actions)
         def step_after_end(self, action: Any) -> None:
             self.log.append(f"step_after_end({np.asarray(action).tolist()})")
-            answer = worker.request("session_step", actions=np.asarray([action]))
+            answer = worker.request(SessionStep(actions=np.asarray([action])))
             # Next-step autoreset: the step after an end starts over and reports nothing.
             wrong = [
                 FieldDiff(field=name, expected=want, actual=np.asarray(answer[name])[0].item())
