@@ -14,16 +14,16 @@ import numpy as np
 import pytest
 
 from envport.serve.client import PortWorker
+from envport.serve.ops import Rollout, StepBatch
 from envport.spec import load_spec
 from envport.targets.loader import import_modules
+from envport.targets.reference import Reference
+from envport.targets.registry import load_request
 from envport.verifiers import l3, l3_lanes
 from envport.verifiers.played import Played
 from envport.verifiers.policies import Planner, plan_actions
-from envport.targets.reference import Reference
-from envport.verifiers.selfcheck import apply_mutant, load_mutants
-from envport.serve.ops import Rollout, StepBatch
-from envport.targets.registry import load_request
 from envport.verifiers.replay import replays
+from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT

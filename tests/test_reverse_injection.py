@@ -16,9 +16,9 @@ import pytest
 from envport.errors import EnvportError
 from envport.serve.client import PortWorker
 from envport.spec import load_spec
-from envport.verifiers import l3, reverse
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetChoice
+from envport.verifiers import l3, reverse
 from envport.verifiers.replay import replays
 from envport.verifiers.verify import VerifyOptions, verify
 
