@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from envport.serve.wire import Op as WireOp
 from envport.serve.wire import Request
 
 States = dict[str, np.ndarray]
@@ -20,7 +21,7 @@ States = dict[str, np.ndarray]
 
 @dataclass(frozen=True)
 class Op:
-    op: ClassVar[str]
+    op: ClassVar[WireOp]
 
     def args(self) -> dict[str, Any]:
         return {
@@ -30,7 +31,7 @@ class Op:
         }
 
     def request(self, id: int) -> Request:
-        return Request(id=id, op=self.op, args=self.args())  # type: ignore[arg-type]
+        return Request(id=id, op=self.op, args=self.args())
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ import numpy as np
 
 from envport.serve.ops import LoadPort
 from envport.targets.loader import ContractError, import_modules, import_port
-from envport.targets.registry import AUTO, TargetName, python_target, target
+from envport.targets.registry import AUTO, TARGET_NAMES, TargetName, python_target, target
 
 States = dict[str, np.ndarray]
 
@@ -134,7 +134,7 @@ def open_port(request: LoadPort, lockdown: Callable[[], None]) -> Opened:
 
         return Opened(reverse_port(entry, request.target))
     name = python_target(entry) if request.target == AUTO else request.target
-    adapter = target(name).adapter if name in TargetName._value2member_map_ else None
+    adapter = target(name).adapter if name in TARGET_NAMES else None
     if adapter is None:
         raise ContractError(f"target `{name}` cannot be loaded by the Python worker")
     return Opened(adapter(entry), absent)

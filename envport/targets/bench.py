@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from envport.targets.loader import ContractError
+from envport.targets.registry import TargetName
 
 ANCHORS = ("gymnax",)
 
@@ -86,11 +87,11 @@ def _prepare(
     seed: int,
 ) -> dict[str, Runner]:
     backend = subject.backend
-    if backend in ("jax", "gymnax"):
+    if backend in (TargetName.JAX, "gymnax"):
         return _prepare_jax(subject, batch, steps, actions, seed)
-    if backend == "numpy":
+    if backend == TargetName.NUMPY:
         return _prepare_numpy(subject, batch, steps, actions, seed)
-    if backend == "rust":
+    if backend == TargetName.RUST:
         if states is None:
             raise ContractError("a Rust port's bench needs reference start states")
         return _prepare_rust(subject, batch, steps, actions, states)

@@ -29,9 +29,10 @@ class TargetName(enum.StrEnum):
     RUST = "rust"
 
 
+TARGET_NAMES = tuple(name.value for name in TargetName)
 # `--target auto`: settled from the spec and the port directory, else by the worker.
 AUTO = "auto"
-TARGET_CHOICES = (AUTO, *(name.value for name in TargetName))
+TARGET_CHOICES = (AUTO, *TARGET_NAMES)
 
 
 def _load_jax(entry: ModuleType) -> PortBackend:

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from envport.targets.loader import ContractError
+from envport.targets.registry import TargetName
 
 ABI_VERSION = 1
 EXPORTS = (
@@ -85,7 +86,7 @@ class Outputs:
 
 
 class RustPort:
-    backend = "rust"
+    backend = TargetName.RUST.value
     build_s = 0.0  # seconds to build (or find in the cache) the library, set by the loader
 
     def __init__(self, library: Path) -> None:

@@ -25,6 +25,7 @@ from envport.verifiers.compare import Steps
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.played import Played
 from envport.verifiers.policies import EpisodePlan
+from envport.verifiers.replay import Replay
 
 MAX_ACTIONS = 1000
 
@@ -85,7 +86,7 @@ def play_case(reference: Reference, index: int, case: Case) -> Played:
 
 
 def run_cases(
-    spec: PortSpec, reference: Reference, worker: Any, directory: Path, replay: str
+    spec: PortSpec, reference: Reference, worker: Any, directory: Path, replay: Replay
 ) -> LevelResult:
     cases, unusable = load_cases(directory, spec)
     if not cases:

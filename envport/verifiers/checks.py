@@ -9,23 +9,26 @@ in the report in that order. `part` names the wall-time bucket a check's time go
 from __future__ import annotations
 
 import importlib
+from abc import ABC, abstractmethod
 from types import ModuleType
-from typing import ClassVar, Protocol
+from typing import ClassVar
 
 from envport.errors import EnvportError
-from envport.targets.registry import TargetName, target
+from envport.targets.registry import TARGET_NAMES, target
 from envport.verifiers import cases, l1, l1_landings, l2, l3_lanes, l3_replay, reverse
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.replay import Replay
 
 
-class Check(Protocol):
+class Check(ABC):
     name: ClassVar[str]
-    part: ClassVar[str | None]
+    part: ClassVar[str | None] = None
 
+    @abstractmethod
     def applies(self, ctx: VerifyContext) -> bool: ...
 
+    @abstractmethod
     def run(self, ctx: VerifyContext) -> list[LevelResult]: ...
 
 
@@ -53,13 +56,14 @@ def _replayed(results: list[LevelResult], replay: Replay) -> list[LevelResult]:
 def _own_randomness(ctx: VerifyContext) -> bool:
     """The loaded backend draws its own noise and resets itself (JAX, NumPy)."""
     backend = ctx.backend
-    return backend in TargetName._value2member_map_ and target(backend).own_randomness
+    return backend in TARGET_NAMES and target(backend or "").own_randomness
 
 
-class L1Probes:
+class L1Probes(Check):
     """Each exported function through its probe; then the whole transition and its landings."""
 
-    name, part = "l1", "l1"
+    name = "l1"
+    part = "l1"
 
     def applies(self, ctx: VerifyContext) -> bool:
         return "l1" in ctx.levels
@@ -89,11 +93,11 @@ class L1Probes:
         return results
 
 
-class L1Noise:
+class L1Noise(Check):
     """A stochastic port's own noise sampler against the reference's draws, and the step
     users call, which draws its own noise."""
 
-    name, part = "l1.noise", None
+    name = "l1.noise"
 
     def applies(self, ctx: VerifyContext) -> bool:
         return "l1" in ctx.levels and ctx.spec.randomness is not None and ctx.at_entry
@@ -117,8 +121,9 @@ class L1Noise:
         return _replayed(found, replay)
 
 
-class L2Interaction:
-    name, part = "l2", "l2"
+class L2Interaction(Check):
+    name = "l2"
+    part = "l2"
 
     def applies(self, ctx: VerifyContext) -> bool:
         return "l2" in ctx.levels
@@ -138,11 +143,11 @@ class L2Interaction:
         return _replayed(found, replay)
 
 
-class L2UserPaths:
+class L2UserPaths(Check):
     """L2's checks of what users call rather than what the harness injects: the port's own
     reset, and (NumPy) its VectorEnv's autoreset and partial resets against Gymnasium's."""
 
-    name, part = "l2.user_paths", None
+    name = "l2.user_paths"
 
     def applies(self, ctx: VerifyContext) -> bool:
         return "l2" in ctx.levels and ctx.reset_sample is not None and _own_randomness(ctx)
@@ -159,10 +164,11 @@ class L2UserPaths:
         return _replayed(found, replay)
 
 
-class ProposedCases:
+class ProposedCases(Check):
     """The model's proposed cases, each a start state and actions, with the reference as oracle."""
 
-    name, part = "cases", "cases"
+    name = "cases"
+    part = "cases"
 
     def applies(self, ctx: VerifyContext) -> bool:
         return ctx.options.cases is not None and ctx.whole_port and not ctx.options.reverse
@@ -170,12 +176,12 @@ class ProposedCases:
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
         replay, directory = ctx.replays["cases"], ctx.options.cases
         assert directory is not None
-        found = cases.run_cases(ctx.spec, ctx.reference, ctx.worker, directory, replay.command())
-        return _replayed([found], replay)
+        return [cases.run_cases(ctx.spec, ctx.reference, ctx.worker, directory, replay)]
 
 
-class L3Rollouts:
-    name, part = "l3", "l3"
+class L3Rollouts(Check):
+    name = "l3"
+    part = "l3"
 
     def applies(self, ctx: VerifyContext) -> bool:
         return "l3" in ctx.levels
@@ -191,8 +197,9 @@ class L3Rollouts:
         return found
 
 
-class L4Transfer:
-    name, part = "l4", "l4"
+class L4Transfer(Check):
+    name = "l4"
+    part = "l4"
 
     def applies(self, ctx: VerifyContext) -> bool:
         return "l4" in ctx.levels and ctx.whole_port
@@ -204,10 +211,10 @@ class L4Transfer:
         return _replayed([found], replay)
 
 
-class ReverseRollouts:
+class ReverseRollouts(Check):
     """A port that cannot load a state: the reference started from the port's own starts."""
 
-    name, part = "reverse", None
+    name = "reverse"
 
     def applies(self, ctx: VerifyContext) -> bool:
         return ctx.options.reverse

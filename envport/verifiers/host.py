@@ -39,7 +39,7 @@ class Host:
     def load(self, request: ops.LoadPort) -> dict:
         opened = open_port(request, sandbox.lockdown)
         self.port = opened.port
-        answer = {"backend": opened.backend, "sandbox": self.sandbox}
+        answer: dict[str, Any] = {"backend": opened.backend, "sandbox": self.sandbox}
         if opened.absent is not None:
             answer["absent_modules"] = opened.absent
         return answer

@@ -30,6 +30,7 @@ from envport.serve.client import PortWorker
 from envport.serve.ops import Op, SessionLoad, SessionStep
 from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, Transition
+from envport.targets.registry import TargetName
 from envport.verifiers.compare import Steps, divergent_steps
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.hypo import (
@@ -90,7 +91,7 @@ def _machine(
     actions = action_strategy(reference.action_space, draws)
     counts = _COUNTS
     # Only the NumPy contract autoresets; a JAX step after an episode's end is undefined.
-    autoresets = backend == "numpy"
+    autoresets = backend == TargetName.NUMPY
 
     class Interaction(RuleBasedStateMachine):
         def __init__(self) -> None:

@@ -18,6 +18,7 @@ from envport.serve.ops import BatchVsSingle
 from envport.spec import PortSpec
 from envport.targets.randomness import play_noise
 from envport.targets.reference import Reference
+from envport.targets.registry import TargetName
 from envport.verifiers.action_range import ActionRange
 from envport.verifiers.compare import Steps, divergent_steps
 from envport.verifiers.divergence import Divergence, LevelResult
@@ -93,7 +94,7 @@ def check_batch(
     level = LevelResult(level="l2", mode="batch", passed=True)
     planner = Planner(seed, outside=outside)
     sizes = spec.levels.l2.batch
-    if backend == "jax":
+    if backend == TargetName.JAX:
         # A JAX port is a one-env function the harness vmaps: it has no chunks of its own,
         # and each size would only cost a compilation. The largest is checked.
         sizes = [max(sizes)]

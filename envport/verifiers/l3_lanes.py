@@ -56,7 +56,8 @@ POLL_MS = 50
 class Worker(Protocol):
     """A port or reference worker, local (PortWorker) or remote (EnvClient)."""
 
-    socket: Any
+    @property
+    def socket(self) -> Any: ...
 
     def send(self, op: Op) -> None: ...
     def receive(self, timeout: float | None = None) -> Any: ...

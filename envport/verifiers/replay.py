@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from envport.verifiers.options import VerifyOptions
 
@@ -36,11 +36,12 @@ class Replay:
         batch: tuple[int, int] | None = None,
     ) -> Replay:
         """This replay narrowed to one case: an L1 module, an L3 mode and episode (or the
-        batch of episodes it was played with)."""
-        changes: dict[str, object] = {}
-        if module is not None and self.names_module:
+        batch of episodes it was played with). What a kind's command line cannot say is left
+        as it is: a proposed case's replay runs every case, whatever episode diverged."""
+        changes: dict[str, Any] = {}
+        if module is not None and self.kind == "l1" and self.names_module:
             changes["module"] = module
-        if mode is not None:
+        if mode is not None and self.kind in ("l3", "reverse"):
             changes["mode"] = mode
         # A reverse-injection replay runs every episode: one batched reset starts them all.
         if episode is not None and self.kind == "l3":

@@ -33,6 +33,7 @@ from envport.serve.ops import SampleStep
 from envport.spec import PortSpec
 from envport.targets.randomness import example_seed
 from envport.targets.reference import Reference
+from envport.targets.registry import TargetName
 from envport.verifiers import noise_check, sample_compare
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.l3 import stack_states
@@ -199,7 +200,7 @@ def _composition(
             np.asarray(sampled[name])[row], np.asarray(composed[name])[row], equal_nan=True
         )
     ]
-    if backend == "jax":
+    if backend == TargetName.JAX:
         what = (
             "step(key, state, action) differs from step_given_noise(sample_noise(key, state, "
             "action), state, action) with the same key"

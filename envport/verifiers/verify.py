@@ -37,7 +37,8 @@ def verify(
     report = ctx.report
     lanes = reference_workers(options, ctx.l3) if "l3" in ctx.levels else 0
     with contextlib.ExitStack() as stack:
-        worker = stack.enter_context(port_side(options, ctx.load, ctx.probes_file))
+        worker = port_side(options, ctx.load, ctx.probes_file)
+        stack.enter_context(worker)
         ctx.worker = worker
         if lanes > 1:
             # More lanes: their reference and port workers start now and load in the
