@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -241,6 +241,12 @@ class Bench(Op):
     states: States | None = None
     anchor: str | None = None
     seed: int = 0
+
+
+class Requester(Protocol):
+    """What the levels talk to: a local `PortWorker` or an `envport serve` `EnvClient`."""
+
+    def request(self, op: Op, timeout: float | None = None) -> Any: ...
 
 
 OPS: dict[str, type[Op]] = {

@@ -73,7 +73,7 @@ class L1Probes(Check):
         run = l1.L1Run(
             ctx.spec,
             ctx.reference,
-            ctx.worker,  # type: ignore[arg-type]  # a served port answers the same requests
+            ctx.worker,
             ctx.backend or ctx.target.name,
             options.examples or config.l1.examples,
             options.seed,
@@ -133,7 +133,7 @@ class L2Interaction(Check):
         found = l2.run_l2(
             ctx.spec,
             ctx.reference,
-            ctx.worker,  # type: ignore[arg-type]  # a served port answers the same requests
+            ctx.worker,
             ctx.backend,
             examples=ctx.options.examples or ctx.spec.levels.l2.examples,
             seed=ctx.options.seed,

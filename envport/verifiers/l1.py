@@ -21,7 +21,7 @@ from hypothesis.errors import Flaky
 
 from envport.errors import PortError
 from envport.serve import ops
-from envport.serve.client import PortWorker
+from envport.serve.ops import Requester
 from envport.spec import PortSpec
 from envport.targets.randomness import example_seed, noise_args
 from envport.targets.reference import Reference, Transition
@@ -61,7 +61,7 @@ class Divergent(Exception):
 class L1Run:
     spec: PortSpec
     reference: Reference
-    worker: PortWorker
+    worker: Requester
     backend: str | None
     examples: int
     seed: int

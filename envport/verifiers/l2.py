@@ -26,8 +26,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from envport.serve.client import PortWorker
-from envport.serve.ops import Op, SessionLoad, SessionStep
+from envport.serve.ops import Op, Requester, SessionLoad, SessionStep
 from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, Transition
 from envport.targets.registry import TargetName
@@ -53,7 +52,7 @@ _COUNTS = {"steps": 0}
 class _Guarded:
     """A worker whose failures end the state machine instead of being shrunk."""
 
-    def __init__(self, worker: PortWorker) -> None:
+    def __init__(self, worker: Requester) -> None:
         self.worker = worker
 
     def request(self, op: Op) -> Any:
@@ -225,7 +224,7 @@ def _within_free(spec: PortSpec, diff: FieldDiff) -> bool:
 def check_interaction(
     spec: PortSpec,
     reference: Reference,
-    worker: PortWorker,
+    worker: Requester,
     backend: str,
     examples: int,
     replay: str,
@@ -284,7 +283,7 @@ def check_interaction(
 def run_l2(
     spec: PortSpec,
     reference: Reference,
-    worker: PortWorker,
+    worker: Requester,
     backend: str | None,
     examples: int,
     seed: int,

@@ -13,8 +13,7 @@ import time
 
 import numpy as np
 
-from envport.serve.client import PortWorker
-from envport.serve.ops import BatchVsSingle
+from envport.serve.ops import BatchVsSingle, Requester
 from envport.spec import PortSpec
 from envport.targets.randomness import play_noise
 from envport.targets.reference import Reference
@@ -30,7 +29,7 @@ BATCH_STEPS = 20
 def _check_size(
     spec: PortSpec,
     reference: Reference,
-    worker: PortWorker,
+    worker: Requester,
     seed: int,
     replay: str,
     size: int,
@@ -84,7 +83,7 @@ def _check_size(
 def check_batch(
     spec: PortSpec,
     reference: Reference,
-    worker: PortWorker,
+    worker: Requester,
     seed: int,
     replay: str,
     outside: ActionRange | None = None,

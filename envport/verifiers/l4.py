@@ -20,8 +20,7 @@ import numpy as np
 from gymnasium import spaces
 
 from envport.errors import EnvportError
-from envport.serve.client import PortWorker
-from envport.serve.ops import L4Evaluate, L4Train
+from envport.serve.ops import L4Evaluate, L4Train, Requester
 from envport.spec import L4Spec, PortSpec
 from envport.targets.reference import Reference
 from envport.verifiers.divergence import Divergence, LevelResult
@@ -91,7 +90,7 @@ def _train_seeds(seed: int, k: int) -> itertools.count:
 
 
 def run_l4(
-    spec: PortSpec, reference: Reference, worker: PortWorker, seed: int, replay: str
+    spec: PortSpec, reference: Reference, worker: Requester, seed: int, replay: str
 ) -> LevelResult:
     started = time.perf_counter()
     config = spec.levels.l4

@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from envport.serve.client import PortWorker
-from envport.serve.ops import SampleNoise
+from envport.serve.ops import Requester, SampleNoise
 from envport.spec import PortSpec
 from envport.targets.reference import Reference
 from envport.verifiers import noise_stats
@@ -83,7 +82,7 @@ def sample_size(spec: PortSpec, reference: Reference, seed: int) -> tuple[int, s
 def check_sampler(
     spec: PortSpec,
     reference: Reference,
-    worker: PortWorker,
+    worker: Requester,
     seed: int,
     replay: str,
     module: str | None = None,
