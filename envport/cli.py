@@ -176,7 +176,7 @@ def build_parser() -> argparse.ArgumentParser:
     from envport.audit.command import add_parser as add_audit
 
     add_audit(sub)
-    from envport.serve.command import add_parser as add_serve
+    from envport.targets.serve_command import add_parser as add_serve
 
     add_serve(sub)
     from envport.pipeline.command import add_resume, add_translate

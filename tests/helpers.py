@@ -31,10 +31,8 @@ def run_envport(*args: str, timeout: float = 300, cwd: Path = ROOT) -> subproces
 def started_worker(example: Path, port: Path, target: str) -> PortWorker:
     """A worker hosting `port` (a real subprocess, as `envport verify` starts it), loaded."""
     from envport.spec import load_spec
-    from envport.verifiers.verify import port_target
+    from envport.targets.registry import load_request
 
-    chosen, modules, entry = port_target(load_spec(example), port, target)
-    load = {"port_dir": str(port), "modules": modules, "entry": entry, "target": chosen}
-    worker = PortWorker(timeout=300, load=load)
+    worker = PortWorker(timeout=300, load=load_request(load_spec(example), port, target))
     worker.receive()
     return worker

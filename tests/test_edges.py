@@ -18,12 +18,12 @@ from hypothesis import given, settings
 from pydantic import ValidationError
 
 from envport.spec import L2Spec, load_spec
+from envport.targets.reference import Reference
 from envport.verifiers.action_range import action_range
 from envport.verifiers.compare import Steps, divergent_steps
 from envport.verifiers.constants import source_constants, threshold_warnings
 from envport.verifiers.landing import Landing, ending_starts, land, unresolved
 from envport.verifiers.policies import Planner
-from envport.verifiers.reference import Reference
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.strategies import Draws, action_strategy, draws_for
 from envport.verifiers.verify import VerifyOptions, verify

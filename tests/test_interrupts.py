@@ -27,6 +27,7 @@ import pytest
 
 from envport.runs.spec_copy import dumps
 from envport.serve.client import PortWorker
+from envport.serve.ops import Ping
 from envport.spec import load_spec
 
 from helpers import CARTPOLE, ROOT
@@ -163,7 +164,7 @@ def assert_clean_stop(session: Session, what: str) -> None:
 
 def test_port_workers_run_in_sessions_of_their_own() -> None:
     with PortWorker(timeout=60) as worker:
-        worker.request("ping")
+        worker.request(Ping())
         pid = worker.process.pid
         # A terminal's Ctrl-C goes to its foreground process group: not to the worker's.
         assert os.getpgid(pid) != os.getpgid(0)

@@ -14,14 +14,17 @@ import numpy as np
 import pytest
 
 from envport.serve.client import PortWorker
+from envport.serve.ops import Rollout, StepBatch
 from envport.spec import load_spec
 from envport.targets.loader import import_modules
+from envport.targets.reference import Reference
+from envport.targets.registry import load_request
 from envport.verifiers import l3, l3_lanes
 from envport.verifiers.played import Played
 from envport.verifiers.policies import Planner, plan_actions
-from envport.verifiers.reference import Reference
+from envport.verifiers.replay import replays
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
-from envport.verifiers.verify import VerifyOptions, port_target, verify
+from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT
 
@@ -103,9 +106,9 @@ class Noting:
         self.socket = worker.socket
         self.log: list[tuple[str, str, int]] = []
 
-    def send(self, op: str, **args: Any) -> None:
-        self.log.append(("send", op, len(args["actions"])))
-        self.worker.send(op, **args)
+    def send(self, op: Rollout | StepBatch) -> None:
+        self.log.append(("send", op.op, len(op.actions)))
+        self.worker.send(op)
 
     def receive(self, timeout: float | None = None) -> Any:
         answer = self.worker.receive(timeout)
@@ -119,12 +122,12 @@ class Noting:
 def test_the_port_never_holds_a_chunks_reference_states_before_answering_its_free_run() -> None:
     spec = load_spec(CARTPOLE)
     options = l3.L3Options(episodes=100, steps=500, mode="both")
-    target, modules, entry = port_target(spec, NUMPY_PORT, "auto")
-    load = {"port_dir": str(NUMPY_PORT), "modules": modules, "entry": entry, "target": target}
+    load = load_request(spec, NUMPY_PORT)
     with PortWorker(load=load) as worker:
         worker.receive()
         noting = Noting(worker)
-        levels = l3_lanes.run_l3(spec, options, "", noting, Reference(spec))
+        replay = replays(str(CARTPOLE), str(NUMPY_PORT), VerifyOptions(), 100, 500, True)["l3"]
+        levels = l3_lanes.run_l3(spec, options, replay, noting, Reference(spec))
     assert all(level.passed for level in levels)
     sends = [op for kind, op, _ in noting.log if kind == "send"]
     assert len(sends) == 2 * 4  # 100 episodes: chunks of 32, 32, 32 and 4, two requests each
@@ -155,10 +158,10 @@ def test_jax_chunks_of_any_shape_share_one_compiled_rollout() -> None:
     answers = []
     for chunk in (big, small):
         request = l3.free_request(chunk)
-        padded = port.rollout(**request, pad_to=[16, 500])
-        exact = port.rollout(**request)
+        padded = port.rollout(**request.args(), pad_to=[16, 500])
+        exact = port.rollout(**request.args())
         answers.append(padded)
-        assert padded["obs"].shape == exact["obs"].shape == (*request["actions"].shape, 4)
+        assert padded["obs"].shape == exact["obs"].shape == (*request.actions.shape, 4)
         for name in ("obs", "reward", "terminated", "truncated"):
             np.testing.assert_array_equal(padded[name], exact[name])
     assert answers[0]["compile_s"] > 0 and answers[1]["compile_s"] == 0

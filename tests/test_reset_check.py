@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from envport.spec import PortSpec, load_spec
+from envport.targets.reference import Reference
 from envport.verifiers import reset_check, reset_sample
 from envport.verifiers.divergence import LevelResult
-from envport.verifiers.reference import Reference
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 

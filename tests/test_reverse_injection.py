@@ -16,8 +16,10 @@ import pytest
 from envport.errors import EnvportError
 from envport.serve.client import PortWorker
 from envport.spec import load_spec
+from envport.targets.reference import Reference
+from envport.targets.registry import TargetChoice
 from envport.verifiers import l3, reverse
-from envport.verifiers.reference import Reference
+from envport.verifiers.replay import replays
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import CARTPOLE, ROOT, run_envport
@@ -186,12 +188,14 @@ def test_envpool_reports_a_goal_on_the_last_step_as_truncation_only() -> None:
         constructed.append(len(found))
         return [found, *planned[1:]]
 
-    load = {"port_dir": str(MOUNTAINCAR / "ports" / "envpool"), "modules": [], "entry": "env"}
-    load |= {"target": "auto", "reverse": True}
+    port = MOUNTAINCAR / "ports" / "envpool"
+    load = TargetChoice("auto", [], "env").load(port, reverse=True)
     options = l3.L3Options(episodes=4, steps=200, mode="free", seed=0)
+    verify_options = VerifyOptions(reverse=True)
+    replay = replays(str(MOUNTAINCAR), str(port), verify_options, 4, 200, False)["reverse"]
     with PortWorker(timeout=120, load=load) as worker:
         worker.receive()
-        levels = reverse.run_reverse(spec, reference, worker, options, "replay", choose)
+        levels = reverse.run_reverse(spec, reference, worker, options, replay, choose)
     assert constructed == [200]
     free = levels[0]
     assert not free.passed and free.diverged_episodes == 1

@@ -133,7 +133,7 @@ def test_a_classic_control_env_is_checked_without_importing_scipy() -> None:
         "import sys\n"
         "from envport.spec import load_spec\n"
         "from envport.verifiers import reset_sample, sample_compare\n"
-        "from envport.verifiers.reference import Reference\n"
+        "from envport.targets.reference import Reference\n"
         f"spec = load_spec({str(CARTPOLE)!r})\n"
         "sample = reset_sample.draw(spec, Reference(spec), 0)\n"
         "columns = sample.columns(spec)\n"

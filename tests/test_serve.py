@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from envport.errors import PortError
+from envport.serve.ops import Ping, StepBatch
 from envport.serve.remote import EnvClient
 
 from helpers import CARTPOLE, NUMPY_PORT, ROOT, run_envport
@@ -77,9 +78,9 @@ def test_a_dying_worker_is_replaced_and_the_server_lives_on(numpy_port_copy: Pat
 
             arrays = {k: np.asarray(v) for k, v in states.items()}
             with pytest.raises(PortError, match="exit code 9"):
-                client.request("step_batch", states=arrays, actions=np.asarray([1]))
+                client.request(StepBatch(states=arrays, actions=np.asarray([1])))
             # Replaced (twice: the request was re-dispatched once), and still answering.
-            assert client.request("ping")["pid"] > 0
+            assert client.request(Ping())["pid"] > 0
     finally:
         out = stop_server(server)
     assert "2 worker restarts" in out

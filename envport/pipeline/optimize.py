@@ -24,7 +24,7 @@ import logging
 import shutil
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -33,6 +33,9 @@ from envport.errors import EnvportError
 from envport.llm.cache import write_atomically
 from envport.runs.state import OptimizeAttempt, OptimizeSettings, RunState
 from envport.spec import PortSpec
+
+if TYPE_CHECKING:
+    from envport.serve.ops import LoadPort
 
 log = logging.getLogger("envport.pipeline")
 
@@ -68,11 +71,10 @@ class BenchFailed(EnvportError):
         self.index = index
 
 
-def _subject(spec: PortSpec, port: Path, target: str) -> dict[str, Any]:
-    from envport.verifiers.verify import port_target
+def _subject(spec: PortSpec, port: Path, target: str) -> LoadPort:
+    from envport.targets.registry import load_request
 
-    chosen, modules, entry = port_target(spec, port, target)
-    return {"port_dir": str(port.resolve()), "modules": modules, "entry": entry, "target": chosen}
+    return load_request(spec, port, target)
 
 
 def measure(
@@ -101,7 +103,7 @@ def _interleaved(
 
     from envport.serve.client import PortWorker
     from envport.targets.bench_run import START_STATES, action_pool, start_states
-    from envport.verifiers.reference import Reference
+    from envport.targets.reference import Reference
 
     reference = Reference(spec)
     # Reference start states only matter to a Rust port (its ABI has no reset); cheap anyway.
@@ -135,15 +137,10 @@ def _interleaved(
 
 def _bench(worker: Any, batch: int, actions: Any, states: Any, steps: int) -> dict[str, Any]:
     """One timed run (the worker prepares and warms a new workload first, untimed)."""
+    from envport.serve.ops import Bench
+
     return worker.request(
-        "bench",
-        batch=batch,
-        steps=steps,
-        repeats=1,
-        actions=actions,
-        states=states,
-        anchor=None,
-        seed=0,
+        Bench(batch=batch, steps=steps, repeats=1, actions=actions, states=states, seed=0)
     )
 
 

@@ -15,6 +15,7 @@ import zmq
 
 from envport.errors import PortError
 from envport.serve import jail
+from envport.serve.ops import LoadPort, Op
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 
@@ -41,14 +42,16 @@ def _paths_in(value: Any) -> list[Path]:
     return []
 
 
-def _build_caches(load: dict[str, Any] | None) -> list[Path]:
-    """A Rust port compiles inside its worker, into the shared build cache."""
-    port_dir = (load or {}).get("port_dir")
-    if port_dir and (Path(port_dir) / "Cargo.toml").is_file():
-        from envport.targets.rust_build import cache_root
-
-        return [cache_root()]
+def _build_caches(load: Op | None) -> list[Path]:
+    """A Rust port compiles inside its worker, into the build cache its request names."""
+    if isinstance(load, LoadPort) and load.build_cache is not None:
+        return [Path(load.build_cache)]
     return []
+
+
+# The program a worker runs: the process loop of `envport.serve.worker` with the answers of
+# the layers above (named, not imported: this layer runs it in another process).
+WORKER_PROGRAM = "envport.verifiers.host"
 
 
 class PortWorker:
@@ -57,14 +60,14 @@ class PortWorker:
     def __init__(
         self,
         timeout: float = 60.0,
-        load: dict[str, Any] | None = None,
+        load: Op | None = None,
         limits: Limits | None = None,
-        preload_op: str = "load",
         readable: list[Path] | None = None,
         role: str = "port",
     ) -> None:
-        """`readable`: paths the worker reads besides those its load request names (the
-        probes file of later `probe` requests)."""
+        """`load`: the request the worker answers first, as soon as it starts (a port's
+        `LoadPort`, a reference worker's `LoadReference`). `readable`: paths the worker reads
+        besides those its load request names (the probes file of later `probe` requests)."""
         self.timeout = timeout
         # What the worker hosts, as errors name it: a port, or a bench anchor (the user's
         # yardstick, whose failure is not the port's).
@@ -80,7 +83,7 @@ class PortWorker:
         self._next_id = 0
         self._pending: int | None = None
         self._stopped: str | None = None
-        command = [sys.executable, "-m", "envport.serve.worker", "--address", address]
+        command = [sys.executable, "-m", WORKER_PROGRAM, "--address", address]
         if not jail.available():
             # Inside the sandbox the worker cannot see this process; bwrap's
             # --die-with-parent ends it instead.
@@ -89,15 +92,15 @@ class PortWorker:
         if load is not None:
             # The worker imports the port as soon as it starts, while the caller works; its
             # answer arrives as the reply to request 1.
-            command += ["--load", json.dumps(load), "--preload-op", preload_op]
+            command += ["--load", json.dumps(load.args()), "--preload-op", load.op]
             self._next_id = self._pending = 1
-            self._pending_op = preload_op
+            self._pending_op = load.op
         scratch = Path(self._scratch.name)
         try:
             command = jail.command_line(
                 command,
                 scratch,
-                readable=[*_paths_in(load), *(readable or [])],
+                readable=[*_paths_in(load.args() if load else None), *(readable or [])],
                 writable=_build_caches(load),
             )
         except jail.SandboxUnavailable:
@@ -123,18 +126,18 @@ class PortWorker:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def send(self, op: str, **args: Any) -> None:
+    def send(self, op: Op) -> None:
         """Send a request without waiting, so the caller can work while the port does."""
         if self._stopped is not None:
             raise PortError(self._stopped)
         if self.process.poll() is not None:
-            raise PortError(f"{self.role} worker died before `{op}`: {self._death_note()}")
+            raise PortError(f"{self.role} worker died before `{op.op}`: {self._death_note()}")
         self._next_id += 1
         self._pending = self._next_id
-        message = pack(Request(id=self._next_id, op=op, args=args))  # type: ignore[arg-type]
+        message = pack(op.request(self._next_id))
         # Zero-copy for big messages (L3's batches): zmq keeps the bytes until they are sent.
         self._socket.send(message, copy=len(message) < ZERO_COPY_BYTES)
-        self._pending_op = op
+        self._pending_op = op.op
 
     def receive(self, timeout: float | None = None) -> Any:
         limit = self.timeout if timeout is None else timeout
@@ -169,8 +172,8 @@ class PortWorker:
         """Whether an answer is waiting (receive() will not block)."""
         return bool(self._socket.poll(0))
 
-    def request(self, op: str, timeout: float | None = None, **args: Any) -> Any:
-        self.send(op, **args)
+    def request(self, op: Op, timeout: float | None = None) -> Any:
+        self.send(op)
         return self.receive(timeout)
 
     def _death_note(self) -> str:

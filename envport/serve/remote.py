@@ -13,6 +13,7 @@ from typing import Any
 import zmq
 
 from envport.errors import PortError
+from envport.serve.ops import Describe, Op
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 
 
@@ -24,7 +25,7 @@ class EnvClient:
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.connect(address)
         self._next_id = 0
-        self.send("describe")
+        self.send(Describe())
 
     def __enter__(self) -> EnvClient:
         return self
@@ -32,10 +33,10 @@ class EnvClient:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def send(self, op: str, **args: Any) -> None:
+    def send(self, op: Op) -> None:
         self._next_id += 1
-        self._pending, self._pending_op = self._next_id, op
-        message = pack(Request(id=self._next_id, op=op, args=args))  # type: ignore[arg-type]
+        self._pending, self._pending_op = self._next_id, op.op
+        message = pack(op.request(self._next_id))
         # Zero-copy for big messages (L3's batches): zmq keeps the bytes until they are sent.
         self._socket.send(message, copy=len(message) < ZERO_COPY_BYTES)
 
@@ -66,8 +67,8 @@ class EnvClient:
         """Whether an answer is waiting (receive() will not block)."""
         return bool(self._socket.poll(0))
 
-    def request(self, op: str, timeout: float | None = None, **args: Any) -> Any:
-        self.send(op, **args)
+    def request(self, op: Op, timeout: float | None = None) -> Any:
+        self.send(op)
         return self.receive(timeout)
 
     def close(self) -> None:

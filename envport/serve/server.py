@@ -22,6 +22,7 @@ import zmq.asyncio
 from envport.errors import PortError
 from envport.serve.client import PortWorker
 from envport.serve.lag import LagMonitor, LagSummary
+from envport.serve.ops import Op, Ping, UnknownOp, decode
 from envport.serve.sandbox import Limits
 from envport.serve.wire import Request, Response, pack, unpack_request
 
@@ -42,14 +43,12 @@ class EnvServer:
         self,
         address: str,
         workers: int,
-        preload_op: str,
-        preload: dict[str, Any],
+        preload: Op,
         timeout: float = 120.0,
         limits: Limits | None = None,
     ) -> None:
         self.address = address
         self.size = workers
-        self.preload_op = preload_op
         self.preload = preload
         self.timeout = timeout
         self.limits = limits
@@ -63,9 +62,7 @@ class EnvServer:
         self._in_flight: set[asyncio.Task[None]] = set()
 
     def _spawn(self) -> PortWorker:
-        return PortWorker(
-            timeout=self.timeout, load=self.preload, limits=self.limits, preload_op=self.preload_op
-        )
+        return PortWorker(timeout=self.timeout, load=self.preload, limits=self.limits)
 
     async def _start_slot(self) -> _Slot:
         slot = _Slot(await asyncio.to_thread(self._spawn))
@@ -87,6 +84,10 @@ class EnvServer:
         slot = self._affinity.get(identity) if live else None
         if slot is None:
             slot = min(self.slots, key=lambda s: s.queued + s.lock.locked())
+        try:
+            op = decode(request)
+        except UnknownOp as error:
+            return Response(id=request.id, ok=False, error=str(error))
         if request.op in ("session_load", "vector_open"):
             self._affinity[identity] = slot
         slot.queued += 1
@@ -94,9 +95,7 @@ class EnvServer:
             async with slot.lock:
                 for attempt in (1, 2):
                     try:
-                        result = await asyncio.to_thread(
-                            slot.worker.request, request.op, None, **request.args
-                        )
+                        result = await asyncio.to_thread(slot.worker.request, op)
                         return Response(id=request.id, ok=True, result=result)
                     except PortError as error:
                         dead = slot.worker.process.poll() is not None
@@ -138,7 +137,7 @@ class EnvServer:
                     continue
                 async with slot.lock:
                     try:
-                        await asyncio.to_thread(slot.worker.request, "ping", PING_TIMEOUT)
+                        await asyncio.to_thread(slot.worker.request, Ping(), PING_TIMEOUT)
                     except PortError:
                         await self._replace(slot)
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from envport.targets.loader import ContractError
+from envport.targets.registry import TARGET_NAMES, TargetName, target
 
 ANCHORS = ("gymnax",)
 
@@ -86,13 +87,13 @@ def _prepare(
     seed: int,
 ) -> dict[str, Runner]:
     backend = subject.backend
-    if backend in ("jax", "gymnax"):
+    if backend in TARGET_NAMES and target(backend).bench_needs_start_states and states is None:
+        raise ContractError(f"a {backend} port's bench needs reference start states")
+    if backend in (TargetName.JAX, "gymnax"):
         return _prepare_jax(subject, batch, steps, actions, seed)
-    if backend == "numpy":
+    if backend == TargetName.NUMPY:
         return _prepare_numpy(subject, batch, steps, actions, seed)
-    if backend == "rust":
-        if states is None:
-            raise ContractError("a Rust port's bench needs reference start states")
+    if backend == TargetName.RUST and states is not None:
         return _prepare_rust(subject, batch, steps, actions, states)
     raise ContractError(f"no bench for backend `{backend}`")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from envport.errors import EXIT_OK, EnvportError
 from envport.targets.bench_run import DEFAULT_BATCH_SIZES, BenchOptions
+from envport.targets.registry import TARGET_CHOICES
 
 
 def _positive(text: str) -> int:
@@ -34,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("spec", help="envport.toml or the directory holding it")
     p.add_argument("--port", required=True, help="directory of the port")
-    p.add_argument("--target", default="auto", choices=["auto", "jax", "numpy", "rust"])
+    p.add_argument("--target", default="auto", choices=TARGET_CHOICES)
     p.add_argument(
         "--batch-sizes",
         type=_sizes,

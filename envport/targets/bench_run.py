@@ -18,10 +18,12 @@ import numpy as np
 
 from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
+from envport.serve.ops import Bench, LoadPort
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.targets.bench import best_of
 from envport.targets.bench_report import BenchReport, BenchRow, machine
-from envport.verifiers.reference import Reference, make_env
+from envport.targets.reference import Reference, make_env
+from envport.targets.registry import load_request
 
 DEFAULT_BATCH_SIZES = (32, 128, 512, 2048, 8192)
 # Distinct action rows cycled over the steps: random enough, and small on the wire.
@@ -47,19 +49,15 @@ class Subject:
     """One implementation timed in a worker: a port (its load request) or an anchor."""
 
     kind: str  # "port" or "anchor"
-    load: dict[str, Any] | None = None
+    load: LoadPort | None = None
     anchor: str | None = None
 
 
 def port_subject(spec: PortSpec, port_arg: str, target: str) -> Subject:
-    from envport.verifiers.verify import port_target
-
     port = Path(port_arg)
     if not port.is_dir():
         raise EnvportError(f"{port}: no such port directory; pass --port DIR holding the port")
-    chosen, modules, entry = port_target(spec, port, target)
-    load = {"port_dir": str(port.resolve()), "modules": modules, "entry": entry, "target": chosen}
-    return Subject(kind="port", load=load)
+    return Subject(kind="port", load=load_request(spec, port, target))
 
 
 def anchor_subject(name: str) -> Subject:
@@ -218,14 +216,15 @@ def _bench(
 ) -> dict[str, Any]:
     try:
         return worker.request(
-            "bench",
-            batch=batch,
-            steps=options.steps,
-            repeats=1,
-            actions=actions,
-            states=states,
-            anchor=subject.anchor,
-            seed=options.seed,
+            Bench(
+                batch=batch,
+                steps=options.steps,
+                repeats=1,
+                actions=actions,
+                states=states,
+                anchor=subject.anchor,
+                seed=options.seed,
+            )
         )
     except PortError as error:
         if subject.anchor is not None:

@@ -22,17 +22,18 @@ import numpy as np
 
 from envport.targets.loader import ContractError, require
 from envport.targets.numpy_port import CANNOT_LOAD
+from envport.targets.registry import TargetName
 
 STOCHASTIC_CONTRACT = ["sample_noise", "step_given_noise"]
 
 
 class JaxPort:
-    backend = "jax"
+    backend = TargetName.JAX.value
 
     def __init__(self, entry: ModuleType) -> None:
         import jax
 
-        require(entry, ["reset", "step"], "jax")
+        require(entry, ["reset", "step"], TargetName.JAX)
         if not callable(getattr(entry, "state_from_reference", None)):
             raise ContractError(
                 f"port entry `{entry.__name__}` lacks `state_from_reference` (jax contract)"

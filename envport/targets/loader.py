@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-PACKAGE = "envport_port"
+from envport.serve.worker import PORT_PACKAGE as PACKAGE
 
 
 class ContractError(Exception):

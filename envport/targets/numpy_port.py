@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from envport.targets.loader import ContractError, require
+from envport.targets.registry import TargetName
 
 STOCHASTIC_CONTRACT = ("sample_noise", "step_given_noise")
 
@@ -65,10 +66,10 @@ def batch_outputs(answer: Any, count: int) -> tuple:
 
 
 class NumpyPort:
-    backend = "numpy"
+    backend = TargetName.NUMPY.value
 
     def __init__(self, entry: ModuleType) -> None:
-        require(entry, ["VectorEnv"], "numpy")
+        require(entry, ["VectorEnv"], TargetName.NUMPY)
         for method in ("reset", "step", "set_state", "get_state"):
             if not callable(getattr(entry.VectorEnv, method, None)):
                 raise ContractError(

@@ -24,6 +24,7 @@ import numpy as np
 
 from envport.targets.loader import ContractError, require
 from envport.targets.numpy_port import batch_outputs
+from envport.targets.registry import TargetName, python_target
 
 STEP_OUTPUTS = ("obs", "reward", "terminated", "truncated")
 
@@ -38,10 +39,10 @@ def _stack(rows: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 
 
 class ReverseNumpyPort:
-    backend = "numpy"
+    backend = TargetName.NUMPY.value
 
     def __init__(self, entry: ModuleType) -> None:
-        require(entry, ["VectorEnv"], "numpy")
+        require(entry, ["VectorEnv"], TargetName.NUMPY)
         for method in ("reset", "step"):
             if not callable(getattr(entry.VectorEnv, method, None)):
                 raise ContractError(f"port `VectorEnv` lacks `{method}` (numpy contract)")
@@ -93,12 +94,12 @@ class ReverseNumpyPort:
 
 
 class ReverseJaxPort:
-    backend = "jax"
+    backend = TargetName.JAX.value
 
     def __init__(self, entry: ModuleType) -> None:
         import jax
 
-        require(entry, ["reset", "step"], "jax")
+        require(entry, ["reset", "step"], TargetName.JAX)
         self.jax = jax
         self.entry = entry
         self.params = entry.default_params() if hasattr(entry, "default_params") else None
@@ -164,9 +165,9 @@ class ReverseJaxPort:
 def reverse_port(entry: ModuleType, target: str) -> ReverseNumpyPort | ReverseJaxPort:
     """The reverse-injection driver for a Python port (a Rust crate always loads states)."""
     if target == "auto":
-        target = "numpy" if hasattr(entry, "VectorEnv") else "jax"
-    if target == "numpy":
+        target = python_target(entry)
+    if target == TargetName.NUMPY:
         return ReverseNumpyPort(entry)
-    if target == "jax":
+    if target == TargetName.JAX:
         return ReverseJaxPort(entry)
     raise ContractError(f"reverse injection drives NumPy and JAX ports, not target `{target}`")

@@ -114,11 +114,12 @@ def _run_cargo(crate: Path, target_dir: Path, timeout: float) -> None:
         raise BuildError(f"cargo build failed: {first_errors(output)}")
 
 
-def build_crate(port_dir: Path, timeout: float = BUILD_TIMEOUT) -> Path:
-    """The path of the port's built library, building it unless the cache has it."""
+def build_crate(port_dir: Path, timeout: float = BUILD_TIMEOUT, root: Path | None = None) -> Path:
+    """The path of the port's built library, building it (in `root`, by default the user's
+    cache) unless the cache has it."""
     if not (port_dir / "Cargo.toml").is_file():
         raise ContractError(f"{port_dir}: a Rust port needs Cargo.toml (a cdylib crate)")
-    root = cache_root()
+    root = root or cache_root()
     library = root / source_key(port_dir) / f"libenvport_port{_SUFFIX}"
     if library.is_file():
         return library

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from envport.targets.loader import ContractError
+from envport.targets.registry import TargetName
 
 ABI_VERSION = 1
 EXPORTS = (
@@ -85,7 +86,7 @@ class Outputs:
 
 
 class RustPort:
-    backend = "rust"
+    backend = TargetName.RUST.value
     build_s = 0.0  # seconds to build (or find in the cache) the library, set by the loader
 
     def __init__(self, library: Path) -> None:
@@ -164,9 +165,14 @@ class RustPort:
             raise ContractError(f"envport_step returned {status} (the port failed or panicked)")
 
     def rollout(
-        self, states: dict[str, np.ndarray], actions: np.ndarray, pad_to: Any = None
+        self,
+        states: dict[str, np.ndarray],
+        actions: np.ndarray,
+        noise: np.ndarray | None = None,
+        pad_to: Any = None,
     ) -> dict[str, Any]:
         del pad_to  # nothing is compiled at run time: any shape runs as it is
+        _deterministic(noise)
         rows = self.pack(states)
         count, steps = actions.shape[:2]
         per_step = self.actions(actions, count).reshape(count, steps, self.action_size)
@@ -185,9 +191,11 @@ class RustPort:
         states: dict[str, np.ndarray],
         actions: np.ndarray,
         eager: bool = False,
+        noise: np.ndarray | None = None,
         pad_to: Any = None,
     ) -> dict[str, Any]:
         del eager, pad_to  # nothing is compiled at run time
+        _deterministic(noise)
         rows = self.pack(states)
         action = self.actions(actions, len(rows))
         out = self.outputs(len(rows))
@@ -213,7 +221,8 @@ class RustPort:
         self.session = self.pack(states)
         return {"state": self.session_read()}
 
-    def session_step(self, actions: np.ndarray) -> dict[str, Any]:
+    def session_step(self, actions: np.ndarray, noise: np.ndarray | None = None) -> dict[str, Any]:
+        _deterministic(noise)
         if self.session is None:
             raise ContractError("no session loaded")
         out = self.outputs(len(self.session))
@@ -223,7 +232,10 @@ class RustPort:
     def session_read(self) -> dict[str, Any] | None:
         return None if self.session is None else self.unpack(self.session)
 
-    def batch_vs_single(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+    def batch_vs_single(
+        self, states: dict[str, np.ndarray], actions: np.ndarray, noise: np.ndarray | None = None
+    ) -> dict[str, Any]:
+        _deterministic(noise)
         batch = self.rollout(states, actions)
         singles = [
             self.rollout({k: v[i : i + 1] for k, v in states.items()}, actions[i : i + 1])
@@ -232,6 +244,15 @@ class RustPort:
         names = ("obs", "reward", "terminated", "truncated")
         single = {k: np.concatenate([s[k] for s in singles]) for k in names}
         return {"batch": {k: batch[k] for k in names}, "single": single}
+
+
+def _deterministic(noise: np.ndarray | None) -> None:
+    """The same calls as every backend (`PortBackend`), but the C ABI's step takes no noise:
+    a stochastic env has no Rust port yet (docs/design.md, contract 3)."""
+    if noise is not None:
+        raise ContractError(
+            "a Rust port's envport_step takes no noise: a stochastic env needs a JAX or NumPy port"
+        )
 
 
 def _answer(out: Outputs, run_s: float, arrange: Any) -> dict[str, Any]:
@@ -246,14 +267,17 @@ def _answer(out: Outputs, run_s: float, arrange: Any) -> dict[str, Any]:
 
 
 def load_rust_port(
-    port_dir: Path, build_only: bool = False, before_load: Any = None
+    port_dir: Path,
+    build_only: bool = False,
+    before_load: Any = None,
+    build_cache: Path | None = None,
 ) -> RustPort | None:
     """Build the crate (unless the cache has it) and load it; `build_only` just compiles.
     `before_load` runs between the two: the sandbox locks down before the library's code."""
     from envport.targets.rust_build import build_crate
 
     started = time.perf_counter()
-    library = build_crate(port_dir)
+    library = build_crate(port_dir, root=build_cache)
     if before_load is not None:
         before_load()
     if build_only:

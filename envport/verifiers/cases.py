@@ -19,12 +19,13 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envport.spec import PortSpec
+from envport.targets.reference import Reference
 from envport.verifiers import l3
 from envport.verifiers.compare import Steps
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.played import Played
 from envport.verifiers.policies import EpisodePlan
-from envport.verifiers.reference import Reference
+from envport.verifiers.replay import Replay
 
 MAX_ACTIONS = 1000
 
@@ -85,14 +86,14 @@ def play_case(reference: Reference, index: int, case: Case) -> Played:
 
 
 def run_cases(
-    spec: PortSpec, reference: Reference, worker: Any, directory: Path, replay: str
+    spec: PortSpec, reference: Reference, worker: Any, directory: Path, replay: Replay
 ) -> LevelResult:
     cases, unusable = load_cases(directory, spec)
     if not cases:
         note = f"; {len(unusable)} unusable: {unusable[0]}" if unusable else ""
         return LevelResult(level="cases", mode=f"proposed (none to run{note})", passed=True)
     played = Played.join([play_case(reference, i, case) for i, (_, case) in enumerate(cases)])
-    result = worker.request("rollout", **l3.free_request(played))
+    result = worker.request(l3.free_request(played))
     options = l3.L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
     level = l3.judge(spec, played, result, "free", options, replay)
     level.level, level.mode = "cases", "proposed"

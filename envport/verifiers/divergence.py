@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SkipValidation
+
+from envport.verifiers.replay import Replay
 
 # The parts of a verify run timed on their own, in the order they run.
 LEVEL_TIMES = ("l1", "l2", "cases", "l3", "l4")
@@ -53,10 +55,16 @@ class Divergence(BaseModel):
     fields: list[FieldDiff] = Field(default_factory=list)
     message: str = ""
     replay: str = ""
+    # The replay as data, for running it again in-process (the self-check); `replay` is its
+    # command line. Not part of the report: a report read back has only the line.
+    replay_of: SkipValidation[Replay | None] = Field(default=None, exclude=True, repr=False)
     # L3 only: the episodes (first, last) played in one batch with this one.
     batch: tuple[int, int] | None = None
     # L3 only: the differing fields over the steps up to the divergence (not in text()).
     series: list[FieldSeries] = Field(default_factory=list)
+
+    def replayed_by(self, replay: Replay) -> None:
+        self.replay, self.replay_of = replay.command(), replay
 
     def text(self) -> str:
         where = [f"{self.level.upper()}" + (f" {self.mode}" if self.mode else "")]

@@ -20,8 +20,12 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis.errors import Flaky
 
 from envport.errors import PortError
-from envport.serve.client import PortWorker
+from envport.serve import ops
+from envport.serve.ops import Requester
 from envport.spec import PortSpec
+from envport.targets.randomness import example_seed, noise_args
+from envport.targets.reference import Reference, Transition
+from envport.targets.registry import TargetName
 from envport.verifiers.compare import STEP_FIELDS, Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.hypo import (
@@ -34,8 +38,7 @@ from envport.verifiers.hypo import (
 )
 from envport.verifiers.landing import unresolved
 from envport.verifiers.probes import Probe
-from envport.verifiers.randomness import example_seed, noise_args
-from envport.verifiers.reference import Reference, Transition
+from envport.verifiers.replay import Replay
 from envport.verifiers.strategies import (
     Draws,
     action_strategy,
@@ -58,11 +61,11 @@ class Divergent(Exception):
 class L1Run:
     spec: PortSpec
     reference: Reference
-    worker: PortWorker
+    worker: Requester
     backend: str | None
     examples: int
     seed: int
-    replay: str
+    replay: Replay
     shrink: bool = True
     draws: Draws | None = None  # edge and out-of-range draws (None: read from the reference)
 
@@ -198,7 +201,8 @@ def _drive(run: L1Run, check: Callable[..., None], name: str, module: str | None
                 action_prefix=[np.asarray(failure.inputs.get("action")).tolist()],
                 fields=failure.diffs,
                 message=str(failure),
-                replay=run.replay.format(level="l1", module=module or ""),
+                replay=run.replay.at(module=module or "").command(),
+                replay_of=run.replay.at(module=module or ""),
             )
         )
     except Flaky as error:
@@ -221,15 +225,16 @@ def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
         before, after, transition = example.before, example.after, example.transition
         expected = expect_fn(before, action, after, transition)
         answer = run.worker.request(
-            "probe",
-            probes_file=str(probes_file),
-            name=probe.name,
-            before=before,
-            action=np.asarray(action),
-            after=after,
-            jax=run.backend == "jax",
-            check_jit=count <= JIT_CHECKS,
-            **noise_args(transition.noise),
+            ops.Probe(
+                probes_file=str(probes_file),
+                name=probe.name,
+                before=before,
+                action=np.asarray(action),
+                after=after,
+                jax=run.backend == TargetName.JAX,
+                check_jit=count <= JIT_CHECKS,
+                noise=transition.noise,
+            )
         )
         inputs = example.inputs()
         diffs = field_diffs(run.spec, expected, answer["first"])
@@ -259,8 +264,8 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
         before, transition = example.before, example.transition
         stacked = {k: np.stack([v, v]) for k, v in before.items()}
         actions = np.asarray([action, action])
-        noise = noise_args(None if transition.noise is None else np.stack([transition.noise] * 2))
-        answer = run.worker.request("step_batch", states=stacked, actions=actions, **noise)
+        noise = None if transition.noise is None else np.stack([transition.noise] * 2)
+        answer = run.worker.request(ops.StepBatch(states=stacked, actions=actions, noise=noise))
         expected = Steps.single(transition)
         first = Steps.of(answer, slice(0, 1))
         inputs = example.inputs()
@@ -279,9 +284,9 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
             raise Divergent(found[0][1], inputs, "one step from this state differs")
         if not all(np.array_equal(answer[k][0], answer[k][1], equal_nan=True) for k in STEP_FIELDS):
             raise Divergent([], inputs, "the same step twice gave different answers")
-        if run.backend == "jax" and count <= JIT_CHECKS:
+        if run.backend == TargetName.JAX and count <= JIT_CHECKS:
             eager = run.worker.request(
-                "step_batch", states=stacked, actions=actions, eager=True, **noise
+                ops.StepBatch(states=stacked, actions=actions, eager=True, noise=noise)
             )
             eager_steps = Steps.of(eager, slice(0, 1))
             found = divergent_steps(run.spec, first, eager_steps, False, np.asarray([0]))
@@ -291,26 +296,4 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
     return _drive(run, check, "transition", entry)
 
 
-def run_l1(
-    run: L1Run,
-    probes: dict[str, Probe],
-    probes_file: Path | None,
-    module: str | None,
-    entry: str,
-    with_transition: bool,
-) -> list[LevelResult]:
-    results = []
-    for probe in probes.values():
-        if module is None or probe.module == module:
-            assert probes_file is not None
-            results.append(check_probe(run, probe, probes_file))
-    if with_transition:
-        from envport.verifiers import l1_landings  # it builds on this module
-
-        results.append(check_transition(run, entry))
-        if l1_landings.applies(run):
-            results.append(l1_landings.check_landings(run, entry))
-    return results
-
-
-__all__ = ["L1Run", "PortError", "run_l1"]
+__all__ = ["L1Run", "PortError"]

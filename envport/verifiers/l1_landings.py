@@ -21,6 +21,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from envport.serve.ops import StepBatch
+from envport.targets.randomness import example_seed
+from envport.targets.reference import State, Transition
 from envport.verifiers.action_range import ActionRange
 from envport.verifiers.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
@@ -33,8 +36,6 @@ from envport.verifiers.landing import (
     random_state,
     unresolved,
 )
-from envport.verifiers.randomness import example_seed, noise_args
-from envport.verifiers.reference import State, Transition
 from envport.verifiers.strategies import Draws
 
 # Draws of the other components and the action tried per row, for one where the constant
@@ -150,7 +151,8 @@ def _fail(
             action_prefix=[np.asarray(row.action).tolist()],
             fields=diffs,
             message=message,
-            replay=run.replay.format(level="l1", module=entry),
+            replay=run.replay.at(module=entry).command(),
+            replay_of=run.replay.at(module=entry),
         )
     )
 
@@ -173,10 +175,11 @@ def _judge(run: L1Run, entry: str, level: LevelResult, rows: list[Row]) -> None:
         pair = {k: np.stack([v, v]) for k, v in row.before.items()}
         noise = row.transition.noise
         answer = run.worker.request(
-            "step_batch",
-            states=pair,
-            actions=np.asarray([row.action, row.action]),
-            **noise_args(None if noise is None else np.stack([noise, noise])),
+            StepBatch(
+                states=pair,
+                actions=np.asarray([row.action, row.action]),
+                noise=None if noise is None else np.stack([noise, noise]),
+            )
         )
         expected, actual = Steps.single(row.transition), Steps.of(answer, slice(0, 1))
         problems = contract_problems(expected.obs, actual.obs)

@@ -26,8 +26,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from envport.serve.client import PortWorker
+from envport.serve.ops import Op, Requester, SessionLoad, SessionStep
 from envport.spec import PortSpec
+from envport.targets.reference import Reference, State, Transition
+from envport.targets.registry import TargetName
 from envport.verifiers.compare import Steps, divergent_steps
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.hypo import (
@@ -41,8 +43,6 @@ from envport.verifiers.hypo import (
 from envport.verifiers.l1 import Divergent, field_diffs
 from envport.verifiers.l2_batch import check_batch
 from envport.verifiers.landing import ending_starts, unresolved
-from envport.verifiers.randomness import noise_args
-from envport.verifiers.reference import Reference, State, Transition
 from envport.verifiers.strategies import Draws, action_strategy, draws_for, state_strategy
 
 # Steps compared by the machine across all its runs (the machine class has no other outlet).
@@ -52,12 +52,12 @@ _COUNTS = {"steps": 0}
 class _Guarded:
     """A worker whose failures end the state machine instead of being shrunk."""
 
-    def __init__(self, worker: PortWorker) -> None:
+    def __init__(self, worker: Requester) -> None:
         self.worker = worker
 
-    def request(self, op: str, **args: Any) -> Any:
+    def request(self, op: Op) -> Any:
         with port_failures_abort():
-            return self.worker.request(op, **args)
+            return self.worker.request(op)
 
 
 def _stack(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -90,7 +90,7 @@ def _machine(
     actions = action_strategy(reference.action_space, draws)
     counts = _COUNTS
     # Only the NumPy contract autoresets; a JAX step after an episode's end is undefined.
-    autoresets = backend == "numpy"
+    autoresets = backend == TargetName.NUMPY
 
     class Interaction(RuleBasedStateMachine):
         def __init__(self) -> None:
@@ -101,7 +101,7 @@ def _machine(
 
         def _load(self, what: str) -> None:
             state = reference.read_state()
-            answer = worker.request("session_load", states=_stack(state))
+            answer = worker.request(SessionLoad(states=_stack(state)))
             self.done = False
             self._compare_states(answer["state"], f"{what}, then state read", free=False)
 
@@ -154,8 +154,8 @@ def _machine(
             counts["steps"] += 1
             before = reference.read_state()
             out = reference.step(action)
-            noise = noise_args(None if out.noise is None else out.noise[None])
-            answer = worker.request("session_step", actions=np.asarray([action]), **noise)
+            noise = None if out.noise is None else out.noise[None]
+            answer = worker.request(SessionStep(actions=np.asarray([action]), noise=noise))
             expected = Steps.single(out)
             actual = Steps.of(answer)
             found = divergent_steps(spec, expected, actual, True, np.asarray([0]))
@@ -178,7 +178,7 @@ def _machine(
         @rule(action=actions)
         def step_after_end(self, action: Any) -> None:
             self.log.append(f"step_after_end({np.asarray(action).tolist()})")
-            answer = worker.request("session_step", actions=np.asarray([action]))
+            answer = worker.request(SessionStep(actions=np.asarray([action])))
             # Next-step autoreset: the step after an end starts over and reports nothing.
             wrong = [
                 FieldDiff(field=name, expected=want, actual=np.asarray(answer[name])[0].item())
@@ -224,7 +224,7 @@ def _within_free(spec: PortSpec, diff: FieldDiff) -> bool:
 def check_interaction(
     spec: PortSpec,
     reference: Reference,
-    worker: PortWorker,
+    worker: Requester,
     backend: str,
     examples: int,
     replay: str,
@@ -283,7 +283,7 @@ def check_interaction(
 def run_l2(
     spec: PortSpec,
     reference: Reference,
-    worker: PortWorker,
+    worker: Requester,
     backend: str | None,
     examples: int,
     seed: int,

@@ -13,14 +13,15 @@ import time
 
 import numpy as np
 
-from envport.serve.client import PortWorker
+from envport.serve.ops import BatchVsSingle, Requester
 from envport.spec import PortSpec
+from envport.targets.randomness import play_noise
+from envport.targets.reference import Reference
+from envport.targets.registry import TargetName
 from envport.verifiers.action_range import ActionRange
 from envport.verifiers.compare import Steps, divergent_steps
 from envport.verifiers.divergence import Divergence, LevelResult
 from envport.verifiers.policies import Planner
-from envport.verifiers.randomness import noise_args, play_noise
-from envport.verifiers.reference import Reference
 
 BATCH_STEPS = 20
 
@@ -28,7 +29,7 @@ BATCH_STEPS = 20
 def _check_size(
     spec: PortSpec,
     reference: Reference,
-    worker: PortWorker,
+    worker: Requester,
     seed: int,
     replay: str,
     size: int,
@@ -46,8 +47,8 @@ def _check_size(
         [np.asarray(list(planner.actions("sticky", space, i, BATCH_STEPS))) for i in range(size)]
     )
     # A stochastic env's B envs all get noise recorded from the reference, batched or alone.
-    noise = noise_args(play_noise(reference, seeds, actions))
-    answer = worker.request("batch_vs_single", states=stacked, actions=actions, **noise)
+    noise = play_noise(reference, seeds, actions)
+    answer = worker.request(BatchVsSingle(states=stacked, actions=actions, noise=noise))
     level.episodes += size
     for row in range(size):
         single = {k: v[row] for k, v in answer["single"].items()}
@@ -82,7 +83,7 @@ def _check_size(
 def check_batch(
     spec: PortSpec,
     reference: Reference,
-    worker: PortWorker,
+    worker: Requester,
     seed: int,
     replay: str,
     outside: ActionRange | None = None,
@@ -92,7 +93,7 @@ def check_batch(
     level = LevelResult(level="l2", mode="batch", passed=True)
     planner = Planner(seed, outside=outside)
     sizes = spec.levels.l2.batch
-    if backend == "jax":
+    if backend == TargetName.JAX:
         # A JAX port is a one-env function the harness vmaps: it has no chunks of its own,
         # and each size would only cost a compilation. The largest is checked.
         sizes = [max(sizes)]

@@ -19,13 +19,15 @@ from typing import Any
 import numpy as np
 
 from envport.errors import PortError
+from envport.serve.ops import Rollout, StepBatch
 from envport.spec import PortSpec
+from envport.targets.reference import Reference, State
 from envport.verifiers.action_range import action_range
 from envport.verifiers.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, LevelResult
 from envport.verifiers.played import Played
 from envport.verifiers.policies import EpisodePlan, Planner
-from envport.verifiers.reference import Reference, State
+from envport.verifiers.replay import Replay
 from envport.verifiers.series import field_series
 
 # Divergences kept per level: the first few tell the story; the count tells the extent.
@@ -166,20 +168,15 @@ def stack_states(states: list[State]) -> dict[str, np.ndarray]:
     return {name: np.array([s[name] for s in states]) for name in states[0]}
 
 
-def free_request(played: Played) -> dict[str, Any]:
+def free_request(played: Played, pad_to: list[int] | None = None) -> Rollout:
     """Start states and the actions, padded to the longest episode."""
-    request: dict[str, Any] = {"states": played.start_states(), "actions": played.padded_actions()}
-    if played.noise is not None:
-        # Free-running through the reference's own noise, step by step (contract 3).
-        request["noise"] = played.padded_noise()
-    return request
+    # Free-running through the reference's own noise, step by step (contract 3).
+    noise = None if played.noise is None else played.padded_noise()
+    return Rollout(played.start_states(), played.padded_actions(), noise, pad_to)
 
 
-def resync_request(played: Played) -> dict[str, Any]:
-    request: dict[str, Any] = {"states": played.states, "actions": played.actions}
-    if played.noise is not None:
-        request["noise"] = played.noise
-    return request
+def resync_request(played: Played, pad_to: list[int] | None = None) -> StepBatch:
+    return StepBatch(played.states, played.actions, noise=played.noise, pad_to=pad_to)
 
 
 def _flatten_free(port: Steps, lengths: np.ndarray) -> Steps:
@@ -210,7 +207,7 @@ def judge(
     result: dict[str, Any],
     mode: str,
     options: L3Options,
-    replay: str,
+    replay: Replay,
 ) -> LevelResult:
     """Compare the port's answer for one mode with the reference episodes."""
     level = judge_steps(spec, played, answer_steps(played, result, mode), mode, options, replay)
@@ -220,7 +217,7 @@ def judge(
 
 
 def judge_steps(
-    spec: PortSpec, played: Played, actual: Steps, mode: str, options: L3Options, replay: str
+    spec: PortSpec, played: Played, actual: Steps, mode: str, options: L3Options, replay: Replay
 ) -> LevelResult:
     """Compare the port's rows (one per transition of `played`) with the reference's."""
     started = time.perf_counter()
@@ -252,7 +249,7 @@ def judge_steps(
 
 
 def _divergence(
-    played: Played, row: int, found: tuple[int, list], mode: str, options: L3Options, replay: str
+    played: Played, row: int, found: tuple[int, list], mode: str, options: L3Options, replay: Replay
 ) -> Divergence:
     index, diffs = found
     plan = played.plans[row]
@@ -276,7 +273,8 @@ def _divergence(
         message="state re-injected at this step"
         if mode == "resync"
         else "free-running from the episode's start state",
-        replay=replay.format(mode=mode, episode=plan.index),
+        replay=replay.at(mode=mode, episode=plan.index).command(),
+        replay_of=replay.at(mode=mode, episode=plan.index),
     )
 
 

@@ -28,12 +28,14 @@ from typing import Any, Protocol
 import zmq
 
 from envport.serve.client import PortWorker
+from envport.serve.ops import LoadReference, Op, PlayReference
 from envport.spec import PortSpec
+from envport.targets.reference import Reference
 from envport.verifiers import l3
 from envport.verifiers.compare import Steps, contract_problems
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.played import Played
-from envport.verifiers.reference import Reference
+from envport.verifiers.replay import Replay
 
 # Chunks per lane: enough that the port's work hides behind the reference's play, few
 # enough that it stays small. A free-running batch runs as many steps as its longest
@@ -54,9 +56,10 @@ POLL_MS = 50
 class Worker(Protocol):
     """A port or reference worker, local (PortWorker) or remote (EnvClient)."""
 
-    socket: Any
+    @property
+    def socket(self) -> Any: ...
 
-    def send(self, op: str, **args: Any) -> None: ...
+    def send(self, op: Op) -> None: ...
     def receive(self, timeout: float | None = None) -> Any: ...
     def ready(self) -> bool: ...
 
@@ -70,7 +73,7 @@ class PortFeed:
     arrives."""
 
     def __init__(
-        self, worker: Worker, spec: PortSpec, options: l3.L3Options, chunk: int, replay: str
+        self, worker: Worker, spec: PortSpec, options: l3.L3Options, chunk: int, replay: Replay
     ) -> None:
         self.worker = worker
         self.spec = spec
@@ -83,7 +86,7 @@ class PortFeed:
         # Shapes a compiling backend (JAX) pads to, so it compiles once per run, not once
         # per chunk; the others ignore them.
         self._free_pad = [chunk, steps]
-        self._queue: deque[tuple[str, dict[str, Any], Callable[[Any], None]]] = deque()
+        self._queue: deque[tuple[Op, Callable[[Any], None]]] = deque()
         self._waiting: Callable[[Any], None] | None = None
         self._unjudged: dict[str, list[tuple[Played, Steps]]] = {mode: [] for mode in self.modes}
         self._port_seconds: dict[str, dict[str, float]] = {
@@ -104,22 +107,22 @@ class PortFeed:
             self._batch_of[index] = (min(indices), max(indices))
         if "free" in self.modes:
             compared = played.within(self.spec.levels.l3.free_horizon)
-            request = {**l3.free_request(compared), "pad_to": self._free_pad}
+            request = l3.free_request(compared, self._free_pad)
 
             def free_answered(result: Any) -> None:
                 self._judge("free", compared, result)
                 if "resync" in self.modes:
                     self._add_resync(played)
 
-            self._queue.append(("rollout", request, free_answered))
+            self._queue.append((request, free_answered))
         else:
             self._add_resync(played)
         self.pump()
 
     def _add_resync(self, played: Played) -> None:
         rows = max(MIN_RESYNC_ROWS, 1 << (played.transitions - 1).bit_length())
-        request = {**l3.resync_request(played), "pad_to": [rows]}
-        self._queue.append(("step_batch", request, lambda r: self._judge("resync", played, r)))
+        request = l3.resync_request(played, [rows])
+        self._queue.append((request, lambda r: self._judge("resync", played, r)))
 
     def _judge(self, mode: str, played: Played, result: Any) -> None:
         seconds = self._port_seconds[mode]
@@ -167,8 +170,8 @@ class PortFeed:
         for answers until every queued request is answered (`once`: for one answer)."""
         while True:
             if self._waiting is None and self._queue:
-                op, request, answered = self._queue.popleft()
-                self.worker.send(op, **request)
+                request, answered = self._queue.popleft()
+                self.worker.send(request)
                 self._waiting = answered
             if self._waiting is None or (not block and not self.worker.ready()):
                 return
@@ -251,7 +254,7 @@ class Lane:
         chunk = self.chunks.take()
         if chunk is None:
             return
-        player.send("play_reference", spec=self.spec_file, options=options, indices=chunk)
+        player.send(PlayReference(spec=self.spec_file, options=options, indices=chunk))
         while True:
             self._wait_for(player)
             played = Played.from_wire(player.receive())
@@ -259,7 +262,7 @@ class Lane:
             # worker never waits on the verifier.
             chunk = self.chunks.take()
             if chunk is not None:
-                player.send("play_reference", spec=self.spec_file, options=options, indices=chunk)
+                player.send(PlayReference(spec=self.spec_file, options=options, indices=chunk))
             feed.add(played)
             if chunk is None:
                 return
@@ -287,13 +290,13 @@ class LaneWorkers:
         self, spec_file: str, lanes: int, timeout: float, port_side: Callable[[], Worker]
     ) -> None:
         self.spec_file = spec_file
-        load = {"spec": spec_file}
+        load = LoadReference(spec=spec_file)
         self.players: list[Worker] = []
         self.ports: list[Worker] = []
         self._loaded: set[int] = set()
         try:
             for _ in range(lanes - 1):
-                self.players.append(PortWorker(timeout, load=load, preload_op="load_reference"))
+                self.players.append(PortWorker(timeout, load=load))
                 self.ports.append(port_side())
         except BaseException:
             self.close()
@@ -314,7 +317,7 @@ class LaneWorkers:
 def run_l3(
     spec: PortSpec,
     options: l3.L3Options,
-    replay: str,
+    replay: Replay,
     port: Worker,
     reference: Reference,
     workers: LaneWorkers | None = None,

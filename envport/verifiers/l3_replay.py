@@ -13,10 +13,11 @@ from __future__ import annotations
 import dataclasses
 
 from envport.spec import PortSpec
+from envport.targets.reference import Reference
 from envport.verifiers import l3, l3_lanes
 from envport.verifiers.divergence import Divergence, LevelResult
 from envport.verifiers.l3_lanes import Worker
-from envport.verifiers.reference import Reference
+from envport.verifiers.replay import Replay
 
 
 def _same(found: list[LevelResult], wanted: Divergence) -> bool:
@@ -34,7 +35,7 @@ def _same(found: list[LevelResult], wanted: Divergence) -> bool:
 def confirm_replays(
     spec: PortSpec,
     options: l3.L3Options,
-    template: str,
+    template: Replay,
     worker: Worker,
     reference: Reference,
     levels: list[LevelResult],
@@ -61,9 +62,7 @@ def confirm_replays(
                     )
                     batches[batch] = l3_lanes.run_l3(spec, together, template, worker, reference)
                 if _same(batches[batch], divergence):
-                    divergence.replay = template.format(
-                        mode=level.mode, episode=f"{batch[0]}-{batch[1]}"
-                    )
+                    divergence.replayed_by(template.at(mode=level.mode, batch=batch))
                     divergence.message += (
                         f"; played alone, episode {divergence.episode} does not show this: it "
                         f"needs the other envs of its batch (episodes {batch[0]}-{batch[1]}, "

@@ -20,12 +20,12 @@ import numpy as np
 from gymnasium import spaces
 
 from envport.errors import EnvportError
-from envport.serve.client import PortWorker
+from envport.serve.ops import L4Evaluate, L4Train, Requester
 from envport.spec import L4Spec, PortSpec
+from envport.targets.reference import Reference
 from envport.verifiers.divergence import Divergence, LevelResult
 from envport.verifiers.l3 import stack_states
 from envport.verifiers.l4_reference import ReferenceBatch
-from envport.verifiers.reference import Reference
 from envport.verifiers.tost import TostResult, paired_tost
 from envport.verifiers.trainers import TrainPlan, evaluate, train
 
@@ -90,7 +90,7 @@ def _train_seeds(seed: int, k: int) -> itertools.count:
 
 
 def run_l4(
-    spec: PortSpec, reference: Reference, worker: PortWorker, seed: int, replay: str
+    spec: PortSpec, reference: Reference, worker: Requester, seed: int, replay: str
 ) -> LevelResult:
     started = time.perf_counter()
     config = spec.levels.l4
@@ -107,7 +107,7 @@ def run_l4(
         pool_seeds = list(itertools.islice(_train_seeds(seed, k), START_POOL))
         starts, start_obs = _starts(reference, pool_seeds)
         answer = worker.request(
-            "l4_train", plan=plan.to_wire(), seed=train_seed, starts=starts, start_obs=start_obs
+            L4Train(plan=plan.to_wire(), seed=train_seed, starts=starts, start_obs=start_obs)
         )
         policies.append(answer["policy"])
         origins.append("port")
@@ -121,12 +121,13 @@ def run_l4(
     starts, start_obs = _starts(reference, eval_seeds)
     port_returns = np.asarray(
         worker.request(
-            "l4_evaluate",
-            policies=policies,
-            starts=starts,
-            start_obs=start_obs,
-            max_steps=plan.max_steps,
-            seed=seed,
+            L4Evaluate(
+                policies=policies,
+                starts=starts,
+                start_obs=start_obs,
+                max_steps=plan.max_steps,
+                seed=seed,
+            )
         )["returns"]
     )
     batch = ReferenceBatch(spec, len(eval_seeds), iter(()))

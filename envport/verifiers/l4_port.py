@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from envport.targets.loader import ContractError
+from envport.targets.registry import TargetName
 from envport.verifiers.trainers import TrainPlan, evaluate, train
 
 
@@ -103,9 +104,9 @@ class JaxBatch:
 
 
 def _batch(port: Any, num_envs: int, pool: _Pool, seed: int) -> NumpyBatch | JaxBatch:
-    if port.backend == "numpy":
+    if port.backend == TargetName.NUMPY:
         return NumpyBatch(port, num_envs, pool, seed)
-    if port.backend == "jax":
+    if port.backend == TargetName.JAX:
         return JaxBatch(port, num_envs, pool, seed)
     raise ContractError(f"L4 trains on NumPy and JAX ports, not `{port.backend}`")
 

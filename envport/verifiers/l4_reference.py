@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium import spaces
 
 from envport.spec import PortSpec
-from envport.verifiers.reference import make_env
+from envport.targets.reference import make_env
 
 
 class ReferenceBatch:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from envport.spec import PortSpec
-from envport.verifiers.reference import Reference, State, Transition
+from envport.targets.reference import Reference, State, Transition
 
 # A relative step past the constant either way: 2e-6 is inside any rounding of the constant
 # in its fifth digit or earlier, and 16 float32 ulps away from it (a float32 port resolves

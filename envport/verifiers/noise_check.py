@@ -18,13 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from envport.serve.client import PortWorker
+from envport.serve.ops import Requester, SampleNoise
 from envport.spec import PortSpec
+from envport.targets.reference import Reference
 from envport.verifiers import noise_stats
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.l3 import stack_states
 from envport.verifiers.policies import plan_actions
-from envport.verifiers.reference import Reference
 
 # Reference draws that estimate the categorical baseline the sample size is computed for.
 PILOT = 1000
@@ -82,7 +82,7 @@ def sample_size(spec: PortSpec, reference: Reference, seed: int) -> tuple[int, s
 def check_sampler(
     spec: PortSpec,
     reference: Reference,
-    worker: PortWorker,
+    worker: Requester,
     seed: int,
     replay: str,
     module: str | None = None,
@@ -95,7 +95,7 @@ def check_sampler(
     states, actions, recorded = play_conditions(reference, n, seed, first=0)
     ref_noise = np.stack(recorded)
     answer = worker.request(
-        "sample_noise", states=stack_states(states), actions=np.asarray(actions), seed=seed
+        SampleNoise(states=stack_states(states), actions=np.asarray(actions), seed=seed)
     )
     port_noise = np.asarray(answer["noise"])
     level.episodes = level.steps_compared = n

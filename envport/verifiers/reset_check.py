@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.serve.ops import ResetSamples
 from envport.spec import PortSpec
 from envport.verifiers import sample_compare
 from envport.verifiers.compare import contract_problems
@@ -36,7 +37,7 @@ def check_reset(
 ) -> LevelResult:
     started = time.perf_counter()
     level = LevelResult(level="l2", mode="reset", passed=True, episodes=sample.n)
-    answer = worker.request("reset_samples", count=sample.n, seed=seed, chunk=CHUNK)
+    answer = worker.request(ResetSamples(count=sample.n, seed=seed, chunk=CHUNK))
     port_obs = np.asarray(answer["obs"])
     readable = answer["state"] is not None
     problems = contract_problems(sample.obs, port_obs)

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from envport.spec import PortSpec
+from envport.targets.reference import Reference
 from envport.verifiers import sample_compare
 from envport.verifiers.divergence import FieldDiff
 from envport.verifiers.l3 import stack_states
-from envport.verifiers.reference import Reference
 
 # The design: family-wise alpha over every component of the start state and the first
 # observation, and the effect the test must see with this power (a KS distance, or

@@ -24,13 +24,15 @@ from typing import Any
 import numpy as np
 
 from envport.errors import PortError, SpecError
+from envport.serve.ops import ReverseReset, ReverseRollout
 from envport.spec import PortSpec
+from envport.targets.reference import Reference, State
 from envport.verifiers import l3
 from envport.verifiers.compare import Steps
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.played import Played
 from envport.verifiers.policies import EpisodePlan, Planner
-from envport.verifiers.reference import Reference, State
+from envport.verifiers.replay import Replay
 
 FREE_NOTE = "free-running from the port's own start state, written into the reference"
 RESYNC_NOTE = "the port's state after the last step written into the reference"
@@ -158,7 +160,7 @@ def run_reverse(
     reference: Reference,
     worker: Any,
     options: l3.L3Options,
-    replay: str,
+    replay: Replay,
     choose: Choose | None = None,
 ) -> list[LevelResult]:
     """The port resets `episodes` envs at once; the reference plays L3's plan from each start
@@ -171,7 +173,7 @@ def run_reverse(
         list(planner.actions(plan.policy, reference.action_space, plan.index, options.steps))
         for plan in plans
     ]
-    start = worker.request("reverse_reset", num_envs=len(plans), seed=options.seed)
+    start = worker.request(ReverseReset(num_envs=len(plans), seed=options.seed))
     if start.get("state") is None and not spec.state.from_observation:
         raise SpecError(
             "reverse injection needs the port's start state: the port has no getter "
@@ -188,11 +190,9 @@ def run_reverse(
     for plan, start_state, planned in zip(plans, starts, actions, strict=True):
         episodes.play(reference, plan, start_state, planned)
     played = episodes.played(plans)
-    request: dict[str, Any] = {"actions": played.padded_actions()}
-    if stochastic:
-        # The reference's own draws, so a port with step_given_noise can follow it.
-        request["noise"] = played.padded_noise()
-    answer = worker.request("reverse_rollout", **request)
+    # A stochastic env: the reference's own draws, so a port with step_given_noise follows it.
+    noise = played.padded_noise() if stochastic else None
+    answer = worker.request(ReverseRollout(actions=played.padded_actions(), noise=noise))
     actual = _port_rows(played, answer)
     levels = []
     if options.mode in ("free", "both"):
@@ -252,7 +252,7 @@ def _resync(
 
 
 def _states_reached(
-    spec: PortSpec, played: Played, episodes: _Episodes, answer: dict, replay: str, source: str
+    spec: PortSpec, played: Played, episodes: _Episodes, answer: dict, replay: Replay, source: str
 ) -> LevelResult:
     """The port's states after each step (its getter) against the reference's, free-running."""
     expected = l3.stack_states(episodes.after)
@@ -317,7 +317,7 @@ def _state_divergence(
     ports: dict,
     index: int,
     row: int,
-    replay: str,
+    replay: Replay,
 ) -> Divergence:
     first = int(played.starts[row])
     plan = played.plans[row]
@@ -339,5 +339,6 @@ def _state_divergence(
         action_prefix=[np.asarray(a).tolist() for a in played.actions[first : index + 1]],
         fields=diffs,
         message="the state reached after this step, read through the port's getter",
-        replay=replay.format(mode="free"),
+        replay=replay.at(mode="free").command(),
+        replay_of=replay.at(mode="free"),
     )

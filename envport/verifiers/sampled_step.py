@@ -29,12 +29,14 @@ from typing import Any
 
 import numpy as np
 
+from envport.serve.ops import SampleStep
 from envport.spec import PortSpec
+from envport.targets.randomness import example_seed
+from envport.targets.reference import Reference
+from envport.targets.registry import TargetName
 from envport.verifiers import noise_check, sample_compare
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.l3 import stack_states
-from envport.verifiers.randomness import example_seed
-from envport.verifiers.reference import Reference
 
 NAMES = ("obs", "reward", "terminated", "truncated")
 CONDITIONS = 16
@@ -100,7 +102,7 @@ def check_sampled_step(
     actions = [a for a in condition_actions for _ in range(repeat)]
     expected = _outcome_columns(spec, _reference_outcomes(reference, states, actions, seed))
     answer = worker.request(
-        "sample_step", states=stack_states(states), actions=np.asarray(actions), seed=seed
+        SampleStep(states=stack_states(states), actions=np.asarray(actions), seed=seed)
     )
     got = _outcome_columns(spec, answer["step"])
     level.episodes = len(conditions)
@@ -198,7 +200,7 @@ def _composition(
             np.asarray(sampled[name])[row], np.asarray(composed[name])[row], equal_nan=True
         )
     ]
-    if backend == "jax":
+    if backend == TargetName.JAX:
         what = (
             "step(key, state, action) differs from step_given_noise(sample_noise(key, state, "
             "action), state, action) with the same key"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import shlex
 import shutil
 import tempfile
 import tomllib
@@ -101,13 +100,13 @@ def _same(a: Divergence, b: Divergence) -> bool:
     return key(a) == key(b)
 
 
-def replay(example: Path, divergence: Divergence) -> Divergence | None:
-    """Run a divergence's replay command (in-process) and return its first divergence."""
-    from envport.cli import build_parser, verify_options
-
-    words = shlex.split(divergence.replay)
-    args = build_parser().parse_args(words[1:])
-    again = verify(args.spec, args.port, verify_options(args))
+def replay(divergence: Divergence) -> Divergence | None:
+    """Run a divergence's replay (in-process, the run its command line names) and return
+    its first divergence."""
+    case = divergence.replay_of
+    if case is None:
+        raise ValueError(f"a {divergence.level} divergence without its replay as data")
+    again = verify(case.spec, case.port, case.options)
     return next((d for level in again.levels for d in level.divergences), None)
 
 
@@ -149,7 +148,7 @@ def _check_mutant(example: Path, mutant: Mutant, options: VerifyOptions) -> Muta
             missed_by=mutant.missed_by,
         )
         if first is not None and first.replay:
-            replayed = replay(example, first)
+            replayed = replay(first)
             result.replay_matches = replayed is not None and _same(first, replayed)
         return result
 

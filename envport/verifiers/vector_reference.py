@@ -4,7 +4,7 @@ B reference envs, each with the spec's state access, run by Gymnasium's SyncVect
 next-step autoreset mode: Gymnasium decides which envs reset, when, and what they return,
 so the vector check compares the port with the library's behaviour, not a re-statement of
 it. A stochastic env's sub-envs record their draws, and each step's become the port's noise
-(envport.verifiers.randomness), as in every other check.
+(envport.targets.randomness), as in every other check.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from envport.spec import PortSpec
-from envport.verifiers.reference import Reference, State
+from envport.targets.reference import Reference, State
 
 
 class VectorReference:

@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
+from envport.serve import ops
 from envport.spec import PortSpec
 from envport.verifiers.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import FieldDiff
 from envport.verifiers.l1 import field_diffs
 from envport.verifiers.l3 import stack_states
 from envport.verifiers.policies import plan_actions
-from envport.verifiers.randomness import noise_args
 from envport.verifiers.reset_sample import DrawSupport
 from envport.verifiers.vector_reference import VectorReference
 
@@ -74,7 +74,7 @@ class VectorRun:
     # ---- the calls ----
 
     def play(self) -> None:
-        opened = self.worker.request("vector_open", num_envs=self.batch)
+        opened = self.worker.request(ops.VectorOpen(num_envs=self.batch))
         partial_ok = bool(opened["reset_options"])
         self._full_reset(step=None)
         self._load_starts()
@@ -95,7 +95,7 @@ class VectorRun:
         seed = self.seed + (0 if step is None else 1 + step)
         self.events.append(f"reset(seed={seed})" + ("" if step is None else f" before step {step}"))
         expected = self.ref.reset(seed)
-        answer = self.worker.request("vector_reset", seed=seed)
+        answer = self.worker.request(ops.VectorReset(seed=seed))
         self.last_obs = np.asarray(answer["obs"])
         self._contract(expected, self.last_obs, step)
         self._adopt_resets(np.arange(self.batch), answer, step, "reset(seed)")
@@ -114,7 +114,7 @@ class VectorRun:
             f"reset(seed={seed}, reset_mask={mask.astype(int).tolist()}) before step {step}"
         )
         expected = self.ref.reset(seed, mask)
-        answer = self.worker.request("vector_reset", seed=seed, mask=mask)
+        answer = self.worker.request(ops.VectorReset(seed=seed, mask=mask))
         obs = np.asarray(answer["obs"])
         self._contract(expected, obs, step)
         kept = np.flatnonzero(~mask & self.synced)
@@ -145,7 +145,7 @@ class VectorRun:
             self.starts.append({k: np.asarray(v).tolist() for k, v in self.ref.read(env).items()})
         self.events.append(f"state load (envs {late} near the step limit)")
         answer = self.worker.request(
-            "vector_load", states=stack_states([self.ref.read(i) for i in range(self.batch)])
+            ops.VectorLoad(states=stack_states([self.ref.read(i) for i in range(self.batch)]))
         )
         self.readable = answer["state"] is not None
         self.synced[:] = True
@@ -156,14 +156,14 @@ class VectorRun:
         """No state_to_reference: the port is brought back to the reference by a load."""
         self.events.append(f"state load before step {step} (resynchronise)")
         states = stack_states([self.ref.read(i) for i in range(self.batch)])
-        self.worker.request("vector_load", states=states)
+        self.worker.request(ops.VectorLoad(states=states))
         self.synced[:] = True
 
     def _step(self, t: int) -> None:
         actions = self.actions[:, t]
         resetting = self.ref.pending.copy()
         obs, reward, terminated, truncated, noise = self.ref.step(actions)
-        answer = self.worker.request("vector_step", actions=actions, **noise_args(noise))
+        answer = self.worker.request(ops.VectorStep(actions=actions, noise=noise))
         got = Steps.of(answer)
         self._contract(obs, got.obs, t, Steps(obs, reward, terminated, truncated), got)
         self.last_obs = got.obs

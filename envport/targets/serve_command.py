@@ -10,8 +10,10 @@ import os
 from pathlib import Path
 
 from envport.errors import EnvportError
+from envport.serve.ops import LoadReference, Op
 from envport.serve.server import EnvServer
 from envport.spec import load_spec, spec_path
+from envport.targets.registry import TARGET_CHOICES, load_request
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -21,7 +23,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     side.add_argument("--reference", action="store_true", help="serve the reference env")
     side.add_argument("--port", type=Path, help="serve this port directory (sandboxed)")
     p.add_argument("--address", required=True, help="e.g. tcp://127.0.0.1:5555")
-    p.add_argument("--target", default="auto", choices=["auto", "jax", "numpy", "rust"])
+    p.add_argument("--target", default="auto", choices=TARGET_CHOICES)
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     p.add_argument("--stats", type=Path, help="write served count, restarts and lag as JSON")
@@ -29,28 +31,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from envport.verifiers.verify import port_target
-
     if not args.address.startswith(("tcp://", "ipc://")):
         raise EnvportError(f"--address {args.address!r}: expected tcp://HOST:PORT or ipc://PATH")
     if args.workers < 1:
         raise EnvportError("--workers: expected a positive number of worker processes")
     spec = load_spec(args.spec)
+    preload: Op
     if args.reference:
-        what, op = "the reference", "load_reference"
-        preload: dict = {"spec": str(spec_path(args.spec).resolve())}
+        what = "the reference"
+        preload = LoadReference(spec=str(spec_path(args.spec).resolve()))
     else:
         if not args.port.is_dir():
             raise EnvportError(f"{args.port}: no such port directory")
-        target, modules, entry = port_target(spec, args.port, args.target)
-        what, op = f"port {args.port}", "load"
-        preload = {
-            "port_dir": str(args.port.resolve()),
-            "modules": modules,
-            "entry": entry,
-            "target": target,
-        }
-    server = EnvServer(args.address, args.workers, op, preload, timeout=args.timeout)
+        what = f"port {args.port}"
+        preload = load_request(spec, args.port, args.target)
+    server = EnvServer(args.address, args.workers, preload, timeout=args.timeout)
     print(f"serving {what} at {args.address} with {args.workers} workers; SIGTERM or Ctrl-C stops")
     summary = asyncio.run(server.serve())
     print(f"served {server.served} requests, {server.restarts} worker restarts; {summary.line()}")

@@ -17,7 +17,7 @@ import numpy as np
 
 from envport.errors import SpecError
 from envport.spec import PortSpec
-from envport.verifiers.randomness import NoiseRecorder
+from envport.targets.randomness import NoiseRecorder
 
 State = dict[str, np.ndarray]
 

@@ -139,8 +139,8 @@ def example_seed(state: dict[str, np.ndarray], action: Any) -> int:
 
 
 def noise_args(noise: np.ndarray | None) -> dict[str, np.ndarray]:
-    """The optional `noise` argument of a worker request: absent for deterministic envs, so
-    their ports and requests are exactly as before."""
+    """An example's optional `noise` input: absent for deterministic envs, so their
+    examples read exactly as before."""
     return {} if noise is None else {"noise": noise}
 
 

@@ -1,0 +1,294 @@
+"""The requests a port worker answers, one small type per op.
+
+Each is packed on the wire as the op's name and its fields (`Request`), and the worker
+turns them back into the type before it acts (`decode`). An optional field left at None is
+not sent at all: a deterministic env's requests carry no `noise`, exactly as before.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+import numpy as np
+
+from envport.serve.wire import Op as WireOp
+from envport.serve.wire import Request
+
+States = dict[str, np.ndarray]
+
+
+@dataclass(frozen=True)
+class Op:
+    op: ClassVar[WireOp]
+
+    def args(self) -> dict[str, Any]:
+        return {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if not (f.default is None and getattr(self, f.name) is None)
+        }
+
+    def request(self, id: int) -> Request:
+        return Request(id=id, op=self.op, args=self.args())
+
+
+@dataclass(frozen=True)
+class Ping(Op):
+    op = "ping"
+
+
+@dataclass(frozen=True)
+class Describe(Op):
+    """What an `envport serve` process hosts (answered by the server, not a worker)."""
+
+    op = "describe"
+
+
+@dataclass(frozen=True)
+class LoadPort(Op):
+    """Import (or build) a port in the worker: the one request every port worker starts with."""
+
+    op = "load"
+    port_dir: str
+    # The target's modules in dependency order, as plain data: [{"name", "exports"}, ...].
+    modules: list[dict[str, Any]]
+    entry: str
+    target: str
+    # A port still being generated: import its modules so far, the entry may not exist yet.
+    only_modules: bool = False
+    # A port that cannot load a state, driven from its own resets (docs/design.md, L3).
+    reverse: bool = False
+    # Where a crate is compiled: the one directory the sandboxed worker may write to.
+    build_cache: str | None = None
+
+
+@dataclass(frozen=True)
+class LoadReference(Op):
+    """Host the reference env (the user's trusted code) in a reference worker."""
+
+    op = "load_reference"
+    spec: str
+
+
+@dataclass(frozen=True)
+class PlayReference(Op):
+    op = "play_reference"
+    spec: str
+    options: dict[str, Any]  # an L3Options as a dict
+    indices: list[int]
+
+
+@dataclass(frozen=True)
+class Probe(Op):
+    op = "probe"
+    probes_file: str
+    name: str
+    before: States
+    action: Any
+    after: States
+    jax: bool = False
+    check_jit: bool = False
+    noise: Any = None
+
+
+@dataclass(frozen=True)
+class Rollout(Op):
+    """B episodes free-running from their start states: actions and noise are (B, T, ...)."""
+
+    op = "rollout"
+    states: States
+    actions: np.ndarray
+    noise: np.ndarray | None = None
+    pad_to: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class StepBatch(Op):
+    """One step of each of B states (resync: every state injected)."""
+
+    op = "step_batch"
+    states: States
+    actions: np.ndarray
+    eager: bool = False
+    noise: np.ndarray | None = None
+    pad_to: list[int] | None = None
+
+
+@dataclass(frozen=True)
+class SessionLoad(Op):
+    op = "session_load"
+    states: States
+
+
+@dataclass(frozen=True)
+class SessionStep(Op):
+    op = "session_step"
+    actions: np.ndarray
+    noise: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class SessionRead(Op):
+    op = "session_read"
+
+
+@dataclass(frozen=True)
+class BatchVsSingle(Op):
+    op = "batch_vs_single"
+    states: States
+    actions: np.ndarray
+    noise: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class SampleNoise(Op):
+    """The port's own noise sampler, for the sampler's two-sample test."""
+
+    op = "sample_noise"
+    states: States
+    actions: np.ndarray
+    seed: int
+
+
+@dataclass(frozen=True)
+class SampleStep(Op):
+    """The step users call, drawing its own noise."""
+
+    op = "sample_step"
+    states: States
+    actions: np.ndarray
+    seed: int
+
+
+@dataclass(frozen=True)
+class ResetSamples(Op):
+    op = "reset_samples"
+    count: int
+    seed: int
+    chunk: int
+
+
+@dataclass(frozen=True)
+class ReverseReset(Op):
+    op = "reverse_reset"
+    num_envs: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class ReverseRollout(Op):
+    op = "reverse_rollout"
+    actions: np.ndarray
+    noise: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class VectorOpen(Op):
+    op = "vector_open"
+    num_envs: int
+
+
+@dataclass(frozen=True)
+class VectorReset(Op):
+    op = "vector_reset"
+    seed: int | None = None
+    mask: Any = None
+
+
+@dataclass(frozen=True)
+class VectorLoad(Op):
+    op = "vector_load"
+    states: States
+
+
+@dataclass(frozen=True)
+class VectorStep(Op):
+    op = "vector_step"
+    actions: np.ndarray
+    noise: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class L4Train(Op):
+    op = "l4_train"
+    plan: dict[str, Any]
+    seed: int
+    starts: States
+    start_obs: np.ndarray
+
+
+@dataclass(frozen=True)
+class L4Evaluate(Op):
+    op = "l4_evaluate"
+    policies: list[dict[str, Any]]
+    starts: States
+    start_obs: np.ndarray
+    max_steps: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class Bench(Op):
+    """Steps per second of the port, or of an anchor named `gymnax:EnvId` (no port needed)."""
+
+    op = "bench"
+    batch: int
+    steps: int
+    repeats: int
+    actions: np.ndarray
+    states: States | None = None
+    anchor: str | None = None
+    seed: int = 0
+
+
+class Requester(Protocol):
+    """What the levels talk to: a local `PortWorker` or an `envport serve` `EnvClient`."""
+
+    def request(self, op: Op, timeout: float | None = None) -> Any: ...
+
+
+OPS: dict[str, type[Op]] = {
+    kind.op: kind
+    for kind in (
+        Ping,
+        Describe,
+        LoadPort,
+        LoadReference,
+        PlayReference,
+        Probe,
+        Rollout,
+        StepBatch,
+        SessionLoad,
+        SessionStep,
+        SessionRead,
+        BatchVsSingle,
+        SampleNoise,
+        SampleStep,
+        ResetSamples,
+        ReverseReset,
+        ReverseRollout,
+        VectorOpen,
+        VectorReset,
+        VectorLoad,
+        VectorStep,
+        L4Train,
+        L4Evaluate,
+        Bench,
+    )
+}
+
+
+class UnknownOp(Exception):
+    """A request for an op no worker answers, or with arguments its type does not have."""
+
+
+def decode(request: Request) -> Op:
+    kind = OPS.get(request.op)
+    if kind is None:
+        raise UnknownOp(f"unknown op {request.op}")
+    try:
+        return kind(**request.args)
+    except TypeError as error:
+        raise UnknownOp(f"`{request.op}`: {error}") from None

@@ -1,0 +1,133 @@
+"""The backends a port can target, in one place: names, detection, adapters, prompts, bench.
+
+Adding a backend means an adapter module in this folder (implementing `PortBackend`,
+`envport.targets.backend`) and one entry in `TARGETS`. Target names are the `TargetName`
+members everywhere in verifiers, targets and serve; they are plain strings on the wire and
+in the spec (`envport.spec.TARGETS` lists the same three).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
+
+from envport.serve.ops import LoadPort
+from envport.spec import PortSpec
+from envport.targets.rust_build import cache_root
+
+if TYPE_CHECKING:  # the adapters import their frameworks (JAX) when a worker loads a port
+    from envport.targets.backend import PortBackend
+
+
+class TargetName(enum.StrEnum):
+    JAX = "jax"
+    NUMPY = "numpy"
+    RUST = "rust"
+
+
+TARGET_NAMES = tuple(name.value for name in TargetName)
+# `--target auto`: settled from the spec and the port directory, else by the worker.
+AUTO = "auto"
+TARGET_CHOICES = (AUTO, *TARGET_NAMES)
+
+
+def _load_jax(entry: ModuleType) -> PortBackend:
+    from envport.targets.jax_port import JaxPort
+
+    return JaxPort(entry)
+
+
+def _load_numpy(entry: ModuleType) -> PortBackend:
+    from envport.targets.numpy_port import NumpyPort
+
+    return NumpyPort(entry)
+
+
+@dataclass(frozen=True)
+class Target:
+    name: TargetName
+    # The prompt template holding the target's notes (its contract, in the model's words).
+    prompt_notes: str | None
+    # A Python entry module the worker imports and wraps (None: a crate, built and loaded
+    # through its C ABI by `rust_port`).
+    adapter: Callable[[ModuleType], PortBackend] | None
+    # The port draws its own noise and resets itself: the sampler, sampled-step and reset
+    # checks apply (a Rust crate's ABI has neither).
+    own_randomness: bool
+    # The port is a Gymnasium `VectorEnv`, checked op by op against Gymnasium's autoreset.
+    vector_env: bool
+    # `envport bench`: the port's envs restart from reference start states (no reset).
+    bench_needs_start_states: bool
+
+    def owns(self, port_dir: Path) -> bool:
+        """Whether a port directory is this target's whatever the spec says (a crate)."""
+        return self.name == TargetName.RUST and (port_dir / "Cargo.toml").is_file()
+
+
+TARGETS: dict[TargetName, Target] = {
+    TargetName.JAX: Target(TargetName.JAX, "target_jax.j2", _load_jax, True, False, False),
+    TargetName.NUMPY: Target(TargetName.NUMPY, "target_numpy.j2", _load_numpy, True, True, False),
+    TargetName.RUST: Target(TargetName.RUST, None, None, False, False, True),
+}
+
+
+def target(name: str) -> Target:
+    return TARGETS[TargetName(name)]
+
+
+def python_target(entry: ModuleType) -> TargetName:
+    """`--target auto` settled in the worker by the entry module: a VectorEnv is NumPy's."""
+    return TargetName.NUMPY if hasattr(entry, "VectorEnv") else TargetName.JAX
+
+
+@dataclass(frozen=True)
+class TargetChoice:
+    """Which target's module list applies to a port, as the worker needs it."""
+
+    name: str  # a TargetName, or AUTO when the spec lists several and nothing settles it
+    modules: list[dict]
+    entry: str
+
+    def load(self, port: Path, *, only_modules: bool = False, reverse: bool = False) -> LoadPort:
+        """The worker's load request: the one place it is built."""
+        crate = self.name == TargetName.RUST or (
+            self.name == AUTO and TARGETS[TargetName.RUST].owns(port)
+        )
+        return LoadPort(
+            port_dir=str(port.resolve()),
+            modules=self.modules,
+            entry=self.entry,
+            target=self.name,
+            only_modules=only_modules,
+            reverse=reverse,
+            build_cache=str(cache_root()) if crate else None,
+        )
+
+
+def choose_target(spec: PortSpec, port: Path, requested: str) -> TargetChoice:
+    """The target a port is checked as: the one asked for, else the spec's only one, else
+    the one the port directory is named after, else a crate's."""
+    if requested != AUTO:
+        names = [requested]
+    else:
+        names = list(spec.targets)
+        # A port directory named after its backend, or a Rust crate, settles an ambiguous spec.
+        if port.name in spec.targets:
+            names = [port.name]
+        else:
+            owning = [
+                name for name in TargetName if name in spec.targets and target(name).owns(port)
+            ]
+            names = [owning[0].value] if owning else names
+    chosen = names[0] if len(names) == 1 else AUTO
+    listed = spec.target(chosen) if chosen != AUTO else spec.target("")
+    return TargetChoice(chosen, [m.model_dump() for m in listed.modules], listed.entry)
+
+
+def load_request(spec: PortSpec, port: Path, requested: str = AUTO) -> LoadPort:
+    """The load request of a whole port (verify, bench, optimise, serve)."""
+    return choose_target(spec, port, requested).load(port)

@@ -1,0 +1,240 @@
+"""The checks `verify` runs, in order, each behind one interface over one context.
+
+A check says whether it applies to this run (`applies`) and runs (`run`), answering level
+results; `verify` runs the applicable ones in the order of `CHECKS` and puts their results
+in the report in that order. `part` names the wall-time bucket a check's time goes to
+(None: the bucket of the check before it, as a level's follow-up checks are timed with it).
+"""
+
+from __future__ import annotations
+
+import importlib
+from abc import ABC, abstractmethod
+from types import ModuleType
+from typing import ClassVar
+
+from envport.errors import EnvportError
+from envport.targets.registry import TARGET_NAMES, target
+from envport.verifiers import cases, l1, l1_landings, l2, l3_lanes, l3_replay, reverse
+from envport.verifiers.context import VerifyContext
+from envport.verifiers.divergence import LevelResult
+from envport.verifiers.replay import Replay
+
+
+class Check(ABC):
+    name: ClassVar[str]
+    part: ClassVar[str | None] = None
+
+    @abstractmethod
+    def applies(self, ctx: VerifyContext) -> bool: ...
+
+    @abstractmethod
+    def run(self, ctx: VerifyContext) -> list[LevelResult]: ...
+
+
+def _statistics(module: str, what: str) -> ModuleType:
+    """A level built on scipy and statsmodels (the `stats` extra), imported when it runs."""
+    try:
+        return importlib.import_module(f"envport.verifiers.{module}")
+    except ImportError as error:
+        raise EnvportError(
+            f"{what} needs scipy and statsmodels ({error.name} is missing): "
+            "pip install 'envport[stats]'"
+        ) from None
+
+
+def _replayed(results: list[LevelResult], replay: Replay) -> list[LevelResult]:
+    """Attach the replay as data to the divergences whose line is this replay's."""
+    line = replay.command()
+    for level in results:
+        for divergence in level.divergences:
+            if divergence.replay == line and divergence.replay_of is None:
+                divergence.replay_of = replay
+    return results
+
+
+def _own_randomness(ctx: VerifyContext) -> bool:
+    """The loaded backend draws its own noise and resets itself (JAX, NumPy)."""
+    backend = ctx.backend
+    return backend in TARGET_NAMES and target(backend or "").own_randomness
+
+
+class L1Probes(Check):
+    """Each exported function through its probe; then the whole transition and its landings."""
+
+    name = "l1"
+    part = "l1"
+
+    def applies(self, ctx: VerifyContext) -> bool:
+        return "l1" in ctx.levels
+
+    def run(self, ctx: VerifyContext) -> list[LevelResult]:
+        options, config = ctx.options, ctx.spec.levels
+        run = l1.L1Run(
+            ctx.spec,
+            ctx.reference,
+            ctx.worker,
+            ctx.backend or ctx.target.name,
+            options.examples or config.l1.examples,
+            options.seed,
+            ctx.replays["l1"],
+            options.shrink,
+        )
+        results = []
+        for probe in ctx.probes.values():
+            if options.module is None or probe.module == options.module:
+                assert ctx.probes_file is not None
+                results.append(l1.check_probe(run, probe, ctx.probes_file))
+        if ctx.at_entry:
+            entry = ctx.target.entry
+            results.append(l1.check_transition(run, entry))
+            if l1_landings.applies(run):
+                results.append(l1_landings.check_landings(run, entry))
+        return results
+
+
+class L1Noise(Check):
+    """A stochastic port's own noise sampler against the reference's draws, and the step
+    users call, which draws its own noise."""
+
+    name = "l1.noise"
+
+    def applies(self, ctx: VerifyContext) -> bool:
+        return "l1" in ctx.levels and ctx.spec.randomness is not None and ctx.at_entry
+
+    def run(self, ctx: VerifyContext) -> list[LevelResult]:
+        entry, seed = ctx.target.entry, ctx.options.seed
+        replay = ctx.replays["l1"].at(module=entry)
+        noise_check = _statistics("noise_check", "a stochastic env's sampler check")
+        found = [
+            noise_check.check_sampler(
+                ctx.spec, ctx.reference, ctx.worker, seed, replay.command(), entry
+            )
+        ]
+        if _own_randomness(ctx):
+            sampled = _statistics("sampled_step", "a stochastic env's step check")
+            found.append(
+                sampled.check_sampled_step(
+                    ctx.spec, ctx.reference, ctx.worker, ctx.backend, seed, replay.command(), entry
+                )
+            )
+        return _replayed(found, replay)
+
+
+class L2Interaction(Check):
+    name = "l2"
+    part = "l2"
+
+    def applies(self, ctx: VerifyContext) -> bool:
+        return "l2" in ctx.levels
+
+    def run(self, ctx: VerifyContext) -> list[LevelResult]:
+        replay = ctx.replays["l2"]
+        found = l2.run_l2(
+            ctx.spec,
+            ctx.reference,
+            ctx.worker,
+            ctx.backend,
+            examples=ctx.options.examples or ctx.spec.levels.l2.examples,
+            seed=ctx.options.seed,
+            replay=replay.command(),
+            shrink=ctx.options.shrink,
+        )
+        return _replayed(found, replay)
+
+
+class L2UserPaths(Check):
+    """L2's checks of what users call rather than what the harness injects: the port's own
+    reset, and (NumPy) its VectorEnv's autoreset and partial resets against Gymnasium's."""
+
+    name = "l2.user_paths"
+
+    def applies(self, ctx: VerifyContext) -> bool:
+        return "l2" in ctx.levels and ctx.reset_sample is not None and _own_randomness(ctx)
+
+    def run(self, ctx: VerifyContext) -> list[LevelResult]:
+        from envport.verifiers import reset_check, vector_check
+
+        sample, seed, replay = ctx.reset_sample, ctx.options.seed, ctx.replays["l2"]
+        assert sample is not None
+        line = replay.command()
+        found = [reset_check.check_reset(ctx.spec, ctx.worker, sample, seed, line)]
+        if target(ctx.backend or "").vector_env:
+            found.append(vector_check.check_vector(ctx.spec, ctx.worker, sample, seed, line))
+        return _replayed(found, replay)
+
+
+class ProposedCases(Check):
+    """The model's proposed cases, each a start state and actions, with the reference as oracle."""
+
+    name = "cases"
+    part = "cases"
+
+    def applies(self, ctx: VerifyContext) -> bool:
+        return ctx.options.cases is not None and ctx.whole_port and not ctx.options.reverse
+
+    def run(self, ctx: VerifyContext) -> list[LevelResult]:
+        replay, directory = ctx.replays["cases"], ctx.options.cases
+        assert directory is not None
+        return [cases.run_cases(ctx.spec, ctx.reference, ctx.worker, directory, replay)]
+
+
+class L3Rollouts(Check):
+    name = "l3"
+    part = "l3"
+
+    def applies(self, ctx: VerifyContext) -> bool:
+        return "l3" in ctx.levels
+
+    def run(self, ctx: VerifyContext) -> list[LevelResult]:
+        replay, options = ctx.replays["l3"], ctx.l3
+        found = l3_lanes.run_l3(
+            ctx.spec, options, replay, ctx.worker, ctx.reference, ctx.lane_workers
+        )
+        if options.only_episode is None and options.batch is None:
+            # Not a replay itself: each replay line must show its divergence again.
+            l3_replay.confirm_replays(ctx.spec, options, replay, ctx.worker, ctx.reference, found)
+        return found
+
+
+class L4Transfer(Check):
+    name = "l4"
+    part = "l4"
+
+    def applies(self, ctx: VerifyContext) -> bool:
+        return "l4" in ctx.levels and ctx.whole_port
+
+    def run(self, ctx: VerifyContext) -> list[LevelResult]:
+        replay = ctx.replays["l4"]
+        l4 = _statistics("l4", "--levels l4")
+        found = l4.run_l4(ctx.spec, ctx.reference, ctx.worker, ctx.options.seed, replay.command())
+        return _replayed([found], replay)
+
+
+class ReverseRollouts(Check):
+    """A port that cannot load a state: the reference started from the port's own starts."""
+
+    name = "reverse"
+
+    def applies(self, ctx: VerifyContext) -> bool:
+        return ctx.options.reverse
+
+    def run(self, ctx: VerifyContext) -> list[LevelResult]:
+        ctx.report.not_run = reverse.not_applicable(
+            ctx.requested, ctx.options.cases is not None, ctx.spec.randomness is not None
+        )
+        return reverse.run_reverse(
+            ctx.spec, ctx.reference, ctx.worker, ctx.l3, ctx.replays["reverse"]
+        )
+
+
+CHECKS: tuple[Check, ...] = (
+    L1Probes(),
+    L1Noise(),
+    L2Interaction(),
+    L2UserPaths(),
+    ProposedCases(),
+    L3Rollouts(),
+    L4Transfer(),
+    ReverseRollouts(),
+)

@@ -1,0 +1,169 @@
+"""One verify run's context: what every check reads (the spec, the port, the options, the
+worker, the reference) and where their results go (the report)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from envport.errors import EnvportError
+from envport.serve.client import PortWorker
+from envport.serve.ops import LoadPort
+from envport.serve.remote import EnvClient
+from envport.spec import PortSpec, load_spec, spec_path
+from envport.targets.reference import Reference
+from envport.targets.registry import TargetChoice, choose_target
+from envport.verifiers.divergence import VerifyReport
+from envport.verifiers.l3 import L3Options
+from envport.verifiers.l3_lanes import LaneWorkers
+from envport.verifiers.options import VerifyOptions, check_options
+from envport.verifiers.probes import Probe, load_probes
+from envport.verifiers.replay import Kind, Replay, replays
+
+if TYPE_CHECKING:
+    from envport.verifiers.reset_sample import ResetSample
+
+Worker = PortWorker | EnvClient
+
+
+@dataclass
+class VerifyContext:
+    spec: PortSpec
+    spec_file: Path
+    port: Path
+    options: VerifyOptions
+    l3: L3Options
+    target: TargetChoice
+    load: LoadPort
+    # The levels asked for, and those that run on this port (one module: L1; a port driven
+    # from its own resets: none of them, the reverse rollouts instead).
+    requested: tuple[str, ...]
+    levels: tuple[str, ...]
+    probes_file: Path | None
+    probes: dict[str, Probe]
+    replays: dict[Kind, Replay]
+    report: VerifyReport
+    started: float
+    # Set once the processes are up: the port's worker, the reference, the extra L3 lanes.
+    worker: Worker = field(init=False)
+    reference: Reference = field(init=False)
+    lane_workers: LaneWorkers | None = None
+    # The reference's reset draws for L2's reset and vector checks, taken before the port
+    # is loaded (None where those checks do not apply).
+    reset_sample: ResetSample | None = None
+
+    @property
+    def whole_port(self) -> bool:
+        """The whole port is loaded, not just the modules generated so far."""
+        return not self.load.only_modules
+
+    @property
+    def backend(self) -> str | None:
+        return self.report.backend
+
+    @property
+    def at_entry(self) -> bool:
+        """The checks of the whole transition apply: the whole port, or its entry module."""
+        return self.whole_port and self.options.module in (None, self.target.entry)
+
+
+def build_context(
+    spec_arg: str, port_arg: str, options: VerifyOptions, shown_as: str | None
+) -> VerifyContext:
+    """Everything settled before a process starts; a bad option is an error here."""
+    started = time.perf_counter()
+    spec = load_spec(spec_arg)
+    spec_file = spec_path(spec_arg)
+    port = Path(port_arg)
+    if not port.is_dir():
+        raise EnvportError(
+            f"{port}: no such port directory; pass --port DIR holding the port's modules"
+        )
+    config = spec.levels
+    l3_options = L3Options(
+        episodes=options.episodes or config.l3.episodes,
+        steps=options.steps or config.l3.steps,
+        mode=options.mode or config.l3.mode,
+        seed=options.seed,
+        only_episode=options.only_episode,
+        batch=options.episode_batch,
+    )
+    check_options(options, l3_options)
+    chosen = choose_target(spec, port, options.target)
+    levels = options.levels
+    load = chosen.load(port, reverse=options.reverse)
+    if options.module is not None:
+        names = [m["name"] for m in chosen.modules]
+        if options.module not in names:
+            raise EnvportError(
+                f"--module {options.module!r}: not a module of target `{chosen.name}`; "
+                f"the spec lists {', '.join(names) or 'none'}"
+            )
+        partial = TargetChoice(
+            chosen.name, chosen.modules[: names.index(options.module) + 1], chosen.entry
+        )
+        # Before the entry module exists only the modules so far can be imported.
+        load = partial.load(port, only_modules=options.module != chosen.entry)
+        levels = tuple(level for level in levels if level == "l1")
+    requested = levels
+    if options.reverse:
+        levels = ()  # every level below loads states into the port
+    probes_file, probes = _probes(spec, spec_file, chosen.name) if "l1" in levels else (None, {})
+    label = shown_as or str(port)
+    return VerifyContext(
+        spec=spec,
+        spec_file=spec_file,
+        port=port,
+        options=options,
+        l3=l3_options,
+        target=chosen,
+        load=load,
+        requested=requested,
+        levels=levels,
+        probes_file=probes_file,
+        probes=probes,
+        replays=replays(
+            spec_arg, label, options, l3_options.episodes, l3_options.steps, bool(chosen.modules)
+        ),
+        report=VerifyReport(
+            spec=str(spec_file), port=label, passed=False, target=chosen.name, module=options.module
+        ),
+        started=started,
+    )
+
+
+def _probes(spec: PortSpec, spec_file: Path, target: str) -> tuple[Path | None, dict[str, Probe]]:
+    relative = spec.target(target).probes if target != "auto" else None
+    if relative is None:
+        return None, {}
+    path = (spec_file.parent / relative).resolve()
+    return path, load_probes(path, key=f"targets.{target}.probes")
+
+
+def port_side(options: VerifyOptions, load: LoadPort, probes_file: Path | None = None) -> Worker:
+    """A local sandboxed worker, or an `envport serve` process already hosting the port."""
+    if options.port_server is not None:
+        return EnvClient(options.port_server, timeout=options.timeout)
+    readable = [probes_file] if probes_file is not None else []
+    return PortWorker(timeout=options.timeout, load=load, readable=readable)
+
+
+class Timer:
+    """Wall time of each part of a run, into the report's `seconds` under the part's name."""
+
+    def __init__(self, seconds: dict[str, float]) -> None:
+        self.seconds = seconds
+        self.part: str | None = None
+        self.started = 0.0
+
+    def start(self, part: str) -> None:
+        self.stop()
+        self.part, self.started = part, time.perf_counter()
+
+    def stop(self) -> None:
+        if self.part is not None:
+            elapsed = time.perf_counter() - self.started
+            self.seconds[self.part] = self.seconds.get(self.part, 0.0) + elapsed
+            self.part = None

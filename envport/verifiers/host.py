@@ -1,0 +1,165 @@
+"""What a port worker does with each request: the program `PortWorker` starts.
+
+`envport.serve.worker` owns the process (sandbox, socket, timeouts); this module owns the
+answers: it loads the port through the target registry, calls its adapter, and runs the
+verifier's worker-side parts (probes, the reference's L3 episodes, L4's trainers) beside
+the port they drive. Everything the port raises goes back as the port's own error text.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from envport.serve import ops, sandbox
+from envport.serve.wire import Request
+from envport.serve.worker import PORT_PACKAGE, run_worker
+from envport.targets.backend import OwnRandomness, ReverseBackend, VectorApi, open_port
+from envport.targets.loader import ContractError
+
+
+def _numpy(outputs: dict[str, Any]) -> dict[str, np.ndarray]:
+    if not isinstance(outputs, dict):
+        raise ContractError(f"a probe must return a dict of arrays, got {type(outputs).__name__}")
+    return {key: np.asarray(value) for key, value in outputs.items()}
+
+
+class Host:
+    def __init__(self) -> None:
+        self.port: Any = None
+        self.sandbox: dict[str, Any] = {}
+        self._reference: Any = None
+        self._probes: dict[str, Any] = {}
+        self._jitted: dict[tuple[str, str], Any] = {}
+
+    def load(self, request: ops.LoadPort) -> dict:
+        opened = open_port(request, sandbox.lockdown)
+        self.port = opened.port
+        answer: dict[str, Any] = {"backend": opened.backend, "sandbox": self.sandbox}
+        if opened.absent is not None:
+            answer["absent_modules"] = opened.absent
+        return answer
+
+    def probe(self, request: ops.Probe) -> dict:
+        """Call one module function through its probe, twice (determinism). JAX ports are
+        called compiled, as they run in training, and, when asked, once more eagerly: the
+        verifier judges whether jit(f) == f."""
+        from envport.verifiers.probes import load_probes
+
+        probes_file, name = request.probes_file, request.name
+        if probes_file not in self._probes:
+            self._probes[probes_file] = load_probes(Path(probes_file))
+        found = self._probes[probes_file][name]
+        module = importlib.import_module(f"{PORT_PACKAGE}.{found.module}")
+
+        def eager(b: dict, a: Any, f: dict, n: Any = None) -> Any:
+            # A stochastic env's probe also gets the step's noise (docs/design.md, contract 3).
+            return found.call(module, b, a, f) if n is None else found.call(module, b, a, f, n)
+
+        call = eager
+        if request.jax:
+            import jax as jax_module
+
+            key = (probes_file, name)
+            if key not in self._jitted:
+                self._jitted[key] = jax_module.jit(eager)
+            call = self._jitted[key]
+        before, action, after, noise = request.before, request.action, request.after, request.noise
+        result = {
+            "first": _numpy(call(before, action, after, noise)),
+            "second": _numpy(call(before, action, after, noise)),
+        }
+        if request.jax and request.check_jit:
+            result["eager"] = _numpy(eager(before, action, after, noise))
+        return result
+
+    def load_reference(self, request: ops.LoadReference) -> dict:
+        """Host the reference env (trusted code: the user's own) to play L3 episodes."""
+        from envport.spec import load_spec
+        from envport.targets.reference import Reference
+
+        if self._reference is None or self._reference[0] != request.spec:
+            loaded = load_spec(request.spec)
+            self._reference = (request.spec, loaded, Reference(loaded))
+        return {"sandbox": self.sandbox}
+
+    def play_reference(self, request: ops.PlayReference) -> dict:
+        """Play reference episodes for L3, packed."""
+        from envport.verifiers import l3
+
+        self.load_reference(ops.LoadReference(spec=request.spec))
+        _, loaded, reference = self._reference
+        options = l3.L3Options(**request.options)
+        return l3.play_reference(reference, loaded, options, request.indices).to_wire()
+
+    def handle(self, request: Request) -> Any:
+        return self.answer(ops.decode(request))
+
+    def answer(self, op: ops.Op) -> Any:
+        match op:
+            case ops.Ping():
+                return {"pid": os.getpid()}
+            case ops.LoadPort():
+                return self.load(op)
+            case ops.Probe():
+                return self.probe(op)
+            case ops.LoadReference():
+                return self.load_reference(op)
+            case ops.PlayReference():
+                return self.play_reference(op)
+            case ops.Bench():
+                # Steps per second of the port, or of an anchor loaded by name (no port needed).
+                from envport.targets.bench import run_bench
+
+                return run_bench(self.port, **op.args())
+        port = self.port
+        if port is None:
+            raise ContractError("no port loaded")
+        match op:
+            case ops.Rollout():
+                return port.rollout(**op.args())
+            case ops.StepBatch():
+                return port.step_batch(**op.args())
+            case ops.SessionLoad():
+                return port.session_load(op.states)
+            case ops.SessionStep():
+                return port.session_step(**op.args())
+            case ops.SessionRead():
+                return port.session_read()
+            case ops.BatchVsSingle():
+                return port.batch_vs_single(**op.args())
+            case ops.ReverseReset() | ops.ReverseRollout():
+                return getattr(_able(port, ReverseBackend, op, "no reverse driver"), op.op)(
+                    **op.args()
+                )
+            case ops.SampleNoise() | ops.SampleStep() | ops.ResetSamples():
+                # The paths users call: reset, and a stochastic env's step with its own draws.
+                able = _able(port, OwnRandomness, op, "draws no noise of its own")
+                return getattr(able, op.op)(**op.args())
+            case ops.VectorOpen() | ops.VectorReset() | ops.VectorLoad() | ops.VectorStep():
+                # NumPy's VectorEnv driven op by op (the vector-API check).
+                return getattr(_able(port, VectorApi, op, "has no VectorEnv"), op.op)(**op.args())
+            case ops.L4Train() | ops.L4Evaluate():
+                # L4: the harness's trainer and evaluator run here, beside the port they drive.
+                from envport.verifiers import l4_port
+
+                return getattr(l4_port, op.op)(port, **op.args())
+        raise ContractError(f"unknown op {op.op}")
+
+
+def _able(port: Any, capability: type, op: ops.Op, lacking: str) -> Any:
+    if not isinstance(port, capability):
+        raise ContractError(f"`{op.op}`: the {port.backend} port {lacking}")
+    return port
+
+
+def main() -> None:
+    run_worker(Host)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""What `envport verify` is asked to do: the levels, the target, the budgets and the lanes."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from envport.errors import EnvportError
+
+if TYPE_CHECKING:  # divergence reports import this module; L3 imports them
+    from envport.verifiers.l3 import L3Options
+
+LEVELS = ("l1", "l2", "l3", "l4")
+# L4 trains policies: minutes, not seconds, so it runs only when asked for.
+DEFAULT_LEVELS = ("l1", "l2", "l3")
+# Below this many episodes per lane, starting processes costs more than it saves.
+EPISODES_PER_WORKER = 250
+
+
+@dataclass
+class VerifyOptions:
+    levels: tuple[str, ...] = DEFAULT_LEVELS
+    target: str = "auto"
+    episodes: int | None = None
+    steps: int | None = None
+    mode: str | None = None
+    seed: int = 0
+    only_episode: int | None = None
+    # `--episode A-B`: L3 episodes A..B played as one batch (a batch-coupled divergence).
+    episode_batch: tuple[int, int] | None = None
+    timeout: float = 120.0
+    # Check one module of a port being generated: import the modules up to it (in the
+    # spec's dependency order), check their exports, and run its L1 probes.
+    module: str | None = None
+    examples: int | None = None  # hypothesis examples for L1 and sequences for L2
+    # L3 lanes, each a reference player and a port worker (None: one per core for big runs).
+    workers: int | None = None
+    # Address of an `envport serve --port` process to use instead of a local worker.
+    port_server: str | None = None
+    # Directory of proposed cases (`*.toml`) to run beside the harness's own checks.
+    cases: Path | None = None
+    shrink: bool = True  # shrink L1/L2 failures to a minimal example
+    # The port cannot load a state (envpool, compiled vector envs): start the reference from
+    # the port's own start states instead (envport.verifiers.reverse).
+    reverse: bool = False
+
+
+def check_options(options: VerifyOptions, l3_options: L3Options) -> None:
+    """Refuse a combination of options before any process starts."""
+    unknown = [level for level in options.levels if level not in LEVELS]
+    if unknown or not options.levels:
+        raise EnvportError(
+            f"--levels: unknown level {unknown[0] if unknown else ''!r}; "
+            f"available: {', '.join(LEVELS)}"
+        )
+    last = l3_options.episodes - 1
+    episode = l3_options.only_episode
+    if episode is not None and not 0 <= episode <= last:
+        raise EnvportError(f"--episode {episode}: expected 0..{last}")
+    batch = l3_options.batch
+    if batch is not None and not 0 <= batch[0] <= batch[1] <= last:
+        raise EnvportError(f"--episode {batch[0]}-{batch[1]}: expected A-B within 0..{last}")
+    if options.reverse:
+        _check_reverse(options)
+
+
+def _check_reverse(options: VerifyOptions) -> None:
+    if "l3" not in options.levels:
+        raise EnvportError(
+            "--reverse-injection runs the rollout checks, which --levels must include (l3)"
+        )
+    for given, flag, why in (
+        (options.module, "--module", "a module's L1 probes take states the port must load"),
+        (options.only_episode, "--episode", "every episode starts from one batched reset"),
+        (options.port_server, "--port-server", "a served port is driven through state loads"),
+    ):
+        if given is not None:
+            raise EnvportError(f"{flag} does not go with --reverse-injection: {why}")
+
+
+def reference_workers(options: VerifyOptions, l3_options: L3Options) -> int:
+    if options.workers is not None:
+        return options.workers
+    if l3_options.only_episode is not None or l3_options.batch is not None:
+        return 1
+    return max(1, min(os.cpu_count() or 1, l3_options.episodes // EPISODES_PER_WORKER))
