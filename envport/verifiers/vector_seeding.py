@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.serve import ops
 from envport.spec import PortSpec
 from envport.verifiers.divergence import Divergence, FieldDiff
 from envport.verifiers.l3 import stack_states
@@ -80,11 +81,11 @@ class SeedingRun:
 
     def play(self, history_seed: int) -> Trace:
         """`history_seed` seeds the first reset: runs that share it must agree everywhere."""
-        opened = self.worker.request("vector_open", num_envs=BATCH)
+        opened = self.worker.request(ops.VectorOpen(num_envs=BATCH))
         partial_ok = bool(opened["reset_options"])
         everyone = np.arange(BATCH)
         self._reset(f"reset(seed={history_seed})", None, seed=history_seed)
-        self.trace.add("state load", self.worker.request("vector_load", states=self.starts))
+        self.trace.add("state load", self.worker.request(ops.VectorLoad(states=self.starts)))
         self._steps()
         if partial_ok:
             self._reset("reset(options=reset_mask) without a seed", None, mask=everyone % 2 == 0)
@@ -105,14 +106,11 @@ class SeedingRun:
     def _reset(
         self, call: str, decided: np.ndarray | None, seed: int | None = None, mask: Any = None
     ) -> None:
-        args: dict[str, Any] = {"seed": seed}
-        if mask is not None:
-            args["mask"] = mask
-        self.trace.add(call, self.worker.request("vector_reset", **args), decided)
+        self.trace.add(call, self.worker.request(ops.VectorReset(seed=seed, mask=mask)), decided)
 
     def _steps(self) -> None:
         for _ in range(STRETCH):
-            answer = self.worker.request("vector_step", actions=self.actions[:, self.t])
+            answer = self.worker.request(ops.VectorStep(actions=self.actions[:, self.t]))
             self.trace.add(f"step {self.t}", answer)
             self.t += 1
 
@@ -159,8 +157,8 @@ def _seed_matters(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[D
     reference = [ref.reset(s) for s in seeds]
     if np.array_equal(reference[0], reference[1], equal_nan=True):
         return []  # a deterministic reset: the seed decides nothing
-    worker.request("vector_open", num_envs=BATCH)
-    port = [np.asarray(worker.request("vector_reset", seed=s)["obs"]) for s in seeds]
+    worker.request(ops.VectorOpen(num_envs=BATCH))
+    port = [np.asarray(worker.request(ops.VectorReset(seed=s))["obs"]) for s in seeds]
     if not np.array_equal(port[0], port[1], equal_nan=True):
         return []
     return [
