@@ -128,7 +128,7 @@ class Driver:
             model,
             cache_dir=run.cache,
             budget=self.budget,
-            journal_path=run.transcript,
+            journal=self.journal,
             time_left=self._time_left,
         )
         self.checks = CheckCache(run.cache / "checks")
