@@ -75,7 +75,7 @@ class AccountedModel:
 
     async def _complete(self, key: str, request: ModelRequest) -> ModelResponse:
         if self.cache is not None:
-            # Disk work goes to a thread: many runs share one event loop in a batch.
+            # Disk work goes to a thread: the driver's event loop stays responsive.
             hit = await asyncio.to_thread(self.cache.get, key)
             if hit is not None:
                 response = hit.model_copy(update={"cached": True, "cost_usd": 0.0, "attempts": 0})

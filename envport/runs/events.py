@@ -101,6 +101,7 @@ class ModelCallEvent(CallRecord):
     model_config = ConfigDict(extra="forbid")
 
     event: Literal["model_call"] = "model_call"
+    at: datetime  # stamped by the ledger when the call was made; required to read one back
 
 
 class _CallFailedEvent(_Event):
