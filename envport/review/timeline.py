@@ -254,10 +254,10 @@ def build_timeline(events: list[Event]) -> Timeline:
             timeline.run_events.append(event)
             if isinstance(event, ResumedEvent):
                 # The steps from here on run again; their earlier attempt is superseded.
-                for step in [s for s in steps if s >= event.step]:
-                    old = steps.pop(step)
+                for again in [s for s in steps if s >= event.step]:
+                    old = steps.pop(again)
                     paid = [c for c in old.calls if not c.cached]
-                    carried.setdefault(step, []).extend(paid)
+                    carried.setdefault(again, []).extend(paid)
                 current = None
             continue
         # Model-call records come from the model layer and carry no step: they belong to
@@ -266,7 +266,7 @@ def build_timeline(events: list[Event]) -> Timeline:
         if step is None:
             step = current
         if step is None:
-            continue
+            continue  # before any step: nothing to attach it to
         current = step
         if step not in steps:
             steps[step] = Iteration(step, earlier_calls=carried.pop(step, []))
