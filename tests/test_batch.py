@@ -99,7 +99,7 @@ def status(run: Path) -> str:
 
 def last_event(run: Path) -> str:
     events = list(read_events(run / "transcript.jsonl"))
-    return events[-1]["event"] if events else ""
+    return events[-1].event if events else ""
 
 
 def canonical(body: Any) -> str:
@@ -223,7 +223,7 @@ def test_three_replay_runs_at_concurrency_two(tmp_path: Path) -> None:
     spans = []
     for run in found.values():
         events = list(read_events(run / "transcript.jsonl"))
-        spans.append((events[0]["at"], events[-1]["at"]))
+        spans.append((events[0].at, events[-1].at))
     overlaps = [sum(a <= t < b for a, b in spans) for t, _ in spans]
     assert max(overlaps) == 2, spans
     # Each run's HTML report was written at its end.
@@ -268,7 +268,7 @@ def test_a_run_in_the_nested_layout_of_older_batches_is_resumed_where_it_is(
     # No repairs allowed and the drift needs one: it gives up, in the directory it had.
     assert result.returncode == 1, result.stdout + result.stderr
     assert status(nested) == "gave_up"
-    assert any(e["event"] == "run_started" for e in read_events(nested / "transcript.jsonl"))
+    assert any(e.event == "run_started" for e in read_events(nested / "transcript.jsonl"))
     assert not (slot / "run.json").exists() and sorted(p.name for p in slot.iterdir()) == [
         "batch.log",
         nested.name,
@@ -334,7 +334,7 @@ def test_killed_batch_resumes_without_repeating_a_model_request(
     assert len(after) == 3 and all(status(run) == "verified" for run in after.values())
     assert "verified in an earlier batch run" in result.stdout
     assert all(
-        any(e["event"] == "resumed" for e in read_events(after[name] / "transcript.jsonl"))
+        any(e.event == "resumed" for e in read_events(after[name] / "transcript.jsonl"))
         for name in unfinished
         if name in after and name in before
     )
@@ -401,4 +401,4 @@ def test_failed_runs_are_retried_only_with_retry_failed(tmp_path: Path) -> None:
     retried = envport("batch", str(path), "--retry-failed")
     assert retried.returncode == 0, retried.stdout + retried.stderr
     assert status(run) == "verified" and "1 of 1 verified" in retried.stdout
-    assert any(e["event"] == "resumed" for e in read_events(run / "transcript.jsonl"))
+    assert any(e.event == "resumed" for e in read_events(run / "transcript.jsonl"))

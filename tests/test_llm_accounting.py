@@ -25,6 +25,7 @@ from envport.llm import (
     load_model,
     load_prices,
 )
+from envport.runs.journal import Journal
 
 from fake_api import Answer, FakeAPI
 
@@ -208,7 +209,7 @@ def test_budget_stops_before_the_call_that_could_pass_the_cap(
     budget = Budget(max_usd=0.01)
     journal = tmp_path / "journal.jsonl"
     cache = tmp_path / "cache"
-    accounted = AccountedModel(model, cache_dir=cache, budget=budget, journal_path=journal)
+    accounted = AccountedModel(model, cache_dir=cache, budget=budget, journal=Journal(journal))
 
     async def run() -> int:
         done = 0
@@ -267,7 +268,7 @@ def test_ledger_round_trips_and_journal_has_one_line_per_call(api: FakeAPI, tmp_
         "anthropic:claude-sonnet-4-6", base_url=api.anthropic_base_url, api_key=KEY, retry=FAST
     )
     journal = tmp_path / "run" / "journal.jsonl"
-    accounted = AccountedModel(model, cache_dir=tmp_path / "cache", journal_path=journal)
+    accounted = AccountedModel(model, cache_dir=tmp_path / "cache", journal=Journal(journal))
     asyncio.run(accounted.complete(make_request("one")))
     asyncio.run(accounted.complete(make_request("two")))
     asyncio.run(accounted.complete(make_request("one")))

@@ -29,6 +29,7 @@ from envport.llm import (
 )
 from envport.llm.budget import WallTimeExhausted
 from envport.llm.failures import one_line, printable
+from envport.runs.journal import Journal
 
 from fake_api import Answer, FakeAPI, Mangled, Silent, Status, Trickle
 
@@ -117,7 +118,7 @@ def test_wall_time_cancels_a_call_in_flight(api: FakeAPI, tmp_path: Path) -> Non
     accounted = AccountedModel(
         model_for(api, "openai", timeout=30.0),
         budget=budget,
-        journal_path=journal,
+        journal=Journal(journal),
         time_left=lambda: 0.5,
     )
     started = time.monotonic()
@@ -185,7 +186,7 @@ def test_odd_bodies_are_malformed_retried_and_charged(
     odd = Mangled(Answer("odd", input_tokens=20, output_tokens=10), changes)
     api.script([odd, Answer("recovered", input_tokens=20, output_tokens=10)])
     journal = tmp_path / "journal.jsonl"
-    accounted = AccountedModel(model_for(api, provider), journal_path=journal)
+    accounted = AccountedModel(model_for(api, provider), journal=Journal(journal))
     response = asyncio.run(accounted.complete(make_request()))
     assert response.text == "recovered" and response.attempts == 2
 
@@ -247,7 +248,7 @@ def test_escape_sequences_in_an_error_body_are_escaped(
 ) -> None:
     api.script([Status(400, HOSTILE)])
     journal = tmp_path / "journal.jsonl"
-    accounted = AccountedModel(model_for(api, provider), journal_path=journal)
+    accounted = AccountedModel(model_for(api, provider), journal=Journal(journal))
     with pytest.raises(ModelCallError) as caught:
         asyncio.run(accounted.complete(make_request()))
     message = str(caught.value)

@@ -19,6 +19,7 @@ from envport.llm import (
     load_model,
 )
 from envport.llm.failures import one_line
+from envport.runs.journal import Journal
 
 from fake_api import Answer, FakeAPI, RateLimited, ServerError, Status, Unauthorized
 
@@ -71,7 +72,7 @@ def test_no_key_in_any_file_a_run_writes(tmp_path: Path, provider: str) -> None:
                 SessionRecorder(model, run / "session"),
                 cache_dir=run / "cache",
                 budget=Budget(max_usd=5.0),
-                journal_path=run / "transcript.jsonl",
+                journal=Journal(run / "transcript.jsonl"),
             )
             for iteration in range(5):
                 try:

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from envport.report import write_report_quietly
-from envport.runs.journal import read_events
+from envport.runs.events import CheckEvent, read_events
 
 from helpers import ROOT
 from run_fixtures import envport, translate_drift_run
@@ -90,9 +90,9 @@ def test_the_drift_report_shows_every_iteration_escaped(drift: Path) -> None:
 
 @pytest.mark.slow
 def test_l3_divergences_keep_the_failing_field_over_the_steps(drift: Path) -> None:
-    checks = [e for e in read_events(drift / "transcript.jsonl") if e["event"] == "check"]
-    failed = next(c for c in checks if not c["passed"])
-    (level,) = [lv for lv in failed["levels"] if lv["divergences"] and lv["level"] == "l3"][:1]
+    checks = [e for e in read_events(drift / "transcript.jsonl") if isinstance(e, CheckEvent)]
+    failed = next(c for c in checks if not c.passed)
+    (level,) = [lv for lv in failed.levels if lv["divergences"] and lv["level"] == "l3"][:1]
     divergence = level["divergences"][0]
     (series,) = divergence["series"]
     assert level["level"] == "l3" and series["field"] == "obs.theta_dot"

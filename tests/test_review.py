@@ -11,10 +11,12 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from envport.review.timeline import build_timeline, describe_optimize
+from envport.runs.events import EVENT, Event, OptimizeAttemptEvent, OptimizeBenchEvent
 
 from helpers import ROOT
 from run_fixtures import bare_run, clean_env, envport, in_terminal, translate_drift_run
@@ -198,6 +200,33 @@ def test_an_unknown_iteration(run: Path) -> None:
     )
 
 
+AT = "2026-01-01T00:00:00Z"
+
+
+def events_of(records: list[dict[str, Any]]) -> list[Event]:
+    """Hand-written journal lines, with the fields every line of their kind carries."""
+    filled = {
+        "prompt": {"system": "", "stable_prefix_sha256": "", "messages": [], "max_tokens": 100},
+        "answer": {"stop_reason": "end", "cached": False, "model": "m"},
+        "model_call": {"model": "m", "served_by": "m", "stop_reason": "end"},
+        "edit": {"created": False},
+        "check": {"levels": [], "seconds": 0.0, "cached": False},
+        "run_started": {"run_id": "r", "spec": "s", "target": "numpy", "model": "m",
+                        "phase": "modules", "scope": "physics", "iteration": 0},
+        "optimize_bench": {"batch_sizes": [8192], "steps": 100, "repeats": 3, "runs": {},
+                           "loops": {}, "seconds": 1.0, "cached": False},
+        "optimize_attempt": {"sps_before": {}, "sps_after": {}, "runs_before": {},
+                             "runs_after": {}, "bench_error": None, "bench_seconds": 1.0,
+                             "cached": False},
+    }  # fmt: skip
+    filled["resumed"] = filled["run_started"]
+    return [EVENT.validate_python({"at": AT, **filled.get(r["event"], {}), **r}) for r in records]
+
+
+def outcome(name: str, level: str, passed: bool, scope: str = "env") -> dict[str, Any]:
+    return {"name": name, "scope": scope, "level": level, "passed": passed}
+
+
 def test_a_step_cut_short_by_a_kill_counts_once_and_keeps_its_bill() -> None:
     """A journal as the driver writes it when killed during step 1's check, then resumed."""
     purpose = {"phase": "generate", "module": "env", "iteration": 0}
@@ -209,7 +238,7 @@ def test_a_step_cut_short_by_a_kill_counts_once_and_keeps_its_bill() -> None:
         {**paid, "cost_usd": 0.5},
         {"event": "answer", "step": 0, "purpose": {**purpose, "module": "physics"}, "text": "a"},
         {"event": "check", "step": 0, "scope": "physics", "passed": True,
-         "outcomes": [{"name": "module:physics", "level": "module", "passed": True}]},
+         "outcomes": [outcome("module:physics", "module", True, "physics")]},
         {"event": "decision", "step": 0, "decision": "accept"},
         {"event": "prompt", "step": 1, "purpose": purpose},
         paid,
@@ -222,20 +251,20 @@ def test_a_step_cut_short_by_a_kill_counts_once_and_keeps_its_bill() -> None:
         {"event": "answer", "step": 1, "purpose": purpose, "text": "first attempt"},
         {"event": "edit", "step": 1, "path": "env.py", "diff": "+x"},
         {"event": "check", "step": 1, "scope": "env", "passed": False,
-         "outcomes": [{"name": "l1.transition:env", "level": "l1", "passed": False}]},
+         "outcomes": [outcome("l1.transition:env", "l1", False)]},
         {"event": "decision", "step": 1, "decision": "repair"},
         # the driver journals "stuck" after the step counter moved on: same iteration
         {"event": "decision", "step": 2, "decision": "stuck"},
         {"event": "finished", "step": 2, "status": "gave_up"},
     ]  # fmt: skip
-    timeline = build_timeline(events)
+    timeline = build_timeline(events_of(events))
     assert [it.step for it in timeline.iterations] == [0, 1]
     second = timeline.iterations[1]
     assert second.label == "generate env #0" and len(second.edits) == 1
     assert second.cost_usd == 0.25 and second.cached_calls == 1
     assert second.levels() == {"l1": False} and second.decision == "stuck"
     assert timeline.cost_usd == 0.75 and timeline.usage.total == 240
-    assert [e["event"] for e in timeline.run_events] == ["run_started", "resumed", "finished"]
+    assert [e.event for e in timeline.run_events] == ["run_started", "resumed", "finished"]
 
 
 def test_optimisation_steps_are_iterations_of_their_own() -> None:
@@ -250,12 +279,12 @@ def test_optimisation_steps_are_iterations_of_their_own() -> None:
          "batch": 8192, "min_ratio": 1.05, "why": "below the 5% rule"},
         {"event": "decision", "step": 5, "decision": "revert"},
     ]  # fmt: skip
-    timeline = build_timeline(events)
+    timeline = build_timeline(events_of(events))
     bench, attempt = timeline.iterations[1:]
     assert bench.kind == "bench" and attempt.label == "optimize whole port #1"
-    assert describe_optimize(bench.events[0]) == (
+    assert describe_optimize(bench.of(OptimizeBenchEvent)[0]) == (
         "benched the verified port, steps per second B=8192: 1,500,000"
     )
-    assert describe_optimize(attempt.of("optimize_attempt")[0]) == (
+    assert describe_optimize(attempt.of(OptimizeAttemptEvent)[0]) == (
         "optimisation round 1: reverted (1.01x at B=8192, 1.05x needed): below the 5% rule"
     )

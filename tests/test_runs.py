@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from envport.errors import EnvportError
+from envport.llm.ledger import CallRecord
+from envport.llm.types import Purpose, TokenUsage
 from envport.pipeline.plan import PlanError, parse_plan
 from envport.runs.history import History
 from envport.runs.journal import Journal, Spending, read_events
@@ -58,13 +60,21 @@ def test_unreadable_state_is_one_line(tmp_path: Path) -> None:
 def test_journal_skips_a_torn_last_line_and_sums_paid_calls(tmp_path: Path) -> None:
     path = tmp_path / "transcript.jsonl"
     journal = Journal(path)
-    usage = {"input_tokens": 10, "output_tokens": 5}
-    journal.write("model_call", cost_usd=0.5, usage=usage, cached=False)
-    journal.write("model_call", cost_usd=0.0, usage=usage, cached=True)
+    usage = TokenUsage(input_tokens=10, output_tokens=5)
+    call = CallRecord(
+        purpose=Purpose(phase="generate", module="env"),
+        model="openai:gpt-4o",
+        served_by="gpt-4o",
+        usage=usage,
+        cost_usd=0.5,
+        stop_reason="end",
+    )
+    journal.model_call(call)
+    journal.model_call(call.model_copy(update={"cost_usd": 0.0, "cached": True}))
     with path.open("a") as handle:
         handle.write('{"event": "model_call", "cost_usd": 9')  # killed mid-write
     events = list(read_events(path))
-    assert [e["event"] for e in events] == ["model_call", "model_call"]
+    assert [e.event for e in events] == ["model_call", "model_call"]
     spending = Spending.from_journal(path)
     assert (spending.paid_calls, spending.cached_calls) == (1, 1)
     assert spending.cost_usd == 0.5 and spending.usage.total == 15

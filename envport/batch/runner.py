@@ -70,7 +70,7 @@ def _fill(row: RunRow, state: RunState) -> None:
     row.tokens = state.usage.total
     row.usd = state.cost_usd
     row.elapsed_s = state.elapsed_s
-    row.levels = level_summary([o.model_dump() for o in state.results.values()])
+    row.levels = level_summary(list(state.results.values()))
 
 
 def _last_error(log: Path, offset: int) -> str:

@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 from envport.llm.budget import Budget, BudgetExhausted, Reservation, WallTimeExhausted
 from envport.llm.cache import ResponseCache, request_key
 from envport.llm.charges import Charge, charging
 from envport.llm.failures import one_line
-from envport.llm.ledger import CallRecord, Ledger, utc_now
+from envport.llm.ledger import CallJournal, CallRecord, Ledger
 from envport.llm.prices import PriceTable
 from envport.llm.types import Model, ModelRequest, ModelResponse
 
@@ -24,6 +23,9 @@ NOTHING = Reservation(usd=0.0, tokens=0)
 
 class AccountedModel:
     """Every call goes: cache (free) -> budget check (may refuse) -> model -> ledger, journal.
+
+    `journal` (the run's transcript, envport.runs.journal.Journal) is told of every recorded
+    call and of every call that brought no answer (a budget refusal, a model error).
 
     `prices` prices the worst case for the budget; it defaults to the inner model's table
     (providers carry one) and a model without one (replay) is treated as free. Answers the
@@ -40,7 +42,7 @@ class AccountedModel:
         cache_dir: Path | str | None = None,
         ledger: Ledger | None = None,
         budget: Budget | None = None,
-        journal_path: Path | str | None = None,
+        journal: CallJournal | None = None,
         prices: PriceTable | None = None,
         time_left: Callable[[], float | None] | None = None,
     ) -> None:
@@ -52,7 +54,7 @@ class AccountedModel:
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self.ledger = ledger if ledger is not None else Ledger()
         self.budget = budget
-        self.journal_path = Path(journal_path) if journal_path is not None else None
+        self.journal = journal
         self.prices = prices if prices is not None else getattr(model, "prices", None)
         # Identical requests in flight at once wait for one another instead of both paying.
         # A lock lives only while some call uses it, so none outlives its event loop.
@@ -73,7 +75,7 @@ class AccountedModel:
 
     async def _complete(self, key: str, request: ModelRequest) -> ModelResponse:
         if self.cache is not None:
-            # Disk work goes to a thread: many runs share one event loop in a batch.
+            # Disk work goes to a thread: the driver's event loop stays responsive.
             hit = await asyncio.to_thread(self.cache.get, key)
             if hit is not None:
                 response = hit.model_copy(update={"cached": True, "cost_usd": 0.0, "attempts": 0})
@@ -89,9 +91,7 @@ class AccountedModel:
             try:
                 held.append(self.budget.reserve(worst, label))
             except BudgetExhausted as exc:
-                await asyncio.to_thread(
-                    self._journal, {"event": "budget_exhausted", "message": str(exc)}, request
-                )
+                await asyncio.to_thread(self._failed, "budget_exhausted", str(exc), request)
                 raise
 
         started = time.monotonic()
@@ -123,10 +123,10 @@ class AccountedModel:
                 self.budget.release(held.pop())
             if isinstance(exc, Exception):
                 # Only envport's own one-line messages reach the journal, scrubbed again.
-                event = "budget_exhausted" if isinstance(exc, BudgetExhausted) else "model_error"
-                await asyncio.to_thread(
-                    self._journal, {"event": event, "message": one_line(str(exc))}, request
+                event: Literal["model_error", "budget_exhausted"] = (
+                    "budget_exhausted" if isinstance(exc, BudgetExhausted) else "model_error"
                 )
+                await asyncio.to_thread(self._failed, event, one_line(str(exc)), request)
             raise
         latency = time.monotonic() - started
 
@@ -171,26 +171,14 @@ class AccountedModel:
         )
         # The ledger first, before any await: a cancellation cannot leave a paid call out.
         self.ledger.record(record)
-        if self.journal_path is not None:
-            event = {"event": "model_call", **record.model_dump(mode="json")}
-            await asyncio.to_thread(self._append, event)
+        if self.journal is not None:
+            await asyncio.to_thread(self.journal.model_call, record)
 
-    def _journal(self, fields: dict[str, Any], request: ModelRequest) -> None:
-        if self.journal_path is None:
-            return
-        self._append(
-            {
-                "event": fields.pop("event"),
-                "at": utc_now().isoformat(),
-                "purpose": request.purpose.model_dump(mode="json"),
-                "model": self.name,
-                **fields,
-            }
-        )
-
-    def _append(self, record: dict[str, Any]) -> None:
-        assert self.journal_path is not None
-        self.journal_path.parent.mkdir(parents=True, exist_ok=True)
-        # One write of one line: a crash leaves whole records, at most one torn last line.
-        with self.journal_path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    def _failed(
+        self,
+        kind: Literal["model_error", "budget_exhausted"],
+        message: str,
+        request: ModelRequest,
+    ) -> None:
+        if self.journal is not None:
+            self.journal.call_failed(kind, request.purpose, self.name, message)

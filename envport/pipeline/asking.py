@@ -60,7 +60,7 @@ class Asker:
             model,
             cache_dir=run.cache,
             budget=budget,
-            journal_path=run.transcript,
+            journal=recorder.journal,
             time_left=time_left,
         )
 
@@ -116,7 +116,7 @@ class Asker:
         finally:
             # Every record the call left, answered or refused as malformed: all were paid.
             for call in self.model.ledger.calls[recorded:]:
-                self.spending.add(call.model_dump(mode="json"))
+                self.spending.add(call)
         self.recorder.answer(state.step, request, response)
         return response
 

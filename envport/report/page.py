@@ -20,8 +20,9 @@ from pydantic import ValidationError
 
 from envport.errors import EnvportError
 from envport.report import plots
-from envport.review.terminal import safe
+from envport.review.terminal import prompt_label, safe
 from envport.review.timeline import (
+    CALL_FAILED_EVENTS,
     OPTIMIZE_EVENTS,
     Iteration,
     Timeline,
@@ -29,9 +30,10 @@ from envport.review.timeline import (
     level_summary,
     read_timeline,
 )
+from envport.runs.events import AnswerEvent, CheckEvent, CommitEvent, EditEvent, ParseErrorEvent
 from envport.runs.layout import RunDir
 from envport.runs.snapshot import pin_replays
-from envport.runs.state import RunState
+from envport.runs.state import CheckOutcome, RunState
 
 log = logging.getLogger("envport.report")
 
@@ -60,7 +62,7 @@ class CheckView:
     passed: bool
     seconds: float
     cached: bool
-    outcomes: list[dict[str, Any]]
+    outcomes: list[CheckOutcome]
     levels: list[LevelView]
 
 
@@ -78,11 +80,11 @@ class IterationView:
     calls: int
     cached_calls: int
     prompts: list[dict[str, Any]]
-    answers: list[dict[str, Any]]
+    answers: list[AnswerEvent]
     notes: list[str]
     diffs: list[dict[str, Any]]
     checks: list[CheckView]
-    commits: list[dict[str, Any]]
+    commits: list[CommitEvent]
 
 
 @dataclass
@@ -111,11 +113,11 @@ def diff_lines(diff: str) -> list[tuple[str, str]]:
     return out
 
 
-def _diff_view(edit: dict[str, Any]) -> dict[str, Any]:
-    lines = diff_lines(str(edit.get("diff") or ""))
+def _diff_view(edit: EditEvent) -> dict[str, Any]:
+    lines = diff_lines(edit.diff)
     return {
-        "path": str(edit.get("path", "?")),
-        "created": bool(edit.get("created")),
+        "path": edit.path,
+        "created": edit.created,
         "lines": lines,
         "added": sum(1 for kind, _ in lines if kind == "add"),
         "removed": sum(1 for kind, _ in lines if kind == "del"),
@@ -148,55 +150,49 @@ def _level_view(level: dict[str, Any]) -> LevelView:
     return LevelView(result.name, result.passed, result.summary(), views)
 
 
-def _check_view(check: dict[str, Any]) -> CheckView:
+def _check_view(check: CheckEvent) -> CheckView:
     return CheckView(
-        scope=str(check.get("scope", "?")),
-        passed=bool(check.get("passed")),
-        seconds=float(check.get("seconds") or 0.0),
-        cached=bool(check.get("cached")),
-        outcomes=list(check.get("outcomes") or []),
-        levels=[_level_view(level) for level in check.get("levels") or []],
+        scope=check.scope,
+        passed=check.passed,
+        seconds=check.seconds,
+        cached=check.cached,
+        outcomes=check.outcomes,
+        levels=[_level_view(level) for level in check.levels],
     )
 
 
 def _iteration_view(iteration: Iteration, timeline: Timeline) -> IterationView:
     passed = iteration.passed
     decisions = iteration.decisions
-    decision = iteration.decision
-    ended = [e for e in timeline.run_events if e.get("event") == "finished"]
-    if not decision and ended and iteration is timeline.iterations[-1]:
-        decision = str(ended[-1].get("status", ""))
-    notes = [f"answer unusable: {e.get('error', '')}" for e in iteration.of("parse_error")]
+    notes = [f"answer unusable: {e.error}" for e in iteration.of(ParseErrorEvent)]
     notes += [
-        f"{str(e['event']).replace('_', ' ')}: {e.get('message', '')}"
+        f"{e.event.replace('_', ' ')}: {e.message}"
         for e in iteration.events
-        if e.get("event") in ("budget_exhausted", "model_error")
+        if isinstance(e, CALL_FAILED_EVENTS)
     ]
-    notes += [describe_optimize(e) for e in iteration.events if e.get("event") in OPTIMIZE_EVENTS]
+    notes += [describe_optimize(e) for e in iteration.events if isinstance(e, OPTIMIZE_EVENTS)]
     if iteration.earlier_calls:
         notes.append(
             f"{len(iteration.earlier_calls)} model calls of an attempt cut short by an "
             "interruption are counted here; the resumed step was answered from the cache"
         )
-    prompts = []
-    for prompt in iteration.prompts:
-        purpose = prompt.get("purpose") or {}
-        prompts.append(
-            {
-                "label": f"{purpose.get('phase', '')} {purpose.get('module') or ''}".strip(),
-                "system": str(prompt.get("system") or ""),
-                "prefix_sha": str(prompt.get("stable_prefix_sha256") or ""),
-                "messages": prompt.get("messages") or [],
-            }
-        )
+    prompts = [
+        {
+            "label": prompt_label(prompt),
+            "system": prompt.system,
+            "prefix_sha": prompt.stable_prefix_sha256,
+            "messages": prompt.messages,
+        }
+        for prompt in iteration.prompts
+    ]
     return IterationView(
         step=iteration.step,
         label=iteration.label,
         kind=iteration.kind,
         status="none" if passed is None else ("pass" if passed else "fail"),
         levels=iteration.levels(),
-        decision=decision,
-        why=str(decisions[-1].get("why") or "") if decisions else "",
+        decision=timeline.decision_of(iteration),
+        why=decisions[-1].why if decisions else "",
         tokens=iteration.usage.total,
         cost_usd=iteration.cost_usd,
         calls=len(iteration.calls),
@@ -282,13 +278,14 @@ def render(run: RunDir, bench: list[Path] | None = None) -> str:
     views = [_iteration_view(iteration, timeline) for iteration in timeline.iterations]
     used = {p["prefix_sha"] for view in views for p in view.prompts}
     contexts = {sha: text for sha, text in timeline.contexts.items() if sha in used}
-    results = [outcome.model_dump() for outcome in state.results.values()]
+    outcomes = list(state.results.values())
+    results = [outcome.model_dump() for outcome in outcomes]
     template = _environment().get_template("report.html.j2")
     return template.render(
         state=state,
         iterations=views,
         contexts=contexts,
-        levels=level_summary(results),
+        levels=level_summary(outcomes),
         results=results,
         total_tokens=timeline.usage.total,
         total_usd=timeline.cost_usd,

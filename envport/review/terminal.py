@@ -17,7 +17,22 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from envport.review.timeline import OPTIMIZE_EVENTS, Iteration, Timeline, describe_optimize
+from envport.review.timeline import (
+    CALL_FAILED_EVENTS,
+    OPTIMIZE_EVENTS,
+    Iteration,
+    Timeline,
+    describe_optimize,
+)
+from envport.runs.events import (
+    AnswerEvent,
+    CheckEvent,
+    EditEvent,
+    ModelCallEvent,
+    ParseErrorEvent,
+    PromptEvent,
+    ProposedTestEvent,
+)
 from envport.runs.state import RunState
 
 # C0 controls except tab and newline, DEL, and C1 controls (ESC-less CSI in some terminals).
@@ -46,16 +61,6 @@ def level_cells(levels: dict[str, bool]) -> Text:
             out.append(" ")
         out.append(f"{level} {'ok' if passed else 'FAIL'}", style="green" if passed else "bold red")
     return out
-
-
-def decision_of(iteration: Iteration, timeline: Timeline) -> str:
-    if iteration.decision:
-        return iteration.decision
-    # The whole-port check that verifies a run ends it without a decision record.
-    ended = [e for e in timeline.run_events if e.get("event") == "finished"]
-    if ended and iteration is timeline.iterations[-1]:
-        return str(ended[-1].get("status", ""))
-    return ""
 
 
 def header(state: RunState) -> Text:
@@ -96,7 +101,7 @@ def iteration_table(timeline: Timeline) -> Table:
             plain(iteration.scope),
             "-" if number is None else str(number),
             level_cells(iteration.levels()),
-            plain(decision_of(iteration, timeline)),
+            plain(timeline.decision_of(iteration)),
             f"{iteration.usage.total:,}",
             money(iteration.cost_usd),
             str(iteration.cached_calls),
@@ -128,65 +133,62 @@ def _section(title: str) -> Rule:
     return Rule(Text(safe(title), style="bold"), align="left", style="dim")
 
 
-def _prompt(prompt: dict[str, Any], timeline: Timeline, full: bool) -> list[RenderableType]:
-    purpose = prompt.get("purpose") or {}
-    label = f"{purpose.get('phase', '')} {purpose.get('module') or ''}".strip()
-    parts: list[RenderableType] = [_section(f"prompt ({label})")]
-    system = str(prompt.get("system") or "")
-    if system:
-        parts += [plain("system:", "bold"), plain(_preview(system, full), "dim")]
-    sha = str(prompt.get("stable_prefix_sha256") or "")
+def prompt_label(prompt: PromptEvent) -> str:
+    return f"{prompt.purpose.phase} {prompt.purpose.module or ''}".strip()
+
+
+def _prompt(prompt: PromptEvent, timeline: Timeline, full: bool) -> list[RenderableType]:
+    parts: list[RenderableType] = [_section(f"prompt ({prompt_label(prompt)})")]
+    if prompt.system:
+        parts += [plain("system:", "bold"), plain(_preview(prompt.system, full), "dim")]
+    sha = prompt.stable_prefix_sha256
     prefix = timeline.contexts.get(sha, "")
     if prefix:
         parts += [
             plain(f"stable prefix (sha256 {sha[:12]}):", "bold"),
             plain(_preview(prefix, full), "dim"),
         ]
-    for message in prompt.get("messages") or []:
-        parts += [plain(f"{message.get('role', '?')}:", "bold"), plain(message.get("text", ""))]
+    for message in prompt.messages:
+        parts += [plain(f"{message.role}:", "bold"), plain(message.text)]
     return parts
 
 
-def _answer(answer: dict[str, Any], call: dict[str, Any] | None) -> list[RenderableType]:
-    purpose = answer.get("purpose") or {}
-    bits = [str(answer.get("model") or "")]
+def _answer(answer: AnswerEvent, call: ModelCallEvent | None) -> list[RenderableType]:
+    bits = [answer.model]
     if call is not None:
-        usage = call.get("usage") or {}
-        tokens = sum(int(usage.get(k) or 0) for k in usage)
-        bits.append(f"{tokens:,} tokens, {money(float(call.get('cost_usd') or 0.0))}")
-    if answer.get("cached"):
+        bits.append(f"{call.usage.total:,} tokens, {money(call.cost_usd)}")
+    if answer.cached:
         bits.append("from the cache")
-    bits.append(f"stop {answer.get('stop_reason', '?')}")
-    title = f"answer ({purpose.get('phase', '')}): " + ", ".join(b for b in bits if b)
-    return [_section(title), plain(answer.get("text", ""))]
+    bits.append(f"stop {answer.stop_reason}")
+    title = f"answer ({answer.purpose.phase}): " + ", ".join(b for b in bits if b)
+    return [_section(title), plain(answer.text)]
 
 
-def _diff(edit: dict[str, Any], color: bool) -> list[RenderableType]:
-    what = "created" if edit.get("created") else "changed"
-    diff = safe(edit.get("diff") or "(no change)")
+def _diff(edit: EditEvent, color: bool) -> list[RenderableType]:
+    what = "created" if edit.created else "changed"
+    diff = safe(edit.diff or "(no change)")
     body: RenderableType = (
         Syntax(diff, "diff", theme="ansi_dark", word_wrap=True) if color else Text(diff)
     )
-    return [_section(f"diff {edit.get('path', '?')} ({what})"), body]
+    return [_section(f"diff {edit.path} ({what})"), body]
 
 
-def _check(check: dict[str, Any]) -> list[RenderableType]:
-    scope = check.get("scope", "?")
-    verdict = "pass" if check.get("passed") else "FAIL"
-    extra = " (cached result)" if check.get("cached") else ""
+def _check(check: CheckEvent) -> list[RenderableType]:
+    verdict = "pass" if check.passed else "FAIL"
+    extra = " (cached result)" if check.cached else ""
     parts: list[RenderableType] = [
-        _section(f"check {scope}: {verdict}, {check.get('seconds', 0)} s{extra}")
+        _section(f"check {check.scope}: {verdict}, {check.seconds} s{extra}")
     ]
-    for outcome in check.get("outcomes") or []:
-        passed = outcome.get("passed")
+    for outcome in check.outcomes:
+        passed = outcome.passed
         parts.append(
             Text.assemble(
                 ("pass " if passed else "FAIL ", "green" if passed else "bold red"),
-                safe(outcome.get("name", "?")),
+                safe(outcome.name),
             )
         )
-        for failure in outcome.get("failures") or []:
-            parts.append(plain("    " + str(failure).replace("\n", "\n    ")))
+        for failure in outcome.failures:
+            parts.append(plain("    " + failure.replace("\n", "\n    ")))
     return parts
 
 
@@ -206,32 +208,32 @@ def detail(iteration: Iteration, timeline: Timeline, *, full: bool, color: bool)
                 "dim",
             )
         )
-    calls = iteration.of("model_call")
+    calls = iteration.of(ModelCallEvent)
     for index, prompt in enumerate(iteration.prompts):
         parts += _prompt(prompt, timeline, full)
         answers = iteration.answers
         if index < len(answers):
             call = calls[index] if index < len(calls) else None
             parts += _answer(answers[index], call)
-    for error in iteration.of("parse_error"):
-        parts += [_section("answer unusable"), plain(error.get("error", ""))]
+    for error in iteration.of(ParseErrorEvent):
+        parts += [_section("answer unusable"), plain(error.error)]
     for event in iteration.events:
-        if event.get("event") in ("budget_exhausted", "model_error"):
-            parts += [_section(str(event["event"]).replace("_", " ")), plain(event.get("message"))]
+        if isinstance(event, CALL_FAILED_EVENTS):
+            parts += [_section(event.event.replace("_", " ")), plain(event.message)]
     for event in iteration.events:
-        if event.get("event") in OPTIMIZE_EVENTS:
+        if isinstance(event, OPTIMIZE_EVENTS):
             parts += [_section("optimisation"), plain(describe_optimize(event))]
     for edit in iteration.edits:
         parts += _diff(edit, color)
-    for test in iteration.of("proposed_test"):
-        parts.append(plain(f"proposed test saved: proposed_tests/{test.get('path', '?')}", "dim"))
+    for test in iteration.of(ProposedTestEvent):
+        parts.append(plain(f"proposed test saved: proposed_tests/{test.path}", "dim"))
     for check in iteration.checks:
         parts += _check(check)
     for decision in iteration.decisions:
-        why = decision.get("why") or decision.get("signature") or ""
-        parts += [_section(f"decision: {decision.get('decision', '?')}"), plain(why)]
+        why = decision.why or decision.signature
+        parts += [_section(f"decision: {decision.decision}"), plain(why)]
     for commit in iteration.commits:
-        parts.append(plain(f"commit {str(commit.get('sha', ''))[:10]} {commit.get('message', '')}"))
+        parts.append(plain(f"commit {commit.sha[:10]} {commit.message}"))
     return Group(*parts)
 
 

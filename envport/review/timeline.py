@@ -11,92 +11,119 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
-from envport.llm.types import TokenUsage
-from envport.runs.journal import read_events
+from envport.llm.ledger import CallTotals, call_totals
+from envport.llm.types import Purpose, TokenUsage
+from envport.runs.events import (
+    RUN_EVENTS,
+    AnswerEvent,
+    BudgetExhaustedEvent,
+    CheckEvent,
+    CommitEvent,
+    ContextEvent,
+    DecisionEvent,
+    EditEvent,
+    Event,
+    FinishedEvent,
+    ModelCallEvent,
+    ModelErrorEvent,
+    OptimizeAttemptEvent,
+    OptimizeBenchEvent,
+    ParseErrorEvent,
+    PromptEvent,
+    ResumedEvent,
+    RunEvent,
+    read_events,
+    step_of,
+)
+from envport.runs.state import CheckOutcome
 
-# Events that describe the run as a whole, not one of its steps.
-RUN_EVENTS = frozenset({"run_started", "resumed", "finished", "interrupted", "stopped"})
 # Events that make a step an iteration of its own; a step with only a decision (the driver
 # journals "stuck" after the step counter moved on) belongs to the iteration before it.
-ITERATION_EVENTS = frozenset(
-    {"prompt", "answer", "edit", "check", "parse_error", "optimize_bench", "optimize_attempt"}
+ITERATION_EVENTS = (
+    PromptEvent,
+    AnswerEvent,
+    EditEvent,
+    CheckEvent,
+    ParseErrorEvent,
+    OptimizeBenchEvent,
+    OptimizeAttemptEvent,
 )
-OPTIMIZE_EVENTS = ("optimize_bench", "optimize_attempt")
+OPTIMIZE_EVENTS = (OptimizeBenchEvent, OptimizeAttemptEvent)
+CALL_FAILED_EVENTS = (BudgetExhaustedEvent, ModelErrorEvent)
 LEVEL_ORDER = ("load", "module", "l1", "l2", "l3", "l4", "answer")
+
+E = TypeVar("E", bound=Event)
 
 
 @dataclass
 class Iteration:
     step: int
-    events: list[dict[str, Any]] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
     # Paid model calls of an earlier attempt of this step, cut short by a kill.
-    earlier_calls: list[dict[str, Any]] = field(default_factory=list)
+    earlier_calls: list[ModelCallEvent] = field(default_factory=list)
 
-    def of(self, kind: str) -> list[dict[str, Any]]:
-        return [event for event in self.events if event.get("event") == kind]
-
-    @property
-    def prompts(self) -> list[dict[str, Any]]:
-        return self.of("prompt")
+    def of(self, kind: type[E]) -> list[E]:
+        return [event for event in self.events if isinstance(event, kind)]
 
     @property
-    def answers(self) -> list[dict[str, Any]]:
-        return self.of("answer")
+    def prompts(self) -> list[PromptEvent]:
+        return self.of(PromptEvent)
 
     @property
-    def calls(self) -> list[dict[str, Any]]:
-        return self.earlier_calls + self.of("model_call")
+    def answers(self) -> list[AnswerEvent]:
+        return self.of(AnswerEvent)
 
     @property
-    def edits(self) -> list[dict[str, Any]]:
-        return self.of("edit")
+    def calls(self) -> list[ModelCallEvent]:
+        return self.earlier_calls + self.of(ModelCallEvent)
 
     @property
-    def checks(self) -> list[dict[str, Any]]:
-        return self.of("check")
+    def edits(self) -> list[EditEvent]:
+        return self.of(EditEvent)
 
     @property
-    def decisions(self) -> list[dict[str, Any]]:
-        return self.of("decision")
+    def checks(self) -> list[CheckEvent]:
+        return self.of(CheckEvent)
 
     @property
-    def commits(self) -> list[dict[str, Any]]:
-        return self.of("commit")
+    def decisions(self) -> list[DecisionEvent]:
+        return self.of(DecisionEvent)
 
     @property
-    def purpose(self) -> dict[str, Any]:
+    def commits(self) -> list[CommitEvent]:
+        return self.of(CommitEvent)
+
+    @property
+    def purpose(self) -> Purpose | None:
         prompts = self.prompts
-        return dict(prompts[0].get("purpose") or {}) if prompts else {}
+        return prompts[0].purpose if prompts else None
 
     @property
     def kind(self) -> str:
         """generate, repair, plan, or check (a step that only checks: the whole-port check)."""
-        phase = str(self.purpose.get("phase") or "")
-        if phase:
-            return phase.removesuffix("-reask")
+        if self.purpose is not None and self.purpose.phase:
+            return self.purpose.phase.removesuffix("-reask")
         if self.checks:
             return "check"
-        return "bench" if self.of("optimize_bench") else "step"
+        return "bench" if self.of(OptimizeBenchEvent) else "step"
 
     @property
     def scope(self) -> str:
-        module = self.purpose.get("module")
-        if module:
-            return str(module)
+        if self.purpose is not None and self.purpose.module:
+            return self.purpose.module
         if self.kind == "plan":
             return "plan"
         checks = self.checks
-        if checks and checks[0].get("scope") not in (None, "composed"):
-            return str(checks[0]["scope"])
+        if checks and checks[0].scope != "composed":
+            return checks[0].scope
         return "whole port"
 
     @property
     def number(self) -> int | None:
         """The iteration within its scope (0 generates, 1.. repair), when a model was asked."""
-        value = self.purpose.get("iteration")
-        return int(value) if value is not None else None
+        return self.purpose.iteration if self.purpose is not None else None
 
     @property
     def label(self) -> str:
@@ -104,29 +131,29 @@ class Iteration:
         return f"{self.kind} {self.scope}{number}"
 
     @property
+    def spent(self) -> CallTotals:
+        return call_totals(self.calls)
+
+    @property
     def usage(self) -> TokenUsage:
-        total = TokenUsage()
-        for call in self.calls:
-            if not call.get("cached"):
-                total = total + TokenUsage.model_validate(call.get("usage") or {})
-        return total
+        return self.spent.usage
 
     @property
     def cost_usd(self) -> float:
-        return sum(float(c.get("cost_usd") or 0.0) for c in self.calls if not c.get("cached"))
+        return self.spent.cost_usd
 
     @property
     def cached_calls(self) -> int:
-        return sum(1 for call in self.calls if call.get("cached"))
+        return self.spent.cached_calls
 
     @property
     def decision(self) -> str:
         decisions = self.decisions
-        return str(decisions[-1].get("decision", "")) if decisions else ""
+        return decisions[-1].decision if decisions else ""
 
-    def outcomes(self) -> list[dict[str, Any]]:
+    def outcomes(self) -> list[CheckOutcome]:
         """Every check result of the iteration, the scope's own first, then re-checks."""
-        return [o for check in self.checks for o in check.get("outcomes") or []]
+        return [o for check in self.checks for o in check.outcomes]
 
     def levels(self) -> dict[str, bool]:
         """Level -> whether every check of that level passed in this iteration."""
@@ -136,38 +163,36 @@ class Iteration:
     def passed(self) -> bool | None:
         """Did its checks pass? None when it ran none."""
         outcomes = self.outcomes()
-        return all(o.get("passed") for o in outcomes) if outcomes else None
+        return all(o.passed for o in outcomes) if outcomes else None
 
 
-def _sps(figures: dict[str, Any]) -> str:
-    return ", ".join(f"B={batch}: {float(sps):,.0f}" for batch, sps in figures.items()) or "-"
+def _sps(figures: dict[int, float]) -> str:
+    return ", ".join(f"B={batch}: {sps:,.0f}" for batch, sps in figures.items()) or "-"
 
 
-def describe_optimize(event: dict[str, Any]) -> str:
+def describe_optimize(event: OptimizeBenchEvent | OptimizeAttemptEvent) -> str:
     """One line for an optimisation bench or round (`translate --optimize`)."""
-    if event.get("event") == "optimize_bench":
-        if event.get("error"):
-            return f"bench of the verified port failed: {event['error']}"
-        return f"benched the verified port, steps per second {_sps(event.get('sps') or {})}"
-    verdict = "kept" if event.get("kept") else "reverted"
-    ratio = event.get("ratio")
+    if isinstance(event, OptimizeBenchEvent):
+        if event.error:
+            return f"bench of the verified port failed: {event.error}"
+        return f"benched the verified port, steps per second {_sps(event.sps)}"
+    verdict = "kept" if event.kept else "reverted"
     measured = (
-        f" ({float(ratio):.2f}x at B={event.get('batch')}, "
-        f"{float(event.get('min_ratio') or 1.0):.2f}x needed)"
-        if ratio is not None
+        f" ({event.ratio:.2f}x at B={event.batch}, {event.min_ratio:.2f}x needed)"
+        if event.ratio is not None
         else ""
     )
-    return f"optimisation round {event.get('round')}: {verdict}{measured}: {event.get('why', '')}"
+    return f"optimisation round {event.round}: {verdict}{measured}: {event.why}"
 
 
-def level_summary(outcomes: list[dict[str, Any]]) -> dict[str, bool]:
+def level_summary(outcomes: list[CheckOutcome]) -> dict[str, bool]:
     levels: dict[str, bool] = {}
     for outcome in outcomes:
-        level = str(outcome.get("level") or "?")
+        level = outcome.level or "?"
         # A passing load is the normal case; listing it everywhere is noise.
-        if level == "load" and outcome.get("passed"):
+        if level == "load" and outcome.passed:
             continue
-        levels[level] = levels.get(level, True) and bool(outcome.get("passed"))
+        levels[level] = levels.get(level, True) and outcome.passed
     order = {name: index for index, name in enumerate(LEVEL_ORDER)}
     return dict(sorted(levels.items(), key=lambda item: order.get(item[0], len(order))))
 
@@ -175,59 +200,73 @@ def level_summary(outcomes: list[dict[str, Any]]) -> dict[str, bool]:
 @dataclass
 class Timeline:
     iterations: list[Iteration] = field(default_factory=list)
-    run_events: list[dict[str, Any]] = field(default_factory=list)
+    run_events: list[RunEvent] = field(default_factory=list)
     contexts: dict[str, str] = field(default_factory=dict)  # stable prefix by sha256
 
     def find(self, step: int) -> Iteration | None:
         return next((it for it in self.iterations if it.step == step), None)
 
     @property
+    def spent(self) -> CallTotals:
+        return call_totals(call for iteration in self.iterations for call in iteration.calls)
+
+    @property
     def usage(self) -> TokenUsage:
-        total = TokenUsage()
-        for iteration in self.iterations:
-            total = total + iteration.usage
-        return total
+        return self.spent.usage
 
     @property
     def cost_usd(self) -> float:
-        return sum(iteration.cost_usd for iteration in self.iterations)
+        return self.spent.cost_usd
 
     @property
     def model_iterations(self) -> int:
         """Steps in which the model was asked (generate, repair, plan)."""
         return sum(1 for iteration in self.iterations if iteration.prompts)
 
+    def finished(self) -> FinishedEvent | None:
+        ended = [e for e in self.run_events if isinstance(e, FinishedEvent)]
+        return ended[-1] if ended else None
+
+    def decision_of(self, iteration: Iteration) -> str:
+        """The iteration's last decision; the whole-port check that verifies a run ends it
+        without one, and shows how the run finished instead."""
+        if iteration.decision:
+            return iteration.decision
+        ended = self.finished()
+        if ended is not None and iteration is self.iterations[-1]:
+            return ended.status
+        return ""
+
 
 def read_timeline(transcript: Path) -> Timeline:
     return build_timeline(list(read_events(transcript)))
 
 
-def build_timeline(events: list[dict[str, Any]]) -> Timeline:
+def build_timeline(events: list[Event]) -> Timeline:
     timeline = Timeline()
     steps: dict[int, Iteration] = {}
-    carried: dict[int, list[dict[str, Any]]] = {}
+    carried: dict[int, list[ModelCallEvent]] = {}
     current: int | None = None
     for event in events:
-        kind = event.get("event")
-        if kind == "context":
-            timeline.contexts[str(event.get("sha256"))] = str(event.get("text") or "")
-        if kind in RUN_EVENTS:
+        if isinstance(event, ContextEvent):
+            timeline.contexts[event.sha256] = event.text
+        if isinstance(event, RUN_EVENTS):
             timeline.run_events.append(event)
-            if kind == "resumed":
+            if isinstance(event, ResumedEvent):
                 # The steps from here on run again; their earlier attempt is superseded.
-                resumed_at = int(event.get("step") or 0)
-                for step in [s for s in steps if s >= resumed_at]:
-                    old = steps.pop(step)
-                    paid = [c for c in old.calls if not c.get("cached")]
-                    carried.setdefault(step, []).extend(paid)
+                for again in [s for s in steps if s >= event.step]:
+                    old = steps.pop(again)
+                    paid = [c for c in old.calls if not c.cached]
+                    carried.setdefault(again, []).extend(paid)
                 current = None
             continue
         # Model-call records come from the model layer and carry no step: they belong to
         # the step whose prompt came just before them.
-        step = event.get("step", current)
+        step = step_of(event)
         if step is None:
-            continue
-        step = int(step)
+            step = current
+        if step is None:
+            continue  # before any step: nothing to attach it to
         current = step
         if step not in steps:
             steps[step] = Iteration(step, earlier_calls=carried.pop(step, []))
@@ -238,7 +277,7 @@ def build_timeline(events: list[dict[str, Any]]) -> Timeline:
     merged: list[Iteration] = []
     for step in sorted(steps):
         iteration = steps[step]
-        own = any(e.get("event") in ITERATION_EVENTS for e in iteration.events)
+        own = any(isinstance(e, ITERATION_EVENTS) for e in iteration.events)
         if not own and merged:
             merged[-1].events.extend(iteration.events)
             merged[-1].earlier_calls.extend(iteration.earlier_calls)

@@ -13,12 +13,11 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import git
 
 from envport.errors import EnvportError
-from envport.runs.journal import read_events
+from envport.runs.events import CheckEvent, CommitEvent, read_events, step_of
 from envport.runs.layout import RunDir, open_run
 
 _AT = re.compile(r"^(?P<run>.+)@(?P<step>\d+)$")
@@ -37,17 +36,17 @@ def split_at(port_arg: str) -> tuple[str, int] | None:
 def commit_at(run: RunDir, step: int) -> str:
     """The commit holding the port that iteration `step`'s checks ran on."""
     events = list(read_events(run.transcript))
-    commits = [e for e in events if e.get("event") == "commit"]
-    steps = [int(e["step"]) for e in events if "step" in e]
+    commits = [e for e in events if isinstance(e, CommitEvent)]
+    steps = [s for e in events if (s := step_of(e)) is not None]
     last = max(steps, default=0)
     if step > last:
         raise EnvportError(f"{run.root}@{step}: no such iteration (this run has 0..{last})")
-    mine = [e for e in commits if int(e.get("step", -1)) == step]
+    mine = [e for e in commits if e.step == step]
     if mine:
-        return str(mine[0]["sha"])  # the attempt, before any revert of it
-    earlier = [e for e in commits if int(e.get("step", -1)) < step]
+        return mine[0].sha  # the attempt, before any revert of it
+    earlier = [e for e in commits if e.step < step]
     if earlier:
-        return str(earlier[-1]["sha"])
+        return earlier[-1].sha
     repo = git.Repo(run.root)
     return repo.git.rev_list("--max-parents=0", "HEAD").split()[0]
 
@@ -100,7 +99,7 @@ def replays_at(text: str, run: RunDir, step: int, shown_as: str) -> str:
     return _REPLAY_PORT.sub(rewrite, text)
 
 
-def pin_replays(checks: list[dict[str, Any]], run: RunDir, step: int, shown_as: str) -> bool:
+def pin_replays(checks: list[CheckEvent], run: RunDir, step: int, shown_as: str) -> bool:
     """Point the replay lines of iteration `step`'s journaled checks at the port as it was
     then (`--port RUN@K`), in place; True if any line changed."""
     changed = False
@@ -112,9 +111,9 @@ def pin_replays(checks: list[dict[str, Any]], run: RunDir, step: int, shown_as: 
         return new
 
     for check in checks:
-        for outcome in check.get("outcomes") or []:
-            outcome["failures"] = [pinned(str(f)) for f in outcome.get("failures") or []]
-        for level in check.get("levels") or []:
+        for outcome in check.outcomes:
+            outcome.failures = [pinned(f) for f in outcome.failures]
+        for level in check.levels:
             for divergence in level.get("divergences") or []:
                 if divergence.get("replay"):
                     divergence["replay"] = pinned(str(divergence["replay"]))
