@@ -25,7 +25,8 @@ from envport.errors import SpecError
 
 SPEC_FILENAME = "envport.toml"
 TARGETS = ("jax", "numpy", "rust")
-POLICIES = ("uniform", "sticky", "biased")
+PolicyName = Literal["uniform", "sticky", "biased"]
+POLICIES: tuple[PolicyName, ...] = ("uniform", "sticky", "biased")
 
 # Default tolerances: a float32 port of a float64 reference (docs/design.md, contract 4).
 DEFAULT_ATOL = 1e-5
@@ -165,9 +166,7 @@ class L3Spec(_Strict):
     episodes: int = Field(default=100, gt=0)
     steps: int = Field(default=500, gt=0)
     mode: Literal["free", "resync", "both"] = "both"
-    policies: list[Literal["uniform", "sticky", "biased"]] = Field(
-        default_factory=lambda: list(POLICIES), min_length=1
-    )
+    policies: list[PolicyName] = Field(default_factory=lambda: list(POLICIES), min_length=1)
     late_start_fraction: float = Field(default=0.2, ge=0, le=1)
     # Chaotic dynamics (Acrobot): a float32 port's free-running trajectory leaves a float64
     # reference's exponentially fast, so free-running steps are compared only up to this

@@ -108,7 +108,7 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.stmt):
                 yield from _statements([child])
-            elif isinstance(child, ast.excepthandler | ast.match_case):
+            elif isinstance(child, ast.ExceptHandler | ast.match_case):
                 yield from _statements(child.body)
 
 

@@ -39,7 +39,13 @@ def load_model(
     table = prices if isinstance(prices, PriceTable) else load_prices(prices)
     # Imported here: each SDK takes a second or more to import.
     if provider == "anthropic":
-        from envport.llm.anthropic_provider import AnthropicModel as cls
-    else:
-        from envport.llm.openai_provider import OpenAIModel as cls
-    return cls(rest, prices=table, api_key=api_key, base_url=base_url, timeout=timeout, retry=retry)
+        from envport.llm.anthropic_provider import AnthropicModel
+
+        return AnthropicModel(
+            rest, prices=table, api_key=api_key, base_url=base_url, timeout=timeout, retry=retry
+        )
+    from envport.llm.openai_provider import OpenAIModel
+
+    return OpenAIModel(
+        rest, prices=table, api_key=api_key, base_url=base_url, timeout=timeout, retry=retry
+    )

@@ -30,7 +30,7 @@ import json
 import logging
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ValidationError, model_validator
 
@@ -41,7 +41,7 @@ from envport.llm.types import STOP_END, Model, ModelRequest, ModelResponse, Purp
 log = logging.getLogger("envport.llm")
 
 SESSION_FILE = "session.json"
-SESSION_FORMAT = "envport-replay/1"
+SESSION_FORMAT: Final = "envport-replay/1"
 
 Source = Literal["recorded", "hand-written"]
 

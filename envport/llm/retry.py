@@ -22,13 +22,17 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 from tenacity.wait import wait_exponential_jitter
 
 from envport.llm import charges
 from envport.llm.failures import DeadlineExceeded, MalformedResponse, ModelCallError, one_line
+
+if TYPE_CHECKING:  # the SDKs take seconds to import: only the type checker reads them here
+    import anthropic
+    import openai
 
 log = logging.getLogger("envport.llm")
 
@@ -44,7 +48,8 @@ TRANSIENT_4XX = frozenset({408, 409, 429})
 class SdkErrors:
     """Exception classes of both SDKs, grouped by what envport does with them."""
 
-    status: tuple[type[Exception], ...]
+    # An HTTP error answer: both SDKs' classes carry `status_code` and the `response`.
+    status: tuple[type[anthropic.APIStatusError | openai.APIStatusError], ...]
     connection: tuple[type[Exception], ...]
     timeout: tuple[type[Exception], ...]
     malformed: tuple[type[Exception], ...]

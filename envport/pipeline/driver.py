@@ -44,7 +44,7 @@ from envport.pipeline.recorder import Recorder
 from envport.pipeline.schedule import Checker
 from envport.pipeline.session import Session
 from envport.runs.layout import RunDir
-from envport.runs.state import RunState
+from envport.runs.state import RunState, Status
 from envport.spec import PortSpec
 
 #: How a run that ran out of wall time says so (translate's resume line looks for it).
@@ -175,9 +175,9 @@ class Driver:
         state.cached_calls = spending.cached_calls
         self.run.save(state)
 
-    def _halt(self, status: str, reason: str) -> None:
+    def _halt(self, status: Status, reason: str) -> None:
         # The last completed step's state, so a resume repeats the interrupted step.
-        self.state.status = status  # type: ignore[assignment]
+        self.state.status = status
         self.state.reason = reason
         self._save(self.state)
         self.recorder.halted(self.state)

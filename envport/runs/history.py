@@ -74,4 +74,9 @@ class History:
         self.repo.git.clean("-fdxq", "--", *STEP_PATHS)
 
     def log(self) -> list[str]:
-        return [c.message.strip() for c in self.repo.iter_commits()]
+        return [_text(c.message).strip() for c in self.repo.iter_commits()]
+
+
+def _text(message: str | bytes) -> str:
+    """A commit message as text: GitPython gives bytes when the commit's encoding is unknown."""
+    return message if isinstance(message, str) else message.decode("utf-8", errors="replace")

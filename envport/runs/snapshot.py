@@ -58,8 +58,10 @@ def _check_out(run: RunDir, sha: str, into: Path) -> None:
         port = tree / "port"
     except KeyError:
         return  # nothing generated yet at that commit
+    if not isinstance(port, git.Tree):
+        return  # "port" is a file there, not the directory of a generated port
     for item in port.traverse():
-        if item.type != "blob":
+        if not isinstance(item, git.Blob):
             continue
         target = into / Path(item.path).relative_to("port")
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -20,7 +20,7 @@ from envport.llm.retry import DEFAULT_TIMEOUT_S, RetryPolicy
 from envport.llm.types import TokenUsage
 from envport.spec import ModuleSpec
 
-STATE_FORMAT = "envport-run/1"
+STATE_FORMAT: Final = "envport-run/1"
 COMPOSED = "composed"
 
 Status = Literal["running", "verified", "gave_up", "interrupted", "stopped"]
