@@ -279,7 +279,7 @@ def test_a_run_in_the_nested_layout_of_older_batches_is_resumed_where_it_is(
         spec_source=str(spec / "envport.toml"),
         spec_name="cartpole",
         target="numpy",
-        model=planned.model,
+        model=str(planned.options.model),
         modules=list(target.modules),
         phase="modules",
         entry=target.entry,
