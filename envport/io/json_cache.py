@@ -18,7 +18,7 @@ from envport.io.atomic import write_atomically
 
 Value = TypeVar("Value", bound=BaseModel)
 
-log = logging.getLogger("envport")
+log = logging.getLogger("envport.io")
 
 
 class JsonCache(Generic[Value]):
