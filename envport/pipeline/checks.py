@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from envport import interrupts
 from envport.errors import PortError
-from envport.llm.cache import write_atomically
+from envport.io import write_atomically
 from envport.repair.apply import read_files
 from envport.runs.state import COMPOSED, CheckOutcome
 from envport.verifiers import verify as verify_module

@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from envport import interrupts
 from envport.errors import EnvportError
-from envport.llm.cache import write_atomically
+from envport.io import write_atomically
 from envport.runs.state import OptimizeAttempt, OptimizeSettings, RunState
 from envport.spec import PortSpec
 
