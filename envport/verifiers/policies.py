@@ -132,7 +132,7 @@ class Planner:
 def _uniform(space: spaces.Space, rng: np.random.Generator, count: int) -> np.ndarray:
     if isinstance(space, spaces.Discrete):
         # floor(u * n): bias below 2**-50 for any n an env uses, and cheaper than integers().
-        return space.start + (rng.random(count) * space.n).astype(np.int64)
+        return int(space.start) + (rng.random(count) * int(space.n)).astype(np.int64)
     if isinstance(space, spaces.Box):
         low = np.where(np.isfinite(space.low), space.low, -1.0)
         high = np.where(np.isfinite(space.high), space.high, 1.0)
