@@ -15,7 +15,7 @@ are the same with or without them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,14 +70,14 @@ class Planner:
     def __init__(
         self,
         seed: int,
-        policies: list[str] | None = None,
+        policies: Sequence[str] | None = None,
         late_start_fraction: float = 0.0,
         max_episode_steps: int | None = None,
         outside: ActionRange | None = None,
     ) -> None:
         self.seed = seed
         self.outside = outside if outside is not None and outside.active else None
-        self.policies = policies or ["uniform"]
+        self.policies = list(policies or ["uniform"])
         self.late_start_fraction = late_start_fraction
         self.max_episode_steps = max_episode_steps
         self._draws = _Draws(seed)
