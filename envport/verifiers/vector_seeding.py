@@ -208,7 +208,7 @@ def _differences(
         rows = np.arange(len(left)) if envs is None or left.ndim == 0 else envs
         if left.ndim == 0:
             same = np.array_equal(left, right, equal_nan=left.dtype.kind == "f")
-            bad: list[int | None] = [] if same else [None]
+            bad = [] if same else [None]
         else:
             bad = [
                 int(r)
