@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from envport.verifiers.verify import VerifyOptions
 
 from envport import interrupts
-from envport.errors import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE, EnvportError
+from envport.errors import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
+from envport.exits import finish
 
 # What `envport --help` says the tool is (this module's docstring is about the module).
 DESCRIPTION = (
@@ -214,28 +215,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The process's own command line (not a caller's in-process call): its signals are
         # envport's to handle from the start.
         interrupts.install(repeat=True)
-    try:
-        args = build_parser().parse_args(argv)
-        if getattr(args, "unsafe_no_sandbox", False):
-            from envport.serve.jail import allow_unsandboxed
+    words = list(sys.argv[1:] if argv is None else argv)
+    return finish(lambda: _run(argv), words, own_signals=argv is None)
 
-            allow_unsandboxed()
-        return int(args.func(args))
-    except EnvportError as error:
-        print(f"envport: {error}", file=sys.stderr)
-        return error.exit_code
-    except KeyboardInterrupt as interrupt:
-        # Here only when the command had not taken charge (a run it started says how to
-        # continue it): still starting up, or a command without a run.
-        signum = getattr(interrupt, "signum", None)
-        if argv is None:
-            interrupts.decided()
-        words = list(sys.argv[1:] if argv is None else argv)
-        print(
-            f"envport: {interrupts.describe(signum)}{interrupts.before_start(words)}",
-            file=sys.stderr,
-        )
-        return interrupts.exit_code(signum)
+
+def _run(argv: Sequence[str] | None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "unsafe_no_sandbox", False):
+        from envport.serve.jail import allow_unsandboxed
+
+        allow_unsandboxed()
+    return int(args.func(args))
 
 
 if __name__ == "__main__":

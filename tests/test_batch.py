@@ -18,10 +18,12 @@ from typing import Any
 
 import pytest
 
+from envport.batch.child import order_json, read_order
 from envport.batch.config import load_batch
 from envport.batch.money import decide
 from envport.cli import main
 from envport.errors import EnvportError
+from envport.pipeline.command import command_words
 from envport.runs.journal import read_events
 from envport.runs.layout import RunLock, create_run
 from envport.runs.state import RunState
@@ -154,12 +156,20 @@ def test_batch_file_expands_and_checks(tmp_path: Path) -> None:
         "cartpole-numpy-anthropic-claude-sonnet-4-5",
         "again-numpy-openai-gpt-4o",
     ]
-    first = plan.runs[0]
-    assert first.model == f"replay:{session}" and first.spec == spec / "envport.toml"
-    assert first.max_iterations == 2 and first.run_usd == 1.5 and plan.runs[-1].run_usd == 0.5
-    assert first.optimize_args() == []
-    assert plan.runs[-1].optimize_args() == ["--optimize", "--optimize-rounds", "2"]
-    assert plan.runs[-1].limit_args(0.5) == ["--max-iterations", "2", "--budget-usd", "0.5"]
+    first, last = plan.runs[0], plan.runs[-1]
+    assert first.options.model == f"replay:{session}"
+    assert first.options.spec == str(spec / "envport.toml")
+    assert first.options.limits.max_iterations == 2 and first.options.optimize.rounds == 0
+    assert first.budget_usd == 1.5 and last.budget_usd == 0.5
+    assert last.options.optimize.rounds == 2
+    # What the run's process is handed: the options themselves, shown in its log as flags.
+    handed = last.translate(0.5)
+    assert read_order(order_json(handed)) == handed
+    assert command_words(handed) == [
+        "translate", str(spec / "envport.toml"), "--target", "numpy", "--model", "openai:gpt-4o",
+        "--out", str(plan.out), "--run-id", "again-numpy-openai-gpt-4o",
+        "--optimize", "--optimize-rounds", "2", "--max-iterations", "2", "--budget-usd", "0.5",
+    ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -184,6 +194,17 @@ def test_batch_file_expands_and_checks(tmp_path: Path) -> None:
         (
             '[[runs]]\nspec = "spec"\ntarget = "numpy"\nmodel = "openai:m"\noptimize_rounds = 2\n',
             "optimize_rounds only applies with optimize = true",
+        ),
+        (
+            '[[runs]]\nspec = "spec"\ntarget = "numpy"\nmodel = "openai:m"\noptimize = true\n'
+            "bench_batch_sizes = [8, 0]\n",
+            "runs[0]: batch_sizes: Value error, expected one or more batch sizes",
+        ),
+        # A run's token cap is budget_tokens: max_tokens, run.json's old name, would read
+        # as the cap of each call in a batch file.
+        (
+            '[[runs]]\nspec = "spec"\ntarget = "numpy"\nmodel = "openai:m"\nmax_tokens = 9\n',
+            "max_tokens",
         ),
     ],
 )
@@ -258,7 +279,7 @@ def test_a_run_in_the_nested_layout_of_older_batches_is_resumed_where_it_is(
         spec_source=str(spec / "envport.toml"),
         spec_name="cartpole",
         target="numpy",
-        model=planned.model,
+        model=str(planned.options.model),
         modules=list(target.modules),
         phase="modules",
         entry=target.entry,
@@ -354,7 +375,7 @@ def test_total_cost_cap_stops_new_runs(tmp_path: Path, api: FakeAPI) -> None:
     prices.write_text('[models."fake-"]\ninput = 1.0\noutput = 1.0\n')
     # One run costs 3 x (20k + 5k tokens) at $1/M = $0.075; after it, $0.075 + a run's cap
     # of $0.50 would pass $0.55.
-    path = live_batch(tmp_path, api, "concurrency = 1\ntotal_usd = 0.55\nrun_usd = 0.50")
+    path = live_batch(tmp_path, api, "concurrency = 1\ntotal_usd = 0.55\nbudget_usd = 0.50")
     env = clean_env(OPENAI_API_KEY=SECRET, ENVPORT_PRICES=str(prices))
     result = subprocess.run(
         batch_command(path), cwd=ROOT, env=env, capture_output=True, text=True, timeout=240
@@ -368,7 +389,7 @@ def test_total_cost_cap_stops_new_runs(tmp_path: Path, api: FakeAPI) -> None:
     found = run_dirs(tmp_path / "runs" / "BATCH")
     assert list(found) == ["cartpole-numpy-openai-fake-a"]
     state = json.loads((found["cartpole-numpy-openai-fake-a"] / "run.json").read_text())
-    assert state["limits"]["max_usd"] == 0.5 and state["cost_usd"] == pytest.approx(0.075)
+    assert state["limits"]["budget_usd"] == 0.5 and state["cost_usd"] == pytest.approx(0.075)
     # Its report shows what each iteration cost, and the total.
     report = (found["cartpole-numpy-openai-fake-a"] / "reports" / "report.html").read_text()
     assert 'id="cost-plot"' in report and "$0.0750</th>" in report

@@ -206,7 +206,7 @@ def test_budget_stops_before_the_call_that_could_pass_the_cap(
         retry=FAST,
         prices=price_file,
     )
-    budget = Budget(max_usd=0.01)
+    budget = Budget(budget_usd=0.01)
     journal = tmp_path / "journal.jsonl"
     cache = tmp_path / "cache"
     accounted = AccountedModel(model, cache_dir=cache, budget=budget, journal=Journal(journal))
@@ -230,7 +230,7 @@ def test_budget_stops_before_the_call_that_could_pass_the_cap(
     assert events == ["model_call", "model_call", "budget_exhausted"]
 
     # With nothing left, an answer already paid for is still served: the cache is free.
-    broke = AccountedModel(model, cache_dir=cache, budget=Budget(max_usd=0.0))
+    broke = AccountedModel(model, cache_dir=cache, budget=Budget(budget_usd=0.0))
     assert asyncio.run(broke.complete(make_request("task 0"))).text == "answer 0"
     with pytest.raises(BudgetExhausted):
         asyncio.run(broke.complete(make_request("task 9")))
@@ -240,7 +240,7 @@ def test_budget_stops_before_the_call_that_could_pass_the_cap(
 def test_token_budget(api: FakeAPI) -> None:
     api.script([Answer("x", input_tokens=10, output_tokens=4)] * 3)
     model = load_model("openai:gpt-4o", base_url=api.openai_base_url, api_key=KEY, retry=FAST)
-    accounted = AccountedModel(model, budget=Budget(max_tokens=40))
+    accounted = AccountedModel(model, budget=Budget(budget_tokens=40))
     asyncio.run(accounted.complete(make_request("a")))  # reserves 17 + 4, spends 14
     with pytest.raises(BudgetExhausted, match="token cap"):
         asyncio.run(accounted.complete(make_request("b" * 200)))  # 83 estimated input tokens
@@ -252,7 +252,7 @@ def test_failed_call_releases_its_reservation(api: FakeAPI) -> None:
 
     api.script([Status(400, "bad"), "fine"])
     model = load_model("openai:gpt-4o", base_url=api.openai_base_url, api_key=KEY, retry=FAST)
-    budget = Budget(max_usd=1.0)
+    budget = Budget(budget_usd=1.0)
     accounted = AccountedModel(model, budget=budget)
     with pytest.raises(EnvportError):
         asyncio.run(accounted.complete(make_request()))
@@ -293,7 +293,7 @@ def test_budget_sees_through_a_session_recorder(api: FakeAPI, tmp_path: Path) ->
 
     model = load_model("openai:gpt-4o", base_url=api.openai_base_url, api_key=KEY, retry=FAST)
     recorder = SessionRecorder(model, tmp_path / "session")
-    accounted = AccountedModel(recorder, budget=Budget(max_usd=1e-9))
+    accounted = AccountedModel(recorder, budget=Budget(budget_usd=1e-9))
     with pytest.raises(BudgetExhausted):
         asyncio.run(accounted.complete(make_request()))
     assert api.total_hits == 0

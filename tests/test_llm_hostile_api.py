@@ -113,7 +113,7 @@ def test_an_answer_after_a_trickle_is_taken(api: FakeAPI) -> None:
 
 def test_wall_time_cancels_a_call_in_flight(api: FakeAPI, tmp_path: Path) -> None:
     api.script([Silent()])
-    budget = Budget(max_usd=1.0)
+    budget = Budget(budget_usd=1.0)
     journal = tmp_path / "journal.jsonl"
     accounted = AccountedModel(
         model_for(api, "openai", timeout=30.0),
@@ -218,7 +218,7 @@ def test_negative_usage_cannot_lower_the_spending_below_the_cap(api: FakeAPI) ->
     worst = worst_case_usd(provider)
     negative = Mangled("cheap", {"usage.prompt_tokens": -99_000_000})
     api.script([negative] * 6)
-    budget = Budget(max_usd=2.5 * worst)
+    budget = Budget(budget_usd=2.5 * worst)
     retrying = RetryPolicy(attempts=6, initial_wait=0.001, max_wait=0.01)
     accounted = AccountedModel(model_for(api, provider, retry=retrying), budget=budget)
     with pytest.raises(BudgetExhausted, match="again, after a malformed answer"):
@@ -226,7 +226,7 @@ def test_negative_usage_cannot_lower_the_spending_below_the_cap(api: FakeAPI) ->
     assert api.hits[provider] == 2  # a third attempt could pass the cap: not made
     assert budget.spent_usd == pytest.approx(2 * worst) and budget.reserved_usd == 0.0
     assert accounted.ledger.cost_usd == pytest.approx(2 * worst)
-    assert budget.spent_usd <= budget.max_usd
+    assert budget.spent_usd <= budget.budget_usd
 
 
 # --- control characters in server text --------------------------------------------------------

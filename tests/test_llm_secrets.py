@@ -71,7 +71,7 @@ def test_no_key_in_any_file_a_run_writes(tmp_path: Path, provider: str) -> None:
             accounted = AccountedModel(
                 SessionRecorder(model, run / "session"),
                 cache_dir=run / "cache",
-                budget=Budget(max_usd=5.0),
+                budget=Budget(budget_usd=5.0),
                 journal=Journal(run / "transcript.jsonl"),
             )
             for iteration in range(5):

@@ -271,7 +271,7 @@ def test_spending_through_the_accounting_stack_stays_under_the_caps(
     def responder(_flavour: str, _body: dict) -> Any:
         # Runs in the server's thread when the call arrives: it must already be covered.
         committed = budget.spent_usd + budget.reserved_usd
-        if budget.reserved_tokens == 0 or not within(committed, budget.max_usd):
+        if budget.reserved_tokens == 0 or not within(committed, budget.budget_usd):
             uncovered.append(f"hit with ${committed} committed, {budget.reserved_tokens} held")
         return queue.pop(0) if queue else Status(400, "no more answers")
 
@@ -302,9 +302,9 @@ def test_spending_through_the_accounting_stack_stays_under_the_caps(
     finally:
         api.responder = None
     assert not uncovered, uncovered
-    assert within(budget.spent_usd, budget.max_usd)
-    if budget.max_tokens is not None:
-        assert budget.spent_tokens <= budget.max_tokens
+    assert within(budget.spent_usd, budget.budget_usd)
+    if budget.budget_tokens is not None:
+        assert budget.spent_tokens <= budget.budget_tokens
     assert budget.reserved_tokens == 0 and budget.reserved_usd <= SLACK
     ledger = accounted.ledger
     assert ledger.cost_usd == pytest.approx(budget.spent_usd, abs=SLACK)

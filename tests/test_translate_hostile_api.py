@@ -22,7 +22,7 @@ import pytest
 
 from envport.batch.config import load_batch
 from envport.cli import main
-from envport.pipeline.translate import LimitOverrides
+from envport.runs.options import Limits
 
 from fake_api import Answer, FakeAPI, Mangled, Silent, Status
 from helpers import ROOT
@@ -131,7 +131,7 @@ def test_max_minutes_cancels_a_hung_call_and_a_resume_asks_only_it_again(
     assert state["status"] == "gave_up" and state["step"] == 0
     # Cut at the 6 s limit, not at the 30 s call deadline.
     assert 6.0 <= state["elapsed_s"] < 9.0, state["elapsed_s"]
-    assert state["limits"]["call_timeout_s"] == 30.0 and state["paid_calls"] == 1
+    assert state["limits"]["call_timeout"] == 30.0 and state["paid_calls"] == 1
     errors = [e for e in events(run) if e["event"] == "model_error"]
     assert len(errors) == 1 and "in flight was cancelled" in errors[0]["message"]
     assert api.total_hits == 2
@@ -255,7 +255,9 @@ def test_call_settings_in_a_batch_reach_translate(tmp_path: Path) -> None:
         'target = "numpy"\nmodel = "openai:m"\n'
     )
     (run,) = load_batch(path).runs
-    assert run.limit_args(None) == ["--call-timeout", "90.5", "--call-attempts", "3"]
+    limits = run.translate(None).limits
+    assert (limits.call_timeout, limits.call_attempts) == (90.5, 3)
+    assert limits.model_fields_set == {"call_timeout", "call_attempts", "max_iterations"}
 
 
 @pytest.mark.parametrize("flag", ["--call-timeout", "--call-attempts"])
@@ -270,5 +272,5 @@ def test_call_settings_are_checked(
 
 def test_a_call_setting_is_not_a_budget() -> None:
     # Only a raised budget continues a run that gave up; how calls are tried is not one.
-    assert not LimitOverrides(call_timeout_s=5.0, call_attempts=2).given()
-    assert LimitOverrides(max_minutes=5.0).given()
+    assert not Limits(call_timeout=5.0, call_attempts=2).gives_budget()
+    assert Limits(max_minutes=5.0).gives_budget()

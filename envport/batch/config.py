@@ -3,7 +3,7 @@
     out = "runs/overnight"        # where the runs live (default runs/<file stem>)
     concurrency = 2               # runs at once (default 1)
     total_usd = 20.0              # no run starts once this could be passed
-    run_usd = 5.0                 # each run's dollar cap (an entry may set its own)
+    budget_usd = 5.0              # each run's dollar cap (an entry may set its own)
 
     [defaults]                    # any entry key; entries override them
     models = ["anthropic:claude-sonnet-4-5"]
@@ -13,7 +13,9 @@
     spec = "examples/cartpole"
     targets = ["jax", "numpy"]
 
-Paths are relative to the file. Every entry is checked before anything starts (spec,
+An entry's options have the names of translate's flags (`budget_usd` is `--budget-usd`,
+`call_timeout` is `--call-timeout`; envport.runs.options); `run_usd`, the name before, is
+still read. Paths are relative to the file. Every entry is checked before anything starts (spec,
 target, model, prompts directory): a typo is one line and exit 2, not a failed run at 3 am.
 """
 
@@ -24,18 +26,31 @@ import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from envport.errors import EnvportError
 from envport.llm.registry import PROVIDERS
 from envport.llm.replay import SESSION_FILE
 from envport.pipeline import TRANSLATE_TARGETS
+from envport.runs.options import (
+    OPTIMIZE_KEYS,
+    Limits,
+    ResumeOptions,
+    TranslateOptions,
+    optimize_settings,
+)
 from envport.spec import load_spec, spec_path
 
+# A batch file's earlier name for a run's dollar cap, still read.
+_BUDGET_USD = AliasChoices("budget_usd", "run_usd")
 
-class RunSettings(BaseModel):
-    """What an entry (or [defaults]) may say about its runs."""
+
+class RunSettings(Limits):
+    """What an entry (or [defaults]) may say about its runs: which runs they are (spec x
+    targets x models) and their translate options. The limits are inherited, so a key has
+    the name and bounds the run's own setting has; only the keys written are set."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -47,15 +62,23 @@ class RunSettings(BaseModel):
     models: list[str] | None = None
     base_url: str | None = None
     prompts: str | None = None
-    run_usd: float | None = Field(default=None, gt=0)
+    budget_usd: float | None = Field(default=None, gt=0, validation_alias=_BUDGET_USD)
+    # Without run.json's old names: `max_tokens` in a batch file would read as a per-call cap.
     budget_tokens: int | None = Field(default=None, gt=0)
-    max_iterations: int | None = Field(default=None, ge=0)
-    max_minutes: float | None = Field(default=None, gt=0)
-    stuck_after: int | None = Field(default=None, ge=2)
-    call_timeout: float | None = Field(default=None, gt=0, description="seconds per attempt")
-    call_attempts: int | None = Field(default=None, ge=1)
+    call_timeout: float = Field(default=Limits().call_timeout, gt=0)
     optimize: bool | None = None
     optimize_rounds: int | None = Field(default=None, ge=1)
+    bench_batch_sizes: list[int] | None = None
+    bench_steps: int | None = Field(default=None, ge=1)
+    bench_repeats: int | None = Field(default=None, ge=1)
+
+    def limits(self) -> Limits:
+        """The limits this entry (merged with [defaults]) gives; only those are set."""
+        given = self.model_dump(include=set(Limits.model_fields), exclude_unset=True)
+        return Limits.model_validate(given)
+
+    def optimize_keys(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in OPTIMIZE_KEYS}
 
 
 class BatchFile(BaseModel):
@@ -64,57 +87,40 @@ class BatchFile(BaseModel):
     out: str | None = None
     concurrency: int = Field(default=1, ge=1)
     total_usd: float | None = Field(default=None, gt=0)
-    run_usd: float | None = Field(default=None, gt=0)
+    budget_usd: float | None = Field(default=None, gt=0, validation_alias=_BUDGET_USD)
     defaults: RunSettings = Field(default_factory=RunSettings)
     runs: list[RunSettings] = Field(min_length=1)
 
 
 @dataclass(frozen=True)
 class PlannedRun:
-    """One run of the batch, with the id that names its directory for good."""
+    """One run of the batch, with the id that names its directory for good, and the options
+    of its translate (its id and the batch's runs directory included)."""
 
     id: str
-    spec: Path
-    target: str
-    model: str
-    base_url: str | None = None
-    prompts: str | None = None
-    run_usd: float | None = None
-    budget_tokens: int | None = None
-    max_iterations: int | None = None
-    max_minutes: float | None = None
-    stuck_after: int | None = None
-    call_timeout: float | None = None
-    call_attempts: int | None = None
-    optimize: bool = False
-    optimize_rounds: int | None = None
+    options: TranslateOptions
 
-    def optimize_args(self) -> list[str]:
-        """translate's optimisation flags (a resumed run keeps the settings it began with)."""
-        if not self.optimize:
-            return []
-        rounds = (
-            [] if self.optimize_rounds is None else ["--optimize-rounds", str(self.optimize_rounds)]
-        )
-        return ["--optimize", *rounds]
+    @property
+    def budget_usd(self) -> float | None:
+        return self.options.limits.budget_usd
 
-    def limit_args(self, budget_usd: float | None) -> list[str]:
-        """The command-line limits of its translate or resume (the batch file's, always)."""
-        words: list[str] = []
-        for flag, value in (
-            ("--max-iterations", self.max_iterations),
-            ("--budget-usd", budget_usd),
-            ("--budget-tokens", self.budget_tokens),
-            ("--max-minutes", self.max_minutes),
-            ("--stuck-after", self.stuck_after),
-            ("--call-timeout", self.call_timeout),
-            ("--call-attempts", self.call_attempts),
-        ):
-            if value is not None:
-                words += [flag, f"{value:.10g}" if isinstance(value, float) else str(value)]
-        if self.base_url:
-            words += ["--base-url", self.base_url]
-        return words
+    def given(self, budget_usd: float | None) -> Limits:
+        """Its limits as the batch hands them to a translate or resume: the batch file's,
+        always, with the dollar cap the total allows, and always some budget (a run that
+        gave up continues only when one is given, and --retry-failed means exactly that)."""
+        limits = self.options.limits
+        update: dict[str, Any] = {"max_iterations": limits.max_iterations}
+        if budget_usd is not None:
+            update["budget_usd"] = budget_usd
+        return limits.model_copy(update=update)
+
+    def translate(self, budget_usd: float | None) -> TranslateOptions:
+        return self.options.model_copy(update={"limits": self.given(budget_usd)})
+
+    def resume(self, run: Path, budget_usd: float | None) -> ResumeOptions:
+        # A resumed run keeps the optimisation settings it began with.
+        base_url = self.options.base_url
+        return ResumeOptions(run=str(run), base_url=base_url, limits=self.given(budget_usd))
 
 
 @dataclass
@@ -175,10 +181,10 @@ def _model(model: str, base: Path, where: str) -> str:
 
 
 def _expand(
-    entry: RunSettings, defaults: RunSettings, plan: BatchFile, base: Path, index: int
+    entry: RunSettings, batch: BatchFile, base: Path, out: Path, index: int
 ) -> Iterator[PlannedRun]:
     where = f"runs[{index}]"
-    merged = defaults.model_copy(update=entry.model_dump(exclude_unset=True))
+    merged = batch.defaults.model_copy(update=entry.model_dump(exclude_unset=True))
     if not merged.spec:
         raise EnvportError(f'{where}: no spec; give each run `spec = "path/to/spec"`')
     try:
@@ -190,8 +196,9 @@ def _expand(
     models = merged.models or ([merged.model] if merged.model else [])
     if not targets:
         raise EnvportError(f'{where}: no target; add `target = "jax"` or `targets = [...]`')
-    if merged.optimize_rounds is not None and not merged.optimize:
-        raise EnvportError(f"{where}: optimize_rounds only applies with optimize = true")
+    stray = [key for key, value in merged.optimize_keys().items() if value is not None]
+    if stray and not merged.optimize:
+        raise EnvportError(f"{where}: {', '.join(stray)} only applies with optimize = true")
     if not models:
         raise EnvportError(
             f'{where}: no model; add `model = "anthropic:<model>"` (or openai:, replay:)'
@@ -207,28 +214,30 @@ def _expand(
         if not prompts_dir.is_dir():
             raise EnvportError(f"{where}: prompts {prompts_dir}: no such directory")
         prompts = str(prompts_dir)
-    run_usd = merged.run_usd if merged.run_usd is not None else plan.run_usd
+    limits = merged.limits()
+    if limits.budget_usd is None and batch.budget_usd is not None:
+        limits = limits.model_copy(update={"budget_usd": batch.budget_usd})
+    try:
+        optimize = optimize_settings(bool(merged.optimize), merged.optimize_keys())
+    except ValidationError as error:
+        raise EnvportError(f"{where}: {_first_error(error)}") from None
     name = _slug(merged.name or spec.name)
     for target in targets:
         for model in models:
             resolved = _model(model, base, where)
-            yield PlannedRun(
-                id=f"{name}-{target}-{model_slug(resolved)}",
-                spec=spec_file,
+            run_id = f"{name}-{target}-{model_slug(resolved)}"
+            options = TranslateOptions(
+                spec=str(spec_file),
                 target=target,
                 model=resolved,
                 base_url=merged.base_url,
+                out=out,
+                run_id=run_id,
                 prompts=prompts,
-                run_usd=run_usd,
-                budget_tokens=merged.budget_tokens,
-                max_iterations=merged.max_iterations,
-                max_minutes=merged.max_minutes,
-                stuck_after=merged.stuck_after,
-                call_timeout=merged.call_timeout,
-                call_attempts=merged.call_attempts,
-                optimize=bool(merged.optimize),
-                optimize_rounds=merged.optimize_rounds,
+                limits=limits,
+                optimize=optimize,
             )
+            yield PlannedRun(run_id, options)
 
 
 def load_batch(path: Path | str) -> BatchPlan:
@@ -240,7 +249,7 @@ def load_batch(path: Path | str) -> BatchPlan:
     plan = BatchPlan(file, out.resolve(), batch.concurrency, batch.total_usd)
     seen: dict[str, int] = {}
     for index, entry in enumerate(batch.runs):
-        for run in _expand(entry, batch.defaults, batch, base, index):
+        for run in _expand(entry, batch, base, plan.out, index):
             if run.id in seen:
                 raise EnvportError(
                     f"{file}: runs[{seen[run.id]}] and runs[{index}] both make run {run.id}; "
@@ -248,10 +257,10 @@ def load_batch(path: Path | str) -> BatchPlan:
                 )
             seen[run.id] = index
             plan.runs.append(run)
-    capped = [run.run_usd for run in plan.runs if run.run_usd is not None]
+    capped = [run.budget_usd for run in plan.runs if run.budget_usd is not None]
     if plan.total_usd is not None and capped and min(capped) > plan.total_usd:
         raise EnvportError(
-            f"{file}: total_usd ${plan.total_usd:g} is below every run's run_usd "
+            f"{file}: total_usd ${plan.total_usd:g} is below every run's budget_usd "
             f"(${min(capped):g} at least): no run could start"
         )
     return plan

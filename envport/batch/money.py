@@ -24,7 +24,7 @@ class Decision:
 
 def decide(
     total_usd: float | None,
-    run_usd: float | None,
+    budget_usd: float | None,
     own_spent: float,
     others_committed: float,
     others_running: int,
@@ -36,12 +36,12 @@ def decide(
     waits while others run (their real cost may leave room); with none running, it never can.
     """
     if total_usd is None:
-        return Decision("start", run_usd)
+        return Decision("start", budget_usd)
     headroom = total_usd - others_committed - own_spent
-    if run_usd is not None:
-        need = max(run_usd - own_spent, 0.0)
+    if budget_usd is not None:
+        need = max(budget_usd - own_spent, 0.0)
         if need <= headroom + EPSILON:
-            return Decision("start", run_usd)
+            return Decision("start", budget_usd)
     else:
         # No cap of its own: it may spend what the total has left, and the next run waits.
         need = 0.0
@@ -50,7 +50,7 @@ def decide(
     if others_running:
         return Decision("wait", reason="waiting for running runs to leave room under total_usd")
     spent = others_committed + own_spent
-    could = f", and a run may cost up to ${need:.4f}" if run_usd is not None else ""
+    could = f", and a run may cost up to ${need:.4f}" if budget_usd is not None else ""
     return Decision(
         "never",
         reason=f"not started: the total cost cap ${total_usd:.4f} would be passed "

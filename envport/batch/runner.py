@@ -11,6 +11,7 @@ killed batch leaves no orphan holding a run's lock; running the command again co
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -22,15 +23,17 @@ from typing import IO, Any
 from rich.console import Console
 
 from envport import interrupts
-from envport.batch.child import PARENT_ENV
+from envport.batch.child import PARENT_ENV, hand_over
 from envport.batch.config import BatchPlan, PlannedRun
 from envport.batch.display import RunRow, make_display, summary_table
 from envport.batch.money import decide
 from envport.batch.slots import BatchLock, Slot, read_manifest, write_manifest
 from envport.errors import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
+from envport.pipeline.command import command_words
 from envport.pipeline.model_choice import public_url
 from envport.review.timeline import level_summary, read_timeline
-from envport.runs.state import Limits, RunState
+from envport.runs.options import RunOptions
+from envport.runs.state import RunState
 
 POLL_S = 0.25
 # How long runs get to save their state after Ctrl-C before they are killed (also safe).
@@ -191,7 +194,7 @@ class BatchRunner:
                 if e is not entry
             )
             decision = decide(
-                self.plan.total_usd, entry.planned.run_usd, entry.spent, others, len(running)
+                self.plan.total_usd, entry.planned.budget_usd, entry.spent, others, len(running)
             )
             if decision.action == "start":
                 self._launch(entry, decision.budget_usd)
@@ -203,35 +206,24 @@ class BatchRunner:
                 entry.record.update(status="not started", reason=decision.reason)
                 self._save_manifest()
 
-    def _arguments(self, entry: Entry, budget_usd: float | None) -> list[str]:
-        planned = entry.planned
-        limits = planned.limit_args(budget_usd)
-        if planned.max_iterations is None:
-            # Always some limit on the command line: a run that gave up continues on resume
-            # only when one is given, and --retry-failed means exactly that.
-            limits += ["--max-iterations", str(Limits().max_iterations)]
+    def _options(self, entry: Entry, budget_usd: float | None) -> RunOptions:
         run = entry.slot.run_dir()
         if entry.mode == "resume" and run is not None:
-            return ["resume", str(run.root), *limits]
-        words = ["translate", str(planned.spec), "--target", planned.target]
-        words += ["--model", planned.model, "--out", str(self.plan.out), "--run-id", planned.id]
-        if planned.prompts:
-            words += ["--prompts", planned.prompts]
-        return [*words, *planned.optimize_args(), *limits]
+            return entry.planned.resume(run.root, budget_usd)
+        return entry.planned.translate(budget_usd)
 
     def _launch(self, entry: Entry, budget_usd: float | None) -> None:
-        arguments = self._arguments(entry, budget_usd)
+        options = self._options(entry, budget_usd)
         log = entry.slot.log.open("ab")
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
         # The command without its base URL: a URL may carry credentials, a log must not.
-        shown = [w for w in arguments if w != entry.planned.base_url]
-        log.write(f"\n=== {stamp} envport {' '.join(shown)}\n".encode())
+        log.write(f"\n=== {stamp} envport {shlex.join(command_words(options))}\n".encode())
         log.flush()
         entry.log_offset = log.tell()
         env = {**os.environ, "PYTHONUNBUFFERED": "1", PARENT_ENV: str(os.getpid())}
         entry.process = subprocess.Popen(
-            [sys.executable, "-m", "envport.batch.child", *arguments],
-            stdin=subprocess.DEVNULL,
+            [sys.executable, "-m", "envport.batch.child"],
+            stdin=subprocess.PIPE,
             stdout=log,
             stderr=subprocess.STDOUT,
             env=env,
@@ -239,15 +231,16 @@ class BatchRunner:
             # SIGINT on to each run (two would cut a run's own clean stop short).
             start_new_session=True,
         )
+        hand_over(entry.process, options)
         entry.log = log
         entry.row.status = "running"
-        entry.row.detail = "resuming" if arguments[0] == "resume" else "starting"
+        entry.row.detail = "resuming" if options.command == "resume" else "starting"
         entry.row.budget_usd = budget_usd
         entry.record.update(
             status="running",
-            command=arguments[0],
+            command=options.command,
             budget_usd=budget_usd,
-            base_url=public_url(entry.planned.base_url),
+            base_url=public_url(entry.planned.options.base_url),
             attempts=int(entry.record.get("attempts", 0)) + 1,
         )
         entry.record.pop("error", None)

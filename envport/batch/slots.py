@@ -20,9 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from envport.errors import EnvportError
-from envport.llm.cache import write_atomically
+from envport.io import FileLock, write_atomically
 from envport.runs.journal import Spending
-from envport.runs.layout import RunDir, RunLock
+from envport.runs.layout import RunDir
 from envport.runs.state import RunState, load_state
 
 MANIFEST = "batch.json"
@@ -92,14 +92,15 @@ class Slot:
         return Spending.from_journal(run.transcript).cost_usd if run else 0.0
 
 
-class BatchLock(RunLock):
+class BatchLock(FileLock):
     """One `envport batch` at a time on a runs directory (the kernel's lock, as a run's)."""
 
-    def __init__(self, out: Path) -> None:
-        super().__init__(out)
-        self.path = out / "batch.lock"
+    subject = "the batch"
 
-    def _busy(self, holder: int | None) -> str:
+    def __init__(self, out: Path) -> None:
+        super().__init__(out / "batch.lock")
+
+    def busy(self, holder: int | None) -> str:
         who = f"process {holder}" if holder else "another process"
         return f"{self.path.parent}: {who} is running this batch; wait for it or stop it"
 

@@ -75,7 +75,8 @@ class AccountedModel:
 
     async def _complete(self, key: str, request: ModelRequest) -> ModelResponse:
         if self.cache is not None:
-            # Disk work goes to a thread: the driver's event loop stays responsive.
+            # Disk work goes to a thread: the run's event loop stays free for the call's own
+            # network I/O and the lag monitor (a batch's runs are processes with a loop each).
             hit = await asyncio.to_thread(self.cache.get, key)
             if hit is not None:
                 response = hit.model_copy(update={"cached": True, "cost_usd": 0.0, "attempts": 0})

@@ -1,7 +1,7 @@
 """Spending caps checked before each call against the call's worst case.
 
 A call is refused when what has been spent, plus what calls in flight may still cost, plus
-this call's worst case (estimated input and all of max_tokens, at the dearest input rate)
+this call's worst case (estimated input and all of its max_tokens, at the dearest input rate)
 could pass a cap. Refusing before the call is what lets a run stop cleanly under its cap
 instead of noticing afterwards that it went over.
 """
@@ -58,22 +58,24 @@ class Reservation:
 
 
 class Budget:
-    """Caps in dollars and/or tokens for one run, or shared by the runs of a batch.
+    """Caps in dollars and/or tokens for one run (a batch's runs are separate processes,
+    each with its own Budget under the cap the batch handed it: envport.batch.money).
 
     `spent_usd` and `spent_tokens` start a resumed run where the last one stopped. Safe to
-    share across tasks and threads: a check and its reservation happen under one lock.
+    share across the run's tasks and threads: a check and its reservation happen under one
+    lock.
     """
 
     def __init__(
         self,
-        max_usd: float | None = None,
-        max_tokens: int | None = None,
+        budget_usd: float | None = None,
+        budget_tokens: int | None = None,
         *,
         spent_usd: float = 0.0,
         spent_tokens: int = 0,
     ) -> None:
-        self.max_usd = max_usd
-        self.max_tokens = max_tokens
+        self.budget_usd = budget_usd
+        self.budget_tokens = budget_tokens
         self.spent_usd = spent_usd
         self.spent_tokens = spent_tokens
         self.reserved_usd = 0.0
@@ -89,16 +91,20 @@ class Budget:
         """Hold the worst case of a call about to be made, or raise BudgetExhausted."""
         with self._lock:
             committed_usd = self.spent_usd + self.reserved_usd
-            if self.max_usd is not None and committed_usd + worst.usd > self.max_usd:
+            if self.budget_usd is not None and committed_usd + worst.usd > self.budget_usd:
                 raise BudgetExhausted(
                     f"budget exhausted: {label} could cost up to ${worst.usd:.4f} and "
-                    f"${committed_usd:.4f} of the ${self.max_usd:.2f} cap is spent or committed"
+                    f"${committed_usd:.4f} of the ${self.budget_usd:.2f} cap is spent or committed"
                 )
             committed_tokens = self.spent_tokens + self.reserved_tokens
-            if self.max_tokens is not None and committed_tokens + worst.tokens > self.max_tokens:
+            if (
+                self.budget_tokens is not None
+                and committed_tokens + worst.tokens > self.budget_tokens
+            ):
                 raise BudgetExhausted(
                     f"budget exhausted: {label} could use up to {worst.tokens} tokens and "
-                    f"{committed_tokens} of the {self.max_tokens} token cap are spent or committed"
+                    f"{committed_tokens} of the {self.budget_tokens} token cap are spent or "
+                    "committed"
                 )
             self.reserved_usd += worst.usd
             self.reserved_tokens += worst.tokens

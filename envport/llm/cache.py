@@ -4,16 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
-import os
-import tempfile
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel
 
+from envport.io import JsonCache
 from envport.llm.types import ModelRequest, ModelResponse
-
-log = logging.getLogger("envport.llm")
 
 
 def request_key(model_name: str, request: ModelRequest) -> str:
@@ -34,41 +30,28 @@ def request_key(model_name: str, request: ModelRequest) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+class CachedAnswer(BaseModel):
+    """One cache file: the answer, with the key and model it answers (for a reader)."""
+
+    key: str = ""
+    model: str = ""
+    response: ModelResponse
+
+
 class ResponseCache:
-    """One JSON file per answer, `<dir>/<key>.json`, written atomically."""
+    """One JSON file per answer, `<dir>/<key>.json`, written atomically (envport.io)."""
 
     def __init__(self, directory: Path | str) -> None:
-        self.directory = Path(directory)
+        self.store = JsonCache(directory, CachedAnswer, "cache")
+        self.directory = self.store.directory
 
     def path(self, key: str) -> Path:
-        return self.directory / f"{key}.json"
+        return self.store.path(key)
 
     def get(self, key: str) -> ModelResponse | None:
-        path = self.path(key)
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return ModelResponse.model_validate(data["response"])
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, KeyError, TypeError, ValidationError) as exc:
-            # A damaged entry costs one paid call, never a crashed run.
-            log.warning("ignoring unreadable cache entry %s: %s", path, exc)
-            return None
+        # A damaged entry is a miss: it costs one paid call, never a crashed run.
+        entry = self.store.get(key)
+        return entry.response if entry is not None else None
 
     def put(self, key: str, model_name: str, response: ModelResponse) -> None:
-        self.directory.mkdir(parents=True, exist_ok=True)
-        payload = {"key": key, "model": model_name, "response": response.model_dump(mode="json")}
-        write_atomically(self.path(key), json.dumps(payload, indent=2, ensure_ascii=False))
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a kill leaves the old file or the new one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        self.store.put(key, CachedAnswer(key=key, model=model_name, response=response), indent=2)

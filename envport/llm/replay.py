@@ -35,7 +35,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ValidationError, model_validator
 
 from envport.errors import EnvportError
-from envport.llm.cache import write_atomically
+from envport.io import write_atomically
 from envport.llm.types import STOP_END, Model, ModelRequest, ModelResponse, Purpose
 
 log = logging.getLogger("envport.llm")

@@ -43,13 +43,13 @@ class Asker:
         self.note = note
         # What earlier sessions paid is in the journal, including calls a kill cut short.
         self.spending = Spending.from_journal(run.transcript)
-        capped = limits.max_usd is not None or limits.max_tokens is not None
+        capped = limits.budget_usd is not None or limits.budget_tokens is not None
         # No caps, no Budget: the model layer then has nothing to price (and nothing to warn
         # about for a model without a price).
         budget = (
             Budget(
-                max_usd=limits.max_usd,
-                max_tokens=limits.max_tokens,
+                budget_usd=limits.budget_usd,
+                budget_tokens=limits.budget_tokens,
                 spent_usd=self.spending.cost_usd,
                 spent_tokens=self.spending.usage.total,
             )

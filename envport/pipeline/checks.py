@@ -13,11 +13,9 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from envport import interrupts
 from envport.errors import PortError
-from envport.llm.cache import write_atomically
+from envport.io import JsonCache
 from envport.repair.apply import read_files
 from envport.runs.state import COMPOSED, CheckOutcome
 from envport.verifiers import verify as verify_module
@@ -104,7 +102,7 @@ def _verify(run_dir: Path, port: Path, options: VerifyOptions) -> VerifyReport:
     return report
 
 
-class CheckCache:
+class CheckCache(JsonCache[VerifyReport]):
     """Verifier reports of a step, by what determines them: spec, port files, options.
 
     A step run again after a kill checks the same port again; serving the report it got the
@@ -114,7 +112,7 @@ class CheckCache:
     """
 
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
+        super().__init__(directory, VerifyReport, "check cache")
         self.step = 0
 
     def key(self, run_dir: Path, port: Path, options: VerifyOptions) -> str:
@@ -128,19 +126,6 @@ class CheckCache:
         }
         text = json.dumps(material, sort_keys=True, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-    def get(self, key: str) -> VerifyReport | None:
-        path = self.directory / f"{key}.json"
-        try:
-            return VerifyReport.model_validate_json(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValidationError) as error:
-            log.warning("ignoring unreadable check cache entry %s: %s", path, error)
-            return None
-
-    def put(self, key: str, report: VerifyReport) -> None:
-        write_atomically(self.directory / f"{key}.json", report.model_dump_json())
 
 
 def _cached_verify(

@@ -11,17 +11,21 @@ import argparse
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from pydantic import ValidationError
 from rich.console import Console
 
+from envport.errors import EnvportError
 from envport.pipeline import TRANSLATE_TARGETS
-
-if TYPE_CHECKING:
-    from envport.pipeline.translate import LimitOverrides
-    from envport.runs.state import OptimizeSettings
-
-DEFAULT_OPTIMIZE_ROUNDS = 3
+from envport.runs.options import (
+    DEFAULT_OPTIMIZE_ROUNDS,
+    OPTIMIZE_KEYS,
+    Limits,
+    ResumeOptions,
+    RunOptions,
+    TranslateOptions,
+    optimize_settings,
+)
 
 
 def _whole(minimum: int) -> Callable[[str], int]:
@@ -91,73 +95,118 @@ def _add_optimize(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _optimize_settings(args: argparse.Namespace) -> OptimizeSettings:
-    from envport.errors import EnvportError
-    from envport.runs.state import OptimizeSettings
+def _optimize_given(args: argparse.Namespace) -> dict[str, object]:
+    return {key: getattr(args, key) for key in OPTIMIZE_KEYS}
 
-    given = {
-        "--optimize-rounds": args.optimize_rounds,
-        "--bench-batch-sizes": args.bench_batch_sizes,
-        "--bench-steps": args.bench_steps,
-        "--bench-repeats": args.bench_repeats,
-    }
+
+def _check_optimize(args: argparse.Namespace) -> None:
     if not args.optimize:
-        stray = [flag for flag, value in given.items() if value is not None]
+        stray = [_flag(key) for key, value in _optimize_given(args).items() if value is not None]
         if stray:
             raise EnvportError(f"{', '.join(stray)} only apply with --optimize")
-        return OptimizeSettings()
-    values = {
-        "rounds": args.optimize_rounds or DEFAULT_OPTIMIZE_ROUNDS,
-        "batch_sizes": args.bench_batch_sizes,
-        "steps": args.bench_steps,
-        "repeats": args.bench_repeats,
-    }
-    return OptimizeSettings(**{k: v for k, v in values.items() if v is not None})
+
+
+# The limits a user may give, by their one name (a Limits field, a BATCH.toml key; the flag
+# is the name with dashes): the argparse type and help of each. `answer_tokens` has no flag.
+BUDGET_FLAGS: dict[str, tuple[Callable[[str], object], str]] = {
+    "max_iterations": (_whole(0), "repairs per module and per level before giving up (default 4)"),
+    "budget_usd": (_positive_float, "dollar cap for model calls, the whole run"),
+    "budget_tokens": (_whole(1), "token cap for model calls, the whole run"),
+    "max_minutes": (_positive_float, "wall-time cap of the run (default 60)"),
+    "stuck_after": (_whole(2), "the same divergence this many times in a row is stuck (default 3)"),
+}
+CALL_FLAGS: dict[str, tuple[Callable[[str], object], str, str]] = {
+    "call_timeout": (
+        _positive_float,
+        "SECONDS",
+        "total deadline of one attempt of a model call, answer included (default 180)",
+    ),
+    "call_attempts": (
+        _whole(1),
+        "N",
+        "attempts per model call, the first included, for transient failures (default 6)",
+    ),
+}
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
 
 
 def _add_budgets(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--max-iterations",
-        type=_whole(0),
-        help="repairs per module and per level before giving up (default 4)",
-    )
-    parser.add_argument("--budget-usd", type=_positive_float, help="dollar cap for model calls")
-    parser.add_argument("--budget-tokens", type=_whole(1), help="token cap for model calls")
-    parser.add_argument(
-        "--max-minutes", type=_positive_float, help="wall-time cap of the run (default 60)"
-    )
-    parser.add_argument(
-        "--stuck-after",
-        type=_whole(2),
-        help="the same divergence this many times in a row is stuck (default 3)",
-    )
+    for name, (kind, text) in BUDGET_FLAGS.items():
+        parser.add_argument(_flag(name), type=kind, help=text)
     calls = parser.add_argument_group("model calls")
-    calls.add_argument(
-        "--call-timeout",
-        type=_positive_float,
-        metavar="SECONDS",
-        help="total deadline of one attempt of a model call, answer included (default 180)",
-    )
-    calls.add_argument(
-        "--call-attempts",
-        type=_whole(1),
-        metavar="N",
-        help="attempts per model call, the first included, for transient failures (default 6)",
+    for name, (kind, metavar, text) in CALL_FLAGS.items():
+        calls.add_argument(_flag(name), type=kind, metavar=metavar, help=text)
+
+
+def _limits(args: argparse.Namespace) -> Limits:
+    """The limits given on the command line (only they are set: see envport.runs.options)."""
+    given = {name: getattr(args, name) for name in (*BUDGET_FLAGS, *CALL_FLAGS)}
+    try:
+        return Limits.model_validate({k: v for k, v in given.items() if v is not None})
+    except ValidationError as error:
+        first = error.errors()[0]
+        name = str(first["loc"][0]) if first["loc"] else "limits"
+        raise EnvportError(f"{_flag(name)}: {first['msg']}") from None
+
+
+def translate_options(args: argparse.Namespace) -> TranslateOptions:
+    """What `envport translate` was told, as the one options model."""
+    _check_optimize(args)
+    return TranslateOptions(
+        spec=args.spec,
+        target=args.target,
+        model=args.model,
+        base_url=args.base_url,
+        out=args.out,
+        run_id=args.run_id,
+        prompts=args.prompts,
+        limits=_limits(args),
+        optimize=optimize_settings(args.optimize, _optimize_given(args)),
     )
 
 
-def _overrides(args: argparse.Namespace) -> LimitOverrides:
-    from envport.pipeline.translate import LimitOverrides
+def resume_options(args: argparse.Namespace) -> ResumeOptions:
+    return ResumeOptions(run=args.run, base_url=args.base_url, limits=_limits(args))
 
-    return LimitOverrides(
-        max_iterations=args.max_iterations,
-        max_usd=args.budget_usd,
-        max_tokens=args.budget_tokens,
-        max_minutes=args.max_minutes,
-        stuck_after=args.stuck_after,
-        call_timeout_s=args.call_timeout,
-        call_attempts=args.call_attempts,
-    )
+
+def _word(value: object) -> str:
+    return f"{value:.10g}" if isinstance(value, float) else str(value)
+
+
+def command_words(options: RunOptions, *, base_url: bool = False) -> list[str]:
+    """The command line that gives these options, for a log or a message to a person (a
+    base URL may carry credentials: shown only when asked). Never parsed back: a batch
+    hands its runs the options themselves (envport.batch.child)."""
+    if isinstance(options, ResumeOptions):
+        words = ["resume", options.run]
+    else:
+        words = ["translate", options.spec, "--target", options.target]
+        for flag, value in (
+            ("--model", options.model),
+            ("--out", options.out),
+            ("--run-id", options.run_id),
+            ("--prompts", options.prompts),
+        ):
+            if value is not None:
+                words += [flag, str(value)]
+        if options.optimize.rounds:
+            words.append("--optimize")
+            settings = options.optimize.model_dump(exclude_unset=True)
+            for key, field in OPTIMIZE_KEYS.items():
+                if field in settings:
+                    value = settings[field]
+                    text = ",".join(map(str, value)) if isinstance(value, list) else _word(value)
+                    words += [_flag(key), text]
+    given = options.limits.given()
+    for name in (*BUDGET_FLAGS, *CALL_FLAGS):
+        if name in given:
+            words += [_flag(name), _word(given[name])]
+    if base_url and options.base_url:
+        words += ["--base-url", options.base_url]
+    return words
 
 
 def add_translate(subparsers: argparse._SubParsersAction) -> None:
@@ -199,30 +248,21 @@ def _console() -> Console:
     return Console(highlight=False, soft_wrap=True)
 
 
-def _run_translate(args: argparse.Namespace) -> int:
+def run(options: RunOptions) -> int:
+    """Translate or resume, as the command line (or a batch's child) asked."""
     # Imported when used: the driver pulls in the model layer, git and the verifier.
     from envport import interrupts
-    from envport.pipeline.translate import translate
+    from envport.pipeline.translate import resume, translate
 
     interrupts.install()
-    optimize = _optimize_settings(args)
-    return translate(
-        args.spec,
-        args.target,
-        model=args.model,
-        base_url=args.base_url,
-        out=args.out,
-        run_id=args.run_id,
-        prompts_dir=args.prompts,
-        limits=_overrides(args),
-        console=_console(),
-        optimize=optimize,
-    )
+    if isinstance(options, ResumeOptions):
+        return resume(options, _console())
+    return translate(options, _console())
+
+
+def _run_translate(args: argparse.Namespace) -> int:
+    return run(translate_options(args))
 
 
 def _run_resume(args: argparse.Namespace) -> int:
-    from envport import interrupts
-    from envport.pipeline.translate import resume
-
-    interrupts.install()
-    return resume(args.run, base_url=args.base_url, limits=_overrides(args), console=_console())
+    return run(resume_options(args))

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from envport.pipeline import decide_optimize
 from envport.pipeline.decisions import (
     BudgetEnded,
     Checked,
@@ -34,7 +35,6 @@ from envport.pipeline.decisions import (
     Complete,
     ComposedChecked,
     Decision,
-    Finish,
     GiveUp,
     Note,
     Outcome,
@@ -44,15 +44,10 @@ from envport.pipeline.decisions import (
     Revert,
     Unusable,
 )
-from envport.pipeline.optimize import kept_gain
+from envport.pipeline.verdict import optimized, summary, verified
 from envport.runs.state import CheckOutcome, RunState, StuckState
 
 # --- texts shared by the rules -------------------------------------------------------------
-
-
-def summary(outcomes: list[CheckOutcome]) -> str:
-    shown = [o for o in outcomes if not (o.level == "load" and o.passed)]
-    return ", ".join(f"{o.name} {'pass' if o.passed else 'FAIL'}" for o in shown) or "no checks"
 
 
 def signature(failures: list[CheckOutcome]) -> str:
@@ -62,17 +57,6 @@ def signature(failures: list[CheckOutcome]) -> str:
 def first_line(outcome: CheckOutcome) -> str:
     text = outcome.failures[0] if outcome.failures else "failed"
     return text.splitlines()[0] if text else "failed"
-
-
-def optimized(state: RunState) -> str:
-    """The verified run's reason after optimisation: what it gained, at the largest batch."""
-    progress = state.optimization
-    kept = sum(attempt.kept for attempt in progress.attempts)
-    done = f"{kept} of {progress.rounds_done} optimisation rounds kept"
-    gain = kept_gain(state)
-    if gain is not None:
-        done += f", {gain:.2f}x the SPS at B={state.optimize.largest}"
-    return f"every level passes; {done}"
 
 
 def step_kind(state: RunState) -> Literal["generate", "repair"]:
@@ -105,8 +89,6 @@ def regressions(state: RunState, outcomes: list[CheckOutcome]) -> list[CheckOutc
 
 def decide(state: RunState, outcome: Outcome) -> Decision:
     """The decision for `outcome` seen in a step taken from `state` (never mutated)."""
-    from envport.pipeline import decide_optimize
-
     if isinstance(outcome, BudgetEnded):
         return _budget_ended(state, outcome.reason)
     if state.phase == "optimize":
@@ -307,25 +289,3 @@ def _advance(decision: Decision) -> Decision:
         return decision.then(Complete())
     done = verified(nxt)
     return Decision(done.action, done.state, decision.acts + done.acts)
-
-
-def verified(nxt: RunState, reason: str = "every level passes") -> Decision:
-    """Every level passes (`nxt` is the step's next state, changed in place)."""
-    if nxt.optimize.rounds and nxt.phase != "optimize":
-        # The port is verified, and --optimize asks for speed next.
-        nxt.phase = "optimize"
-        nxt.iteration = 0
-        nxt.open_failures, nxt.notes, nxt.history = [], [], []
-        nxt.stuck = StuckState()
-        rounds = nxt.optimize.rounds
-        why = f"every level passes; {rounds} optimisation rounds follow"
-        acts = (
-            Record({"decision": "optimize", "why": why}),
-            Complete(),
-            Note(f"every level passes; optimising ({rounds} rounds)"),
-        )
-        return Decision("optimize", nxt, acts)
-    nxt.phase = "done"
-    nxt.status = "verified"
-    nxt.reason = reason
-    return Decision("verified", nxt, (Complete(), Finish()))

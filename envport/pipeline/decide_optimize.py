@@ -10,7 +10,6 @@ verified port alone; if that fails the run is verified, not optimised.
 
 from __future__ import annotations
 
-from envport.pipeline.decide import optimized, summary, verified
 from envport.pipeline.decisions import (
     Act,
     Action,
@@ -30,6 +29,7 @@ from envport.pipeline.decisions import (
     WriteBenchReport,
 )
 from envport.pipeline.optimize import Comparison, ratio_text
+from envport.pipeline.verdict import optimized, summary, verified
 from envport.runs.state import OptimizeAttempt, RunState
 
 

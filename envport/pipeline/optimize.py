@@ -26,11 +26,11 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from envport import interrupts
 from envport.errors import EnvportError
-from envport.llm.cache import write_atomically
+from envport.io import JsonCache, write_atomically
 from envport.runs.state import OptimizeAttempt, OptimizeSettings, RunState
 from envport.spec import PortSpec
 
@@ -151,11 +151,11 @@ def _guarded(index: int, call: Any, *args: Any) -> Any:
         raise BenchFailed(index, str(error).splitlines()[0] if str(error) else "failed") from None
 
 
-class BenchCache:
+class BenchCache(JsonCache[Comparison]):
     """Comparisons of a step by what determines them: the step, both ports' files, settings."""
 
     def __init__(self, directory: Path) -> None:
-        self.directory = directory
+        super().__init__(directory, Comparison, "bench cache")
 
     def key(self, step: int, ports: list[Path], settings: OptimizeSettings) -> str:
         material = {
@@ -165,19 +165,6 @@ class BenchCache:
         }
         text = json.dumps(material, sort_keys=True)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-    def get(self, key: str) -> Comparison | None:
-        path = self.directory / f"{key}.json"
-        try:
-            return Comparison.model_validate_json(path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            return None
-        except (OSError, ValidationError) as error:
-            log.warning("ignoring unreadable bench cache entry %s: %s", path, error)
-            return None
-
-    def put(self, key: str, comparison: Comparison) -> None:
-        write_atomically(self.directory / f"{key}.json", comparison.model_dump_json())
 
     def measure(
         self,

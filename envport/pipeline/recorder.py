@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from envport.io import write_atomically
 from envport.llm import ModelRequest
-from envport.llm.cache import write_atomically
 from envport.llm.types import ModelResponse
 from envport.pipeline.checks import CheckRun
 from envport.pipeline.optimize import Comparison, outcome_lines, write_bench_report

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -25,37 +24,9 @@ from envport.pipeline.prompting import PromptBuilder, target_info
 from envport.pipeline.sources import read_rules, read_sources
 from envport.prompts.render import Prompts
 from envport.runs.layout import RunDir, create_run, new_run_id, open_run
-from envport.runs.state import Limits, OptimizeSettings, RunState
+from envport.runs.options import Limits, ResumeOptions, TranslateOptions
+from envport.runs.state import RunState
 from envport.spec import PortSpec, load_spec, spec_path
-
-
-@dataclass
-class LimitOverrides:
-    """Budgets from the command line; None keeps the default (or the run's own, on resume)."""
-
-    max_iterations: int | None = None
-    max_usd: float | None = None
-    max_tokens: int | None = None
-    max_minutes: float | None = None
-    stuck_after: int | None = None
-    # How model calls are tried: settings, not budgets (they do not revive a run that gave up).
-    call_timeout_s: float | None = None
-    call_attempts: int | None = None
-
-    def given(self) -> bool:
-        """Whether a budget was given (what continues a run that gave up)."""
-        budgets = (
-            self.max_iterations,
-            self.max_usd,
-            self.max_tokens,
-            self.max_minutes,
-            self.stuck_after,
-        )
-        return any(value is not None for value in budgets)
-
-    def apply(self, limits: Limits) -> Limits:
-        changes = {key: value for key, value in vars(self).items() if value is not None}
-        return limits.model_copy(update=changes)
 
 
 def _prepare_environment() -> None:
@@ -65,7 +36,7 @@ def _prepare_environment() -> None:
 
 def _load(spec: str, base_url: str | None, limits: Limits) -> Model:
     retry = RetryPolicy(attempts=limits.call_attempts)
-    return load_model(spec, base_url=base_url, timeout=limits.call_timeout_s, retry=retry)
+    return load_model(spec, base_url=base_url, timeout=limits.call_timeout, retry=retry)
 
 
 def _builder(spec: PortSpec, target: str, prompts_dir: str | None) -> PromptBuilder:
@@ -73,19 +44,8 @@ def _builder(spec: PortSpec, target: str, prompts_dir: str | None) -> PromptBuil
     return PromptBuilder(Prompts(prompts_dir), spec, sources, target_info(target), rules)
 
 
-def translate(
-    spec_arg: str,
-    target: str,
-    *,
-    model: str | None,
-    base_url: str | None,
-    out: Path,
-    prompts_dir: str | None,
-    limits: LimitOverrides,
-    console: Console,
-    optimize: OptimizeSettings | None = None,
-    run_id: str | None = None,
-) -> int:
+def translate(options: TranslateOptions, console: Console) -> int:
+    target, out, run_id = options.target, options.out, options.run_id
     if target not in TRANSLATE_TARGETS:
         raise EnvportError(f"--target {target}: translate supports {', '.join(TRANSLATE_TARGETS)}")
     if run_id is not None and (out / run_id).exists():
@@ -93,13 +53,13 @@ def translate(
             f"--run-id {run_id}: {out / run_id} exists; continue it with `envport resume "
             f"{out / run_id}` or choose another id"
         )
-    spec_file = spec_path(spec_arg)
+    spec_file = spec_path(options.spec)
     spec = load_spec(spec_file)
-    prompts = str(Path(prompts_dir).resolve()) if prompts_dir else None
+    prompts = str(Path(options.prompts).resolve()) if options.prompts else None
     builder = _builder(spec, target, prompts)
-    choice = choose_model(model, spec_file, target)
-    run_limits = limits.apply(Limits())
-    live = _load(choice.spec, base_url, run_limits)
+    choice = choose_model(options.model, spec_file, target)
+    run_limits = options.limits
+    live = _load(choice.spec, options.base_url, run_limits)
     target_spec = spec.target(target)
     state = RunState(
         run_id=run_id or new_run_id(spec.name, target),
@@ -107,10 +67,10 @@ def translate(
         spec_name=spec.name,
         target=target,  # type: ignore[arg-type]
         model=choice.spec,
-        base_url=public_url(base_url),
+        base_url=public_url(options.base_url),
         prompts_dir=prompts,
         limits=run_limits,
-        optimize=optimize or OptimizeSettings(),
+        optimize=options.optimize,
         phase="modules" if target_spec.modules else "plan",
         modules=list(target_spec.modules),
         entry=target_spec.entry,
@@ -126,18 +86,13 @@ def translate(
     return _resumable(run, console, start)
 
 
-def resume(
-    run_arg: str,
-    *,
-    base_url: str | None,
-    limits: LimitOverrides,
-    console: Console,
-) -> int:
-    run = open_run(run_arg)
-    return _resumable(run, console, lambda: _resume(run, base_url, limits, console))
+def resume(options: ResumeOptions, console: Console) -> int:
+    run = open_run(options.run)
+    return _resumable(run, console, lambda: _resume(run, options, console))
 
 
-def _resume(run: RunDir, base_url: str | None, limits: LimitOverrides, console: Console) -> int:
+def _resume(run: RunDir, options: ResumeOptions, console: Console) -> int:
+    base_url, limits = options.base_url, options.limits
     state = run.load()
     if state.status == "verified":
         if not (run.reports / "report.html").is_file():
@@ -148,7 +103,7 @@ def _resume(run: RunDir, base_url: str | None, limits: LimitOverrides, console: 
         _print_paths(run, state, console)
         return EXIT_OK
     if state.status == "gave_up":
-        if not limits.given():
+        if not limits.gives_budget():
             console.print(
                 f"envport: run {state.run_id} gave up: {state.reason}; raise a budget "
                 "(--max-iterations, --budget-usd, --budget-tokens, --max-minutes) to continue, "
@@ -159,7 +114,7 @@ def _resume(run: RunDir, base_url: str | None, limits: LimitOverrides, console: 
             )
             return EXIT_DIVERGED
         state.stuck.count = 0  # a deliberate retry gets a fresh look at a stuck divergence
-    state.limits = limits.apply(state.limits)
+    state.limits = limits.over(state.limits)
     if base_url:
         state.base_url = public_url(base_url)
     spec = load_spec(run.spec_file)

@@ -6,7 +6,7 @@ import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
-from envport.llm.cache import write_atomically
+from envport.io import write_atomically
 
 
 @dataclass(frozen=True)

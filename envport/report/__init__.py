@@ -7,7 +7,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from envport.llm.cache import write_atomically
+from envport.io import write_atomically
 from envport.runs.layout import RunDir, open_run
 
 REPORT_NAME = "report.html"

@@ -14,17 +14,15 @@ runs/<run-id>/
 
 from __future__ import annotations
 
-import fcntl
-import os
 import re
 import secrets
 import shutil
-import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from envport.errors import EnvportError
+from envport.io.lock import FileLock
 from envport.runs import harness
 from envport.runs.history import History
 from envport.runs.state import RunState, load_state, save_state
@@ -70,81 +68,17 @@ class RunDir:
         save_state(self.state_file, state)
 
 
-class RunLock:
-    """One process drives a run at a time.
+class RunLock(FileLock):
+    """One process drives a run at a time (`run.lock`, held by the kernel: envport.io.lock)."""
 
-    The kernel holds the lock (flock on run.lock) and drops it when its process ends, however
-    it ends: nothing on disk can be stale, and no reader can mistake a lock being written for
-    an abandoned one. The file names the holder's PID, for the message only.
-    """
+    subject = "the run"
 
     def __init__(self, root: Path) -> None:
-        self.path = root / "run.lock"
-        self._fd: int | None = None
+        super().__init__(root / "run.lock")
 
-    def acquire(self) -> None:
-        while True:
-            try:
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-            except OSError as error:
-                raise EnvportError(f"{self.path}: cannot lock the run ({error})") from None
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                holder = self._holder(fd)
-                for _ in range(10):  # a holder that has just won writes its PID in a moment
-                    if holder is not None:
-                        break
-                    time.sleep(0.01)
-                    holder = self._holder(fd)
-                os.close(fd)
-                raise EnvportError(self._busy(holder)) from None
-            # The holder before us unlinks the file as it lets go: a lock on a file no longer
-            # at the path guards nothing, so take the one that is there now.
-            if _same_file(fd, self.path):
-                break
-            os.close(fd)
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
-        self._fd = fd
-
-    def _busy(self, holder: int | None) -> str:
+    def busy(self, holder: int | None) -> str:
         who = f"process {holder}" if holder else "another process"
         return f"{self.path.parent}: {who} is driving this run; wait for it or stop it"
-
-    def release(self) -> None:
-        if self._fd is None:
-            return
-        self.path.unlink(missing_ok=True)  # while still held, so no one locks a dying file
-        os.close(self._fd)
-        self._fd = None
-
-    def holder(self) -> int | None:
-        """The PID the lock file names (a hint: the lock itself is the kernel's)."""
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except OSError:
-            return None
-        try:
-            return self._holder(fd)
-        finally:
-            os.close(fd)
-
-    @staticmethod
-    def _holder(fd: int) -> int | None:
-        try:
-            return int(os.pread(fd, 32, 0).decode().strip())
-        except (OSError, ValueError):
-            return None
-
-
-def _same_file(fd: int, path: Path) -> bool:
-    try:
-        there = path.stat()
-    except FileNotFoundError:
-        return False
-    held = os.fstat(fd)
-    return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
 
 
 def new_run_id(spec_name: str, target: str) -> str:

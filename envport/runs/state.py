@@ -15,9 +15,9 @@ from typing import Final, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from envport.errors import EnvportError
-from envport.llm.cache import write_atomically
-from envport.llm.retry import DEFAULT_TIMEOUT_S, RetryPolicy
+from envport.io import write_atomically
 from envport.llm.types import TokenUsage
+from envport.runs.options import Limits, OptimizeSettings
 from envport.spec import ModuleSpec
 
 STATE_FORMAT: Final = "envport-run/1"
@@ -25,50 +25,10 @@ COMPOSED = "composed"
 
 Status = Literal["running", "verified", "gave_up", "interrupted", "stopped"]
 Phase = Literal["plan", "modules", "composed", "optimize", "done"]
-# Batch sizes the optimisation phase benches by default: the paper's range, the largest last
-# (the one an optimisation is judged by).
-OPTIMIZE_BATCH_SIZES = (32, 512, 8192)
 
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-class Limits(BaseModel):
-    """Budgets of one run. None means no cap."""
-
-    max_iterations: int = Field(default=4, ge=0, description="repairs per module and per level")
-    max_usd: float | None = Field(default=None, ge=0)
-    max_tokens: int | None = Field(default=None, gt=0)
-    max_minutes: float | None = Field(default=60.0, gt=0)
-    stuck_after: int = Field(default=3, ge=2, description="same divergence this often = stuck")
-    answer_tokens: int = Field(default=8192, gt=0, description="max_tokens of each model call")
-    # How each model call is tried: a total deadline per attempt (answer included), and the
-    # attempts, the first included. Kept in the run so a resume tries the same way.
-    call_timeout_s: float = Field(
-        default=DEFAULT_TIMEOUT_S, gt=0, description="seconds per model call attempt"
-    )
-    call_attempts: int = Field(
-        default=RetryPolicy().attempts, ge=1, description="attempts per model call"
-    )
-
-
-class OptimizeSettings(BaseModel):
-    """`translate --optimize`: how many rounds, and how each port is benched.
-
-    `rounds` 0 (the default, and what a run from before the phase existed loads as) means
-    no optimisation phase.
-    """
-
-    rounds: int = Field(default=0, ge=0, description="optimise prompts after L1-L3 pass")
-    batch_sizes: list[int] = Field(default_factory=lambda: list(OPTIMIZE_BATCH_SIZES))
-    steps: int = Field(default=200, gt=0, description="steps per env in one timed run")
-    repeats: int = Field(default=5, gt=0, description="timed runs per port; the best counts")
-    min_gain: float = Field(default=0.05, ge=0, description="kept only at >= 1 + min_gain")
-
-    @property
-    def largest(self) -> int:
-        return max(self.batch_sizes)
 
 
 class OptimizeAttempt(BaseModel):
@@ -122,6 +82,7 @@ class RunState(BaseModel):
     model: str
     base_url: str | None = None
     prompts_dir: str | None = None
+    # The options it was given (envport.runs.options), a resume's limits in place of their own.
     limits: Limits = Field(default_factory=Limits)
 
     status: Status = "running"

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from envport.targets.loader import ContractError, require
+from envport.targets.names import TargetName
 from envport.targets.numpy_port import CANNOT_LOAD
-from envport.targets.registry import TargetName
 
 STOCHASTIC_CONTRACT = ["sample_noise", "step_given_noise"]
 

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from envport.targets.loader import ContractError, require
-from envport.targets.registry import TargetName
+from envport.targets.names import TargetName
 
 STOCHASTIC_CONTRACT = ("sample_noise", "step_given_noise")
 

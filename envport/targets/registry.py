@@ -8,7 +8,6 @@ in the spec (`envport.spec.TARGETS` lists the same three).
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,22 +16,14 @@ from typing import TYPE_CHECKING
 
 from envport.serve.ops import LoadPort
 from envport.spec import PortSpec
+from envport.targets.names import AUTO, TARGET_CHOICES, TARGET_NAMES, TargetName
 from envport.targets.rust_build import cache_root
+
+# The names are defined in names.py and offered here with the rest of the registry.
+__all__ = ["AUTO", "TARGET_CHOICES", "TARGET_NAMES", "TargetName"]
 
 if TYPE_CHECKING:  # the adapters import their frameworks (JAX) when a worker loads a port
     from envport.targets.backend import PortBackend
-
-
-class TargetName(enum.StrEnum):
-    JAX = "jax"
-    NUMPY = "numpy"
-    RUST = "rust"
-
-
-TARGET_NAMES = tuple(name.value for name in TargetName)
-# `--target auto`: settled from the spec and the port directory, else by the worker.
-AUTO = "auto"
-TARGET_CHOICES = (AUTO, *TARGET_NAMES)
 
 
 def _load_jax(entry: ModuleType) -> PortBackend:

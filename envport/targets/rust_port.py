@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from envport.targets.loader import ContractError
-from envport.targets.registry import TargetName
+from envport.targets.names import TargetName
 
 ABI_VERSION = 1
 EXPORTS = (

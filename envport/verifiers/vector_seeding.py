@@ -13,7 +13,10 @@ of the reference does, and this check drives the port alone through each:
 2. A seeded reset depends on the seed alone: `reset(seed=s)`, and the masked envs of
    `reset(seed=s, options={"reset_mask": m})`, give the same envs whatever came before.
 3. The seed matters: where the reference's own resets under two seeds differ, the port's do
-   too (a generator seeded with a constant fails).
+   too (a generator seeded with a constant fails); and where the reference's outputs after a
+   seeded partial reset differ under two seeds (its resets, or the draws of the steps that
+   follow, as in a slippery lake with a fixed start), the port's differ too (a partial reset
+   that ignores its seed fails).
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ class Trace:
     calls: list[str] = field(default_factory=list)
     answers: list[dict[str, np.ndarray]] = field(default_factory=list)
     seeded: dict[int, np.ndarray] = field(default_factory=dict)
+    # The answers from the seeded partial reset up to the seeded full reset.
+    after_partial: range = range(0)
 
     def add(self, call: str, answer: dict[str, Any], envs: np.ndarray | None = None) -> None:
         kept = {k: np.asarray(answer[k]) for k in OUTPUTS if k in answer}
@@ -61,9 +66,12 @@ class Trace:
 class SeedingRun:
     """One run of the port's VectorEnv: the calls of the check, in order."""
 
-    def __init__(self, spec: PortSpec, worker: Any, seed: int, history: int) -> None:
+    def __init__(
+        self, spec: PortSpec, worker: Any, seed: int, history: int, partial_seed: int = 1
+    ) -> None:
         self.spec, self.worker = spec, worker
         self.seed = seed * 100_003 + SEED_OFFSET
+        self.partial_seed = self.seed + partial_seed
         ref = VectorReference(spec, BATCH)
         ref.reset(self.seed + history)
         self.starts = _late_starts(spec, ref)
@@ -71,7 +79,7 @@ class SeedingRun:
         self.actions = np.stack(
             [
                 np.asarray(
-                    plan_actions("uniform", space, seed + history, SEED_OFFSET + i, 4 * STRETCH)
+                    plan_actions("uniform", space, seed + history, SEED_OFFSET + i, 5 * STRETCH)
                 )
                 for i in range(BATCH)
             ]
@@ -92,13 +100,16 @@ class SeedingRun:
             self._steps()
         if partial_ok:
             mask = everyone % 3 == 1
+            begin = len(self.trace.answers)
             self._reset(
-                f"reset(seed={self.seed + 1}, options=reset_mask)",
+                f"reset(seed={self.partial_seed}, options=reset_mask)",
                 np.flatnonzero(mask),
-                seed=self.seed + 1,
+                seed=self.partial_seed,
                 mask=mask,
             )
             self._steps()
+            self._steps()
+            self.trace.after_partial = range(begin, len(self.trace.answers))
         self._reset(f"reset(seed={self.seed + 2})", everyone, seed=self.seed + 2)
         self._steps()
         return self.trace
@@ -148,7 +159,63 @@ def check_seeding(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[D
                     replay,
                 )
             ]
-    return _seed_matters(spec, worker, seed, replay)
+    return _partial_seed_matters(spec, worker, seed, first, replay) or _seed_matters(
+        spec, worker, seed, replay
+    )
+
+
+def _partial_seed_matters(
+    spec: PortSpec, worker: Any, seed: int, first: Trace, replay: str
+) -> list[Divergence]:
+    """The port's outputs after `reset(seed=s, options=reset_mask)` under another s must
+    differ where the reference's own do (the reference played through the same calls)."""
+    window = first.after_partial
+    if not window:
+        return []
+    shifted = SeedingRun(spec, worker, seed, history=0, partial_seed=7).play(seed + 11)
+    if _first_difference(first, shifted, window) is not None:
+        return []
+    reference = [
+        SeedingRun(spec, ReferenceVector(spec), seed, history=0, partial_seed=p).play(seed + 11)
+        for p in (1, 7)
+    ]
+    if _first_difference(reference[0], reference[1], window) is None:
+        return []  # the seed of a partial reset decides nothing the reference shows
+    call = first.calls[window.start]
+    return [
+        _divergence(
+            f"{call} and the same call under another seed gave the same outputs, up to the next "
+            "seeded reset, where the reference's differ: the port ignores the seed of a partial "
+            "reset (Gymnasium's SyncVectorEnv reseeds the envs it resets)",
+            [FieldDiff(field="calls compared", expected="some output differs", actual="none")],
+            seed,
+            replay,
+        )
+    ]
+
+
+class ReferenceVector:
+    """The reference's SyncVectorEnv answering the port worker's vector requests (no state
+    read), so the check's calls can be played on the reference too."""
+
+    def __init__(self, spec: PortSpec) -> None:
+        self.spec = spec
+        self.ref = VectorReference(spec, BATCH)
+
+    def request(self, op: Any) -> dict[str, Any]:
+        if isinstance(op, ops.VectorOpen):
+            self.ref = VectorReference(self.spec, op.num_envs)
+            return {"reset_options": True}
+        if isinstance(op, ops.VectorReset):
+            return {"obs": self.ref.reset(op.seed, op.mask)}
+        if isinstance(op, ops.VectorLoad):
+            for env in range(len(self.ref.refs)):
+                self.ref.write(env, {k: np.asarray(v)[env] for k, v in op.states.items()})
+            return {}
+        if isinstance(op, ops.VectorStep):
+            obs, reward, terminated, truncated, _ = self.ref.step(op.actions)
+            return dict(obs=obs, reward=reward, terminated=terminated, truncated=truncated)
+        raise TypeError(f"ReferenceVector cannot answer {type(op).__name__}")
 
 
 def _seed_matters(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[Divergence]:
@@ -205,11 +272,12 @@ def _differences(
         if left is None or right is None or left.shape != right.shape:
             diffs.append(FieldDiff(field=key, expected=_show(left), actual=_show(right)))
             continue
-        rows = np.arange(len(left)) if envs is None or left.ndim == 0 else envs
+        bad: list[int | None]
         if left.ndim == 0:
             same = np.array_equal(left, right, equal_nan=left.dtype.kind == "f")
             bad = [] if same else [None]
         else:
+            rows = np.arange(len(left)) if envs is None else envs
             bad = [
                 int(r)
                 for r in rows

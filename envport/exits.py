@@ -1,0 +1,36 @@
+"""How a command ends: an error a user can act on as one line and its exit code, and an
+interrupt that came before the command took charge as the line that says what to do.
+
+Shared by the command line (`envport.cli`) and a batch's runs (`envport.batch.child`), which
+run translate and resume without going through the command line.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+from envport import interrupts
+from envport.errors import EnvportError
+
+
+def finish(body: Callable[[], int], words: Sequence[str], *, own_signals: bool) -> int:
+    """Run a command's `body`, turning what escapes it into one line on stderr and an exit
+    code. `words`: the command line, to say how to start again; `own_signals`: this process
+    handles its own signals (it was not called by another envport command in-process)."""
+    try:
+        return int(body())
+    except EnvportError as error:
+        print(f"envport: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt as interrupt:
+        # Here only when the command had not taken charge (a run it started says how to
+        # continue it): still starting up, or a command without a run.
+        signum = getattr(interrupt, "signum", None)
+        if own_signals:
+            interrupts.decided()
+        print(
+            f"envport: {interrupts.describe(signum)}{interrupts.before_start(list(words))}",
+            file=sys.stderr,
+        )
+        return interrupts.exit_code(signum)
