@@ -165,3 +165,20 @@ def test_a_port_without_state_to_reference_is_resynchronised_and_still_judged(
     )
     broken = apply_mutant(mutant, port, tmp_path / "broken")
     assert not check("frozenlake", broken, example).passed
+
+
+@pytest.mark.slow
+def test_a_reset_the_reference_cannot_step_from_is_a_divergence_not_a_crash(
+    tmp_path: Path,
+) -> None:
+    # Taxi's destination pushed past its four codes: the state code stays inside the range
+    # of the reference's resets, and the reference, following the port, fails on it.
+    port = shutil.copytree(EXAMPLES / "taxi" / "ports" / "numpy", tmp_path / "numpy")
+    env = port / "env.py"
+    text = env.read_text()
+    old = "destination = (passenger + self.rng.integers(1, 4, size=count)) % 4"
+    assert text.count(old) == 1
+    env.write_text(text.replace(old, old.replace("% 4", "+ 4")))
+    level = check("taxi", port)
+    assert not level.passed
+    assert "the reference cannot step from the states" in level.divergences[0].message

@@ -162,7 +162,18 @@ class VectorRun:
     def _step(self, t: int) -> None:
         actions = self.actions[:, t]
         resetting = self.ref.pending.copy()
-        obs, reward, terminated, truncated, noise = self.ref.step(actions)
+        try:
+            obs, reward, terminated, truncated, noise = self.ref.step(actions)
+        except Exception as error:  # the reference is trusted, the states it follows are not
+            # The reference follows the port's resets: a state no reference reset gives that
+            # slipped past the support check (a code within the sample's range, say) can
+            # make the reference itself fail. That is the port's divergence, not a crash.
+            message = (
+                "the reference cannot step from the states the port's resets gave it "
+                f"({type(error).__name__}: {error}): the port reset to a state the reference "
+                "never reaches"
+            )
+            raise Mismatch(t, 0, message, []) from None
         answer = self.worker.request(ops.VectorStep(actions=actions, noise=noise))
         got = Steps.of(answer)
         self._contract(obs, got.obs, t, Steps(obs, reward, terminated, truncated), got)
