@@ -72,7 +72,7 @@ class PortWorker:
         # What the worker hosts, as errors name it: a port, or a bench anchor (the user's
         # yardstick, whose failure is not the port's).
         self.role = role
-        self._context = zmq.Context.instance()
+        self._context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self._socket = self._context.socket(zmq.PAIR)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._scratch = tempfile.TemporaryDirectory(prefix="envport-worker-")
@@ -136,7 +136,8 @@ class PortWorker:
         self._pending = self._next_id
         message = pack(op.request(self._next_id))
         # Zero-copy for big messages (L3's batches): zmq keeps the bytes until they are sent.
-        self._socket.send(message, copy=len(message) < ZERO_COPY_BYTES)
+        # (Flags positional: pyzmq's stubs type a run-time `copy` only in that form.)
+        self._socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
         self._pending_op = op.op
 
     def receive(self, timeout: float | None = None) -> Any:

@@ -144,9 +144,9 @@ def command_line(
         # Only what a tmpfs hid needs binding back; the rest of / is read-only already.
         if _under(path, hidden):
             arguments += ["--ro-bind", path, path]
-    for path in [scratch, *writable]:
-        os.makedirs(path, exist_ok=True)
-        arguments += ["--bind", str(path), str(path)]
+    for directory in [scratch, *writable]:
+        os.makedirs(directory, exist_ok=True)
+        arguments += ["--bind", str(directory), str(directory)]
     arguments += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     arguments += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
     arguments += ["--cap-drop", "ALL", "--chdir", str(scratch), "--"]

@@ -21,7 +21,7 @@ class EnvClient:
     def __init__(self, address: str, timeout: float = 120.0) -> None:
         self.address = address
         self.timeout = timeout
-        self._socket = zmq.Context.instance().socket(zmq.DEALER)
+        self._socket: zmq.Socket[bytes] = zmq.Context.instance().socket(zmq.DEALER)
         self._socket.setsockopt(zmq.LINGER, 0)
         self._socket.connect(address)
         self._next_id = 0
@@ -38,7 +38,8 @@ class EnvClient:
         self._pending, self._pending_op = self._next_id, op.op
         message = pack(op.request(self._next_id))
         # Zero-copy for big messages (L3's batches): zmq keeps the bytes until they are sent.
-        self._socket.send(message, copy=len(message) < ZERO_COPY_BYTES)
+        # (Flags positional: pyzmq's stubs type a run-time `copy` only in that form.)
+        self._socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
 
     def receive(self, timeout: float | None = None) -> Any:
         limit = self.timeout if timeout is None else timeout

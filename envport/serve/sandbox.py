@@ -226,7 +226,7 @@ def _disarm_posixsubprocess() -> None:
     def refused(*_args: Any, **_kwargs: Any) -> Any:
         raise PermissionError("envport sandbox: _posixsubprocess is not allowed in a port")
 
-    _posixsubprocess.fork_exec = refused  # type: ignore[attr-defined]
+    _posixsubprocess.fork_exec = refused
 
 
 _GUARD: _Guard | None = None

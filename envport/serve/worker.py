@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import zmq
 
 from envport.serve import sandbox
-from envport.serve.wire import ZERO_COPY_BYTES, Request, Response, pack, unpack_request
+from envport.serve.wire import ZERO_COPY_BYTES, Op, Request, Response, pack, unpack_request
 
 # The package name a port directory is imported as (envport.targets.loader): frames inside
 # it are the port's own, which is what a repair needs to see.
@@ -65,7 +65,8 @@ def _answer(host: Handler, request: Request) -> Response:
 
 
 def _send(socket: zmq.Socket, message: bytes) -> None:
-    socket.send(message, copy=len(message) < ZERO_COPY_BYTES)
+    # Flags passed positionally: pyzmq's stubs type a run-time `copy` only in that form.
+    socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
 
 
 def serve(
@@ -73,7 +74,7 @@ def serve(
     host: Handler,
     preload: dict[str, Any] | None = None,
     limits: sandbox.Limits | None = None,
-    preload_op: str = "load",
+    preload_op: Op = "load",
     parent: int | None = None,
 ) -> None:
     _exit_with_parent(parent if parent is not None else os.getppid())

@@ -206,7 +206,8 @@ def _prepare_jax(
 
     def scanned(carry: Any, keys: Any, pool: Any, starts: Any) -> Any:
         def body(c: Any, xs: Any) -> Any:
-            return one_step(c, *xs, pool, starts), None
+            t, key = xs  # scan slices (step index, key) pairs
+            return one_step(c, t, key, pool, starts), None
 
         return jax.lax.scan(body, carry, (jnp.arange(steps), keys))[0]
 

@@ -42,7 +42,7 @@ class JaxPort:
         self.jax = jax
         self.entry = entry
         self.params = entry.default_params() if hasattr(entry, "default_params") else None
-        self._compiled: dict[str, Any] = {}
+        self._compiled: dict[tuple[Any, ...], Any] = {}
 
     def _step(self, key_or_noise: Any, state: Any, action: Any, noisy: bool) -> Any:
         if noisy:
@@ -271,7 +271,7 @@ class JaxPort:
             # Compiled once for the run: L2 asks for several batch sizes, each env alone.
             self._episode_jit = jax.jit(self._episode, static_argnums=3)
         episode = self._episode_jit
-        if noisy:
+        if noise is not None:
             inputs = noise
         else:
             keys = jax.random.split(jax.random.PRNGKey(0), actions.shape[0] * actions.shape[1])

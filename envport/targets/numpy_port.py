@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import inspect
 import time
+from collections.abc import Mapping
 from types import ModuleType
 from typing import Any
 
@@ -229,9 +230,9 @@ class NumpyPort:
             obs.append(np.array(first))
             states.append(self._read(env))
         again, _ = self.entry.VectorEnv(num_envs=min(chunk, count)).reset(seed=seed)
-        read = None
-        if states[0] is not None:
-            read = {k: np.concatenate([s[k] for s in states]) for k in states[0]}
+        # All chunks or none have a state: the port's entry has state_to_reference or not.
+        present = [s for s in states if s is not None]
+        read = {k: np.concatenate([s[k] for s in present]) for k in present[0]} if present else None
         return {"obs": np.concatenate(obs), "state": read, "again": np.array(again)}
 
     def sample_step(
@@ -256,6 +257,7 @@ class NumpyPort:
     def vector_open(self, num_envs: int) -> dict[str, Any]:
         """A live VectorEnv driven op by op, as Gymnasium's users drive one."""
         self.vector = self.entry.VectorEnv(num_envs=num_envs)
+        parameters: Mapping[str, inspect.Parameter]
         try:
             parameters = inspect.signature(self.vector.reset).parameters
         except (TypeError, ValueError):

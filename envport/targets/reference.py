@@ -149,7 +149,7 @@ class Reference:
             return
         for name, (holder, attr) in self._holders.items():
             current = getattr(holder, attr)
-            value = state[name]
+            value: np.ndarray | bool | int | float = state[name]
             # Keep the reference's own types: it may compare with `is None` or index arrays.
             if isinstance(current, np.ndarray):
                 value = np.array(value, dtype=current.dtype)

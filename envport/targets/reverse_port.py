@@ -72,10 +72,10 @@ class ReverseNumpyPort:
         states: list[dict[str, np.ndarray]] = []
         for t in range(steps):
             if noise is None:
-                answer = self.env.step(actions[:, t])
+                stepped = self.env.step(actions[:, t])
             else:
-                answer = self.env.step_given_noise(actions[:, t], noise[:, t])
-            step = batch_outputs(answer, count)[:4]
+                stepped = self.env.step_given_noise(actions[:, t], noise[:, t])
+            step = batch_outputs(stepped, count)[:4]
             if not outputs:
                 outputs = [
                     np.empty((count, steps, *np.shape(p)[1:]), np.asarray(p).dtype) for p in step

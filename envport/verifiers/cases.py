@@ -19,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envport.spec import PortSpec
-from envport.targets.reference import Reference
+from envport.targets.reference import Reference, Transition
 from envport.verifiers import l3
 from envport.verifiers.compare import Steps
 from envport.verifiers.divergence import LevelResult
@@ -81,8 +81,17 @@ def play_case(reference: Reference, index: int, case: Case) -> Played:
             np.asarray([o.truncated for o in outputs]),
         ),
         # A stochastic env: the port replays the case through the reference's own noise.
-        None if outputs[0].noise is None else np.stack([o.noise for o in outputs]),
+        _noise(outputs),
     )
+
+
+def _noise(outputs: list[Transition]) -> np.ndarray | None:
+    """Every step's noise, or None for a deterministic env (whose steps record none)."""
+    drawn = [o.noise for o in outputs if o.noise is not None]
+    if not drawn:
+        return None
+    assert len(drawn) == len(outputs)  # a recording reference records at every step
+    return np.stack(drawn)
 
 
 def run_cases(

@@ -114,7 +114,8 @@ def divergent_steps(
     if length == 0:
         return []
     columns = _columns(spec, expected, actual)
-    mismatches, bounds = [], []
+    mismatches: list[np.ndarray] = []
+    bounds: list[tuple[float, float] | None] = []
     for name, want, got in columns:
         if got.dtype.kind not in "biuf":
             # Not a number numpy can compare (bfloat16 arrives as raw bytes): every step

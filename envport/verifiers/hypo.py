@@ -18,7 +18,7 @@ from hypothesis.reporting import with_reporter
 
 from envport.cache_home import cache_home
 
-SHRINK_SECONDS = 15.0
+SHRINK_SECONDS = 15
 
 
 def keep_caches_out_of_cwd() -> None:
@@ -57,11 +57,11 @@ def captured_reports() -> Iterator[list[str]]:
 
 
 @contextmanager
-def shrink_time_limit(seconds: float) -> Iterator[None]:
+def shrink_time_limit(seconds: int) -> Iterator[None]:
     """Bound the time Hypothesis spends shrinking a failure (its default is five minutes,
     too long for a check that runs every repair). Uses a Hypothesis internal where present."""
     engine = hypothesis.internal.conjecture.engine
-    previous = getattr(engine, "MAX_SHRINKING_SECONDS", None)
+    previous: int | None = getattr(engine, "MAX_SHRINKING_SECONDS", None)
     if previous is not None:
         engine.MAX_SHRINKING_SECONDS = seconds
     try:

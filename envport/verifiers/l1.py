@@ -158,7 +158,7 @@ def field_diffs(
 
 
 def _identical(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> list[str]:
-    return [k for k in a if not np.array_equal(a[k], b.get(k), equal_nan=True)]
+    return [k for k in a if k not in b or not np.array_equal(a[k], b[k], equal_nan=True)]
 
 
 def _drive(run: L1Run, check: Callable[..., None], name: str, module: str | None) -> LevelResult:

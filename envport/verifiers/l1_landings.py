@@ -59,7 +59,9 @@ def _action(space: spaces.Space, outside: ActionRange, rng: np.random.Generator)
     if isinstance(space, spaces.Discrete):
         if beyond and outside.invalid:
             return int(rng.choice(outside.invalid))
-        return int(space.start + rng.integers(0, space.n))
+        return int(space.start) + int(rng.integers(0, int(space.n)))
+    if not isinstance(space, spaces.Box):
+        raise TypeError(f"L1 cannot draw actions from {space}")
     low = np.where(np.isfinite(space.low), space.low, -1.0)
     high = np.where(np.isfinite(space.high), space.high, 1.0)
     if beyond and outside.low is not None and outside.high is not None:

@@ -85,7 +85,10 @@ def _machine(
     backend: str,
     draws: Draws,
     endings: list[tuple[State, Any]],
-) -> type:
+    last: dict[str, Any],
+) -> type[RuleBasedStateMachine]:
+    """The machine class; each instance Hypothesis makes is left in `last["machine"]`, where
+    the run finds the log of the failing one."""
     states = state_strategy(spec, draws)
     actions = action_strategy(reference.action_space, draws)
     counts = _COUNTS
@@ -98,6 +101,7 @@ def _machine(
             self.done = False
             self.log: list[str] = []
             self.readable = True
+            last["machine"] = self
 
         def _load(self, what: str) -> None:
             state = reference.read_state()
@@ -234,19 +238,12 @@ def check_interaction(
     started = time.perf_counter()
     draws = draws or draws_for(spec, reference)
     endings = ending_starts(spec, reference, _search_actions(reference.action_space), 0)
-    machine = _machine(spec, reference, _Guarded(worker), backend, draws, endings)
+    last: dict[str, Any] = {}
+    machine = _machine(spec, reference, _Guarded(worker), backend, draws, endings, last)
     settings = hypothesis_settings(examples, shrink)
     settings = type(settings)(settings, derandomize=True, stateful_step_count=spec.levels.l2.steps)
     level = LevelResult(level="l2", mode="interaction", passed=True, episodes=examples)
     _COUNTS["steps"] = 0
-    last: dict[str, Any] = {}
-    original_init = machine.__init__
-
-    def tracking_init(self: Any) -> None:
-        original_init(self)
-        last["machine"] = self
-
-    machine.__init__ = tracking_init
     try:
         with shrink_time_limit(SHRINK_SECONDS), captured_reports():
             run_state_machine_as_test(machine, settings=settings)

@@ -354,14 +354,15 @@ def _run_all(lanes: list[Lane]) -> None:
     try:
         with ThreadPoolExecutor(max_workers=len(lanes) - 1) as threads:
             futures = [threads.submit(lane.run) for lane in lanes[1:]]
-            errors = []
+            errors: list[BaseException] = []
             try:
                 lanes[0].run()
             except BaseException as error:  # the others stop; raised below
                 errors.append(error)
             for future in futures:
-                if future.exception() is not None:
-                    errors.append(future.exception())
+                failure = future.exception()
+                if failure is not None:
+                    errors.append(failure)
             if errors:
                 raise errors[0]
     finally:

@@ -131,11 +131,11 @@ def run_l4(
         )["returns"]
     )
     batch = ReferenceBatch(spec, len(eval_seeds), iter(()))
-    ref_returns = []
+    per_policy = []
     for policy in policies:
         batch.seeds = iter(eval_seeds)  # every policy from the same start states
-        ref_returns.append(evaluate(batch, policy, plan.max_steps))
-    ref_returns = np.stack(ref_returns)
+        per_policy.append(evaluate(batch, policy, plan.max_steps))
+    ref_returns = np.stack(per_policy)
     result = paired_tost(
         port_returns.mean(axis=1), ref_returns.mean(axis=1), config.margin, config.alpha
     )

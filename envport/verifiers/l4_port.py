@@ -53,9 +53,9 @@ class NumpyBatch:
         self.env.set_state(state)
         return self.pool.obs[index]
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, ...]:
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         obs, reward, terminated, truncated, _ = self.env.step(actions)
-        return tuple(np.array(part) for part in (obs, reward, terminated, truncated))
+        return np.array(obs), np.array(reward), np.array(terminated), np.array(truncated)
 
 
 class JaxBatch:
@@ -97,10 +97,12 @@ class JaxBatch:
         self.state = self._load(self.state, source, mask)
         return self.pool.obs[index]
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, ...]:
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         self.key, key = self.jax.random.split(self.key)
-        self.state, outputs = self._step(self.state, np.asarray(actions), key)
-        return tuple(np.asarray(part) for part in outputs)
+        self.state, (obs, reward, terminated, truncated) = self._step(
+            self.state, np.asarray(actions), key
+        )
+        return np.asarray(obs), np.asarray(reward), np.asarray(terminated), np.asarray(truncated)
 
 
 def _batch(port: Any, num_envs: int, pool: _Pool, seed: int) -> NumpyBatch | JaxBatch:

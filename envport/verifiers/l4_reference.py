@@ -39,7 +39,7 @@ class ReferenceBatch:
             found.append(self.last[row])
         return np.stack(found)
 
-    def step(self, actions: np.ndarray) -> tuple[np.ndarray, ...]:
+    def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         reward = np.zeros(self.num_envs)
         terminated = np.zeros(self.num_envs, dtype=bool)
         truncated = np.zeros(self.num_envs, dtype=bool)

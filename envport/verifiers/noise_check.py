@@ -68,6 +68,7 @@ def sample_size(spec: PortSpec, reference: Reference, seed: int) -> tuple[int, s
     if config.noise == "continuous":
         n = noise_stats.ks_samples(config.shift, alpha, config.power)
         return n, f"DKW bound: power >= {config.power:g} against KS distance {config.shift:g}"
+    assert config.categories is not None  # the spec requires it for categorical noise
     sizes = []
     for column in values.T:
         counts = np.bincount(column.astype(np.int64), minlength=config.categories)

@@ -103,7 +103,7 @@ class Played:
             {name: np.concatenate([p.states[name] for p in parts]) for name in parts[0].states},
             np.concatenate([part.actions for part in parts]),
             Steps.join([p.steps for p in parts]),
-            None if parts[0].noise is None else np.concatenate([p.noise for p in parts]),  # type: ignore[misc]
+            None if parts[0].noise is None else np.concatenate([p.noise for p in parts]),
         )
 
     # ---- over the wire: a reference worker plays a share and sends it whole ----

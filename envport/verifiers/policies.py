@@ -15,7 +15,7 @@ are the same with or without them.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -70,14 +70,14 @@ class Planner:
     def __init__(
         self,
         seed: int,
-        policies: list[str] | None = None,
+        policies: Sequence[str] | None = None,
         late_start_fraction: float = 0.0,
         max_episode_steps: int | None = None,
         outside: ActionRange | None = None,
     ) -> None:
         self.seed = seed
         self.outside = outside if outside is not None and outside.active else None
-        self.policies = policies or ["uniform"]
+        self.policies = list(policies or ["uniform"])
         self.late_start_fraction = late_start_fraction
         self.max_episode_steps = max_episode_steps
         self._draws = _Draws(seed)
@@ -132,7 +132,7 @@ class Planner:
 def _uniform(space: spaces.Space, rng: np.random.Generator, count: int) -> np.ndarray:
     if isinstance(space, spaces.Discrete):
         # floor(u * n): bias below 2**-50 for any n an env uses, and cheaper than integers().
-        return space.start + (rng.random(count) * space.n).astype(np.int64)
+        return int(space.start) + (rng.random(count) * int(space.n)).astype(np.int64)
     if isinstance(space, spaces.Box):
         low = np.where(np.isfinite(space.low), space.low, -1.0)
         high = np.where(np.isfinite(space.high), space.high, 1.0)

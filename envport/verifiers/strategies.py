@@ -11,7 +11,7 @@ actions (`levels.out_of_range_share`) lies outside the declared action space.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from gymnasium import spaces
@@ -49,7 +49,7 @@ def draws_for(spec: PortSpec, reference: Any) -> Draws:
     """The spec's edge and out-of-range settings applied to this reference."""
     levels = spec.levels
     limit = reference.max_episode_steps
-    integers = {}
+    integers: dict[str, tuple[int, ...]] = {}
     if spec.state.step_counter and limit:
         integers[spec.state.step_counter] = (limit - 1, limit)
     return Draws(
@@ -160,7 +160,7 @@ def state_strategy(
 def _box_component(
     lo: float, hi: float, outer: tuple[float, float] | None, draws: Draws, dtype: Any
 ) -> st.SearchStrategy[float]:
-    width = 32 if dtype == np.float32 else 64
+    width: Literal[32, 64] = 32 if dtype == np.float32 else 64
     inside = st.floats(lo, hi, allow_nan=False, width=width)
     wide_lo, wide_hi = outer if outer is not None else (lo, hi)
     points = sorted(set(edge_points(wide_lo, wide_hi, draws.constants)) | {lo, hi})
@@ -179,22 +179,22 @@ def action_strategy(space: spaces.Space, draws: Draws | None = None) -> st.Searc
     draws = draws or Draws()
     outside = draws.actions
     if isinstance(space, spaces.Discrete):
-        valid = st.integers(int(space.start), int(space.start + space.n - 1))
+        valid = st.integers(int(space.start), int(space.start) + int(space.n) - 1)
         if outside.share > 0 and outside.invalid:
             return weighted(outside.share, st.sampled_from(outside.invalid), valid)
         return valid
     if isinstance(space, spaces.Box):
         low = np.where(np.isfinite(space.low), space.low, -UNBOUNDED_ACTION)
         high = np.where(np.isfinite(space.high), space.high, UNBOUNDED_ACTION)
-        widened = outside.low is not None and outside.high is not None and outside.share > 0
+        dtype = space.dtype
+        assert dtype is not None  # a Box always has one (only the base Space may not)
+        outers: list[tuple[float, float] | None] = [None] * low.size
+        if outside.low is not None and outside.high is not None and outside.share > 0:
+            outers = [
+                (float(outside.low.flat[i]), float(outside.high.flat[i])) for i in range(low.size)
+            ]
         parts = [
-            _box_component(
-                float(lo),
-                float(hi),
-                (float(outside.low.flat[i]), float(outside.high.flat[i])) if widened else None,
-                draws,
-                space.dtype.type,
-            )
+            _box_component(float(lo), float(hi), outers[i], draws, dtype.type)
             for i, (lo, hi) in enumerate(zip(low.flat, high.flat, strict=True))
         ]
         return st.tuples(*parts).map(

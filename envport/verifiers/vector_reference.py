@@ -9,8 +9,10 @@ it. A stochastic env's sub-envs record their draws, and each step's become the p
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
@@ -22,7 +24,7 @@ class VectorReference:
     def __init__(self, spec: PortSpec, count: int) -> None:
         self.refs = [Reference(spec) for _ in range(count)]
         self.vec = SyncVectorEnv(
-            [(lambda env=ref.env: env) for ref in self.refs],
+            [_returning(ref.env) for ref in self.refs],
             autoreset_mode=AutoresetMode.NEXT_STEP,
         )
         # Envs whose episode ended at the last step: Gymnasium resets them at the next.
@@ -32,6 +34,8 @@ class VectorReference:
     def reset(self, seed: int | None, mask: np.ndarray | None = None) -> np.ndarray:
         """Gymnasium's reset: all envs, or (`options={"reset_mask": mask}`) only some."""
         options = None if mask is None else {"reset_mask": np.asarray(mask, dtype=bool)}
+        # SyncVectorEnv leaves VectorEnv's type parameters open: its results are typed here.
+        obs: np.ndarray
         obs, _ = self.vec.reset(seed=seed, options=options)
         chosen = np.ones(len(self.refs), dtype=bool) if mask is None else np.asarray(mask)
         for ref in np.asarray(self.refs)[chosen]:
@@ -47,6 +51,10 @@ class VectorReference:
             befores.append(None if self.pending[index] or not recording else ref.read_state())
             if recording and ref.recorder is not None:
                 ref.recorder.begin()
+        obs: np.ndarray
+        reward: np.ndarray
+        terminated: np.ndarray
+        truncated: np.ndarray
         obs, reward, terminated, truncated, _ = self.vec.step(actions)
         noise = None
         if recording:
@@ -59,8 +67,8 @@ class VectorReference:
             filler = next((n for n in self._noise if n is not None), None)
             if filler is not None:
                 noise = np.stack([filler if n is None else n for n in self._noise])
-        for index in np.flatnonzero(self.pending):
-            self.refs[index].track()
+        for ended in np.flatnonzero(self.pending):
+            self.refs[ended].track()
         self.pending = np.asarray(terminated) | np.asarray(truncated)
         return np.array(obs), np.array(reward), np.array(terminated), np.array(truncated), noise
 
@@ -70,6 +78,11 @@ class VectorReference:
     def write(self, index: int, state: State) -> None:
         ref = self.refs[index]
         ref.write_state({**ref.read_state(), **state})
+
+
+def _returning(env: gym.Env) -> Callable[[], gym.Env]:
+    """The env maker SyncVectorEnv asks for, handing back an env already made."""
+    return lambda: env
 
 
 def _row(actions: np.ndarray, index: int) -> Any:
