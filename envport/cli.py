@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 from envport import interrupts
 from envport.errors import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
 from envport.exits import finish
+from envport.targets.registry import AUTO, TARGET_CHOICES
 
 # What `envport --help` says the tool is (this module's docstring is about the module).
 DESCRIPTION = (
@@ -66,7 +67,7 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         required=True,
         help="directory of the port's modules, or RUN@K: a run's port as it was at iteration K",
     )
-    p.add_argument("--target", default="auto", choices=["auto", "jax", "numpy", "rust"])
+    p.add_argument("--target", default=AUTO, choices=list(TARGET_CHOICES))
     p.add_argument(
         "--levels",
         type=_levels,

@@ -24,6 +24,8 @@ from pydantic import (
 from envport.errors import SpecError
 
 SPEC_FILENAME = "envport.toml"
+# The target registry's names (envport.targets.registry; the spec sits below it, so the
+# names are repeated here, and tests/test_spec.py holds the two equal).
 TARGETS = ("jax", "numpy", "rust")
 PolicyName = Literal["uniform", "sticky", "biased"]
 POLICIES: tuple[PolicyName, ...] = ("uniform", "sticky", "biased")

@@ -67,3 +67,10 @@ def test_bad_specs_are_one_line_naming_the_key(tmp_path: Path, text: str, fragme
 def test_missing_spec_file_says_what_to_pass(tmp_path: Path) -> None:
     with pytest.raises(SpecError, match="no such spec file"):
         load_spec(tmp_path / "nowhere")
+
+
+def test_the_spec_knows_the_registrys_targets() -> None:
+    from envport.spec import TARGETS
+    from envport.targets.registry import TARGET_NAMES
+
+    assert TARGETS == TARGET_NAMES

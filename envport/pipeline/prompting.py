@@ -10,13 +10,13 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
+from envport.errors import EnvportError
 from envport.pipeline.plan import CONTRACT
 from envport.pipeline.sources import ReferenceSource
 from envport.prompts.render import Prompts, normalise_files
 from envport.runs.state import COMPOSED, RunState
 from envport.spec import PortSpec, Tolerance
-
-TITLES = {"jax": "JAX", "numpy": "batched NumPy"}
+from envport.targets.registry import TRANSLATE_TARGETS, target
 
 
 @dataclass(frozen=True)
@@ -24,14 +24,19 @@ class TargetInfo:
     name: str
     title: str
     contract: str
+    # The template of the target's notes (the registry's `prompt_notes`).
+    notes: str
 
 
-def target_info(target: str) -> TargetInfo:
+def target_info(name: str) -> TargetInfo:
+    chosen = target(name)
+    if chosen.prompt_notes is None:
+        raise EnvportError(f"--target {name}: translate supports {', '.join(TRANSLATE_TARGETS)}")
     # The backend's own docstring is the contract the worker enforces: one source of truth.
-    module = importlib.import_module(f"envport.targets.{target}_port")
+    module = importlib.import_module(f"envport.targets.{name}_port")
     doc = (module.__doc__ or "").strip()
     contract = "\n".join(doc.splitlines()[1:]).strip() or doc
-    return TargetInfo(target, TITLES.get(target, target), contract)
+    return TargetInfo(name, chosen.title, contract, chosen.prompt_notes)
 
 
 @dataclass

@@ -41,6 +41,8 @@ def _load_numpy(entry: ModuleType) -> PortBackend:
 @dataclass(frozen=True)
 class Target:
     name: TargetName
+    # How prompts and reports name the backend.
+    title: str
     # The prompt template holding the target's notes (its contract, in the model's words).
     prompt_notes: str | None
     # A Python entry module the worker imports and wraps (None: a crate, built and loaded
@@ -60,10 +62,14 @@ class Target:
 
 
 TARGETS: dict[TargetName, Target] = {
-    TargetName.JAX: Target(TargetName.JAX, "target_jax.j2", _load_jax, True, False, False),
-    TargetName.NUMPY: Target(TargetName.NUMPY, "target_numpy.j2", _load_numpy, True, True, False),
-    TargetName.RUST: Target(TargetName.RUST, None, None, False, False, True),
+    TargetName.JAX: Target(TargetName.JAX, "JAX", "target_jax.j2", _load_jax, True, False, False),
+    TargetName.NUMPY: Target(
+        TargetName.NUMPY, "batched NumPy", "target_numpy.j2", _load_numpy, True, True, False
+    ),
+    TargetName.RUST: Target(TargetName.RUST, "Rust", None, None, False, False, True),
 }
+# What `envport translate` can generate: the targets whose contract has prompt notes.
+TRANSLATE_TARGETS = tuple(t.name.value for t in TARGETS.values() if t.prompt_notes is not None)
 
 
 def target(name: str) -> Target:
