@@ -3,6 +3,7 @@ dies is replaced while the server lives on; SIGTERM ends it cleanly with a lag s
 
 from __future__ import annotations
 
+import shutil
 import signal
 import socket
 import subprocess
@@ -100,3 +101,33 @@ def test_client_without_server_fails_within_its_timeout() -> None:
     ):
         client.receive()
     assert time.monotonic() - started < 10
+
+
+def test_an_answer_the_wire_refuses_is_the_ports_failure_and_the_worker_lives_on(
+    tmp_path: Path,
+) -> None:
+    from envport.serve.ops import VectorOpen, VectorReset
+
+    from helpers import started_worker
+
+    port = tmp_path / "numpy"
+    shutil.copytree(NUMPY_PORT, port)
+    env = port / "env.py"
+    text = env.read_text()
+    old = "        return self.physics.astype(np.float32), {}\n\n    def step"
+    assert text.count(old) == 1
+    # Observations as Python objects: the wire cannot carry them.
+    env.write_text(
+        text.replace(
+            old,
+            old.replace(
+                "self.physics.astype(np.float32)",
+                "np.array([object()] * self.num_envs, dtype=object)",
+            ),
+        )
+    )
+    with started_worker(CARTPOLE, port, "numpy") as worker:
+        worker.request(VectorOpen(num_envs=3))
+        with pytest.raises(PortError, match="cannot cross the wire"):
+            worker.request(VectorReset(seed=1))
+        assert worker.request(Ping()) is not None  # the worker still answers

@@ -145,7 +145,13 @@ class PortWorker:
         deadline = time.monotonic() + limit
         while True:
             if self._socket.poll(100):
-                response = unpack_response(self._socket.recv())
+                try:
+                    response = unpack_response(self._socket.recv())
+                except ValueError as error:
+                    # The worker runs untrusted code: a forged frame is its failure.
+                    raise PortError(
+                        f"{self.role} sent a malformed answer to `{self._pending_op}`: {error}"
+                    ) from None
                 if response.id != self._pending:
                     continue  # a late answer to a request we gave up on
                 if not response.ok:

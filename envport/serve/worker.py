@@ -69,6 +69,21 @@ def _send(socket: zmq.Socket, message: bytes) -> None:
     socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
 
 
+def _packed(answer: Response) -> bytes:
+    """An answer the wire refuses (an object or structured array the port returned) is the
+    port's failure, reported as such, not a worker that dies without a word."""
+    try:
+        return pack(answer)
+    except (TypeError, ValueError) as error:
+        return pack(
+            Response(
+                id=answer.id,
+                ok=False,
+                error=f"the port's answer cannot cross the wire: {error}",
+            )
+        )
+
+
 def serve(
     address: str,
     host: Handler,
@@ -89,7 +104,7 @@ def serve(
     if preload is not None:
         with sandbox.cpu_budget(budget):
             answer = _answer(host, Request(id=1, op=preload_op, args=preload))
-        _send(socket, pack(answer))
+        _send(socket, _packed(answer))
     while True:
         request = unpack_request(socket.recv())
         if request.op == "shutdown":
@@ -97,7 +112,7 @@ def serve(
             break
         with sandbox.cpu_budget(budget):
             answer = _answer(host, request)
-        _send(socket, pack(answer))
+        _send(socket, _packed(answer))
     socket.close()
     context.term()
     # Nothing is left to save: skip interpreter teardown (slow with JAX loaded).
