@@ -130,3 +130,19 @@ def test_an_anchor_that_cannot_be_imported_is_not_called_the_port(tmp_path: Path
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("envport: --anchor gymnax:CartPole-v1: anchor failed in `bench`")
     assert "six_is_not_installed_here" in lines[0] and "port failed" not in lines[0]
+
+
+def test_subjects_take_turns_in_an_order_that_flips_every_round() -> None:
+    from envport.targets.bench_run import take_turns
+
+    calls: list[int] = []
+
+    def run(index: int) -> str:
+        calls.append(index)
+        return f"{index}@{len(calls)}"
+
+    answers = take_turns(3, 4, run)
+    assert calls == [0, 1, 2, 2, 1, 0, 0, 1, 2, 2, 1, 0]
+    # Each subject's answers, in the order of its rounds.
+    assert answers[0] == ["0@1", "0@6", "0@7", "0@12"]
+    assert answers[2] == ["2@3", "2@4", "2@9", "2@10"]

@@ -18,6 +18,7 @@ prompt), so a comparison is cached by the step and both versions' files, like th
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -102,7 +103,7 @@ def _interleaved(
     from contextlib import ExitStack
 
     from envport.serve.client import PortWorker
-    from envport.targets.bench_run import START_STATES, action_pool, start_states
+    from envport.targets.bench_run import START_STATES, action_pool, start_states, take_turns
     from envport.targets.reference import Reference
 
     reference = Reference(spec)
@@ -117,22 +118,27 @@ def _interleaved(
             )
             _guarded(index, worker.receive)  # the load answer: a broken port stops here
             workers.append(worker)
-        order = list(range(len(ports)))
         for batch in sizes:
             actions = action_pool(reference.action_space, batch, seed=0)
-            for repeat in range(settings.repeats):
-                turn = order if repeat % 2 == 0 else order[::-1]
-                for index in turn:
-                    answer = _guarded(
-                        index, _bench, workers[index], batch, actions, states, settings.steps
-                    )
-                    speed = speeds[index]
+            answers = take_turns(
+                len(ports),
+                settings.repeats,
+                functools.partial(_turn, workers, batch, actions, states, settings.steps),
+            )
+            for speed, mine in zip(speeds, answers, strict=True):
+                for answer in mine:
                     sps = round(float(answer["sps"]), 1)
                     speed.runs.setdefault(batch, []).append(sps)
                     if sps >= speed.sps.get(batch, 0.0):
                         speed.sps[batch] = sps
                         speed.loop[batch] = str(answer["loop"])
     return speeds
+
+
+def _turn(
+    workers: list[Any], batch: int, actions: Any, states: Any, steps: int, index: int
+) -> dict[str, Any]:
+    return _guarded(index, _bench, workers[index], batch, actions, states, steps)
 
 
 def _bench(worker: Any, batch: int, actions: Any, states: Any, steps: int) -> dict[str, Any]:

@@ -8,11 +8,13 @@ rather than on whichever happened to run last.
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -24,6 +26,8 @@ from envport.targets.bench import best_of
 from envport.targets.bench_report import BenchReport, BenchRow, machine
 from envport.targets.reference import Reference, make_env
 from envport.targets.registry import load_request
+
+Answer = TypeVar("Answer")
 
 DEFAULT_BATCH_SIZES = (32, 128, 512, 2048, 8192)
 # Distinct action rows cycled over the steps: random enough, and small on the wire.
@@ -148,11 +152,24 @@ def _sync_row(spec: PortSpec, options: BenchOptions) -> BenchRow:
     )
 
 
+def take_turns(count: int, repeats: int, run: Callable[[int], Answer]) -> list[list[Answer]]:
+    """`repeats` rounds of one timed run per subject, the order flipped every round (A B,
+    B A, ...): a burst of load from elsewhere on a shared machine hits the subjects alike,
+    and none always runs first. Every comparison of speeds (bench, optimise) times this way.
+    """
+    answers: list[list[Answer]] = [[] for _ in range(count)]
+    order = list(range(count))
+    for repeat in range(repeats):
+        for index in order if repeat % 2 == 0 else order[::-1]:
+            answers[index].append(run(index))
+    return answers
+
+
 def worker_rows(spec: PortSpec, subjects: list[Subject], options: BenchOptions) -> list[BenchRow]:
     """Every subject at every batch size; JIT compile and Rust build apart.
 
-    At each batch size the subjects take turns one timed run at a time, so a burst of load
-    from elsewhere on a shared machine hits them alike, and each keeps its best run.
+    At each batch size the subjects take turns one timed run at a time (`take_turns`), and
+    each keeps its best run.
     """
     reference = Reference(spec)
     states = start_states(reference, min(START_STATES, max(options.batch_sizes)))
@@ -167,13 +184,26 @@ def worker_rows(spec: PortSpec, subjects: list[Subject], options: BenchOptions) 
         ]
         for batch in options.batch_sizes:
             actions = action_pool(reference.action_space, batch, options.seed)
-            answers: list[list[dict[str, Any]]] = [[] for _ in subjects]
-            for _ in range(options.repeats):
-                for subject, worker, mine in zip(subjects, workers, answers, strict=True):
-                    mine.append(_bench(subject, worker, batch, actions, states, options))
+            answers = take_turns(
+                len(subjects),
+                options.repeats,
+                functools.partial(_turn, subjects, workers, batch, actions, states, options),
+            )
             for subject, (name, backend), mine in zip(subjects, labels, answers, strict=True):
                 rows.append(_row(subject, name, backend, batch, options.steps, mine))
     return rows
+
+
+def _turn(
+    subjects: list[Subject],
+    workers: list[PortWorker],
+    batch: int,
+    actions: np.ndarray,
+    states: dict[str, np.ndarray],
+    options: BenchOptions,
+    index: int,
+) -> dict[str, Any]:
+    return _bench(subjects[index], workers[index], batch, actions, states, options)
 
 
 def _row(
