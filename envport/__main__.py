@@ -18,4 +18,4 @@ except KeyboardInterrupt as interrupt:  # still loading envport
     print(f"envport: {interrupts.describe(signum)}{note}", file=sys.stderr)
     raise SystemExit(interrupts.exit_code(signum)) from None
 
-raise SystemExit(main())
+raise SystemExit(main())  # main() ends the process itself after an interrupt

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 from envport import interrupts
 from envport.errors import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
-from envport.exits import finish
+from envport.exits import finish, leave
 from envport.targets.registry import AUTO, TARGET_CHOICES
 
 # What `envport --help` says the tool is (this module's docstring is about the module).
@@ -217,7 +217,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # envport's to handle from the start.
         interrupts.install(repeat=True)
     words = list(sys.argv[1:] if argv is None else argv)
-    return finish(lambda: _run(argv), words, own_signals=argv is None)
+    code = finish(lambda: _run(argv), words, own_signals=argv is None)
+    # In its own process the command line ends the process; a caller's in-process call
+    # gets the code back.
+    return leave(code) if argv is None else code
 
 
 def _run(argv: Sequence[str] | None) -> int:

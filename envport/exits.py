@@ -7,6 +7,8 @@ run translate and resume without going through the command line.
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -34,3 +36,16 @@ def finish(body: Callable[[], int], words: Sequence[str], *, own_signals: bool) 
             file=sys.stderr,
         )
         return interrupts.exit_code(signum)
+
+
+def leave(code: int) -> int:
+    """The process's own ending. After an interrupt there is nothing left to save (the run
+    state, the journal and the git history are written before the resume line is printed),
+    and interpreter teardown can then abort in an extension's thread (seen once in 20
+    SIGINTs: "PyThreadState_Get ... finalizing", exit -6 instead of 130), so the process
+    ends at once with its code, as a port worker does. Any other code returns normally."""
+    if code in (interrupts.exit_code(signal.SIGINT), interrupts.exit_code(signal.SIGTERM)):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code

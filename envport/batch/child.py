@@ -72,7 +72,7 @@ def main() -> None:
     # From the first moment, as `python -m envport` does: the batch's SIGINT may come while
     # this process is still loading envport, and it must end with 130 all the same.
     interrupts.install(repeat=True)
-    from envport.exits import finish
+    from envport.exits import finish, leave
     from envport.pipeline.command import command_words, run
 
     words: list[str] = []  # filled once the options are read, for a message about them
@@ -82,7 +82,7 @@ def main() -> None:
         words.extend(command_words(options))
         return run(options)
 
-    raise SystemExit(finish(body, words, own_signals=False))
+    raise SystemExit(leave(finish(body, words, own_signals=False)))
 
 
 if __name__ == "__main__":

@@ -83,12 +83,15 @@ def _ext_hook(code: int, data: bytes) -> Any:
     if code != _NDARRAY:
         return msgpack.ExtType(code, data)
     # The sender may be a hostile port: whatever is wrong is one ValueError, and an object
-    # dtype (pointers) or a negative side (numpy would infer it) is wrong.
+    # dtype (pointers), a negative side (numpy would infer it) or a shape that is not a list
+    # of integers (a string's letters would pass as an empty one) is wrong.
     try:
         unpacker = msgpack.Unpacker()
         unpacker.feed(data)
         dtype, shape = next(unpacker)
         kind = np.dtype(dtype)
+        if not isinstance(shape, list) or not all(type(side) is int for side in shape):
+            raise ValueError(f"shape {shape!r} is not a list of integers")
         if kind.hasobject or kind.names is not None or any(side < 0 for side in shape):
             raise ValueError(f"dtype {kind} and shape {shape} cannot be sent")
         array = np.frombuffer(data[unpacker.tell() :], dtype=kind).reshape(shape)
