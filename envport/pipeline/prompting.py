@@ -10,13 +10,12 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from envport.errors import EnvportError
 from envport.pipeline.plan import CONTRACT
 from envport.pipeline.sources import ReferenceSource
 from envport.prompts.render import Prompts, normalise_files
 from envport.runs.state import COMPOSED, RunState
 from envport.spec import PortSpec, Tolerance
-from envport.targets.registry import TRANSLATE_TARGETS, target
+from envport.targets.registry import target
 
 
 @dataclass(frozen=True)
@@ -24,14 +23,13 @@ class TargetInfo:
     name: str
     title: str
     contract: str
-    # The template of the target's notes (the registry's `prompt_notes`).
-    notes: str
+    # The template of the target's notes (the registry's `prompt_notes`; none for a target
+    # translate does not generate, such as Rust, whose ports are only optimised).
+    notes: str | None
 
 
 def target_info(name: str) -> TargetInfo:
     chosen = target(name)
-    if chosen.prompt_notes is None:
-        raise EnvportError(f"--target {name}: translate supports {', '.join(TRANSLATE_TARGETS)}")
     # The backend's own docstring is the contract the worker enforces: one source of truth.
     module = importlib.import_module(f"envport.targets.{name}_port")
     doc = (module.__doc__ or "").strip()
