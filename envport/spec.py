@@ -10,7 +10,6 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-import numpy as np
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -22,6 +21,10 @@ from pydantic import (
 )
 
 from envport.errors import SpecError
+from envport.state_spec import LENGTH_SUFFIX, Bound, FieldSpec, StateSpec
+
+# The state's declarations live in envport.state_spec; importers name them from here.
+__all__ = ["LENGTH_SUFFIX", "Bound", "FieldSpec", "PortSpec", "SpecError", "StateSpec", "load_spec"]
 
 SPEC_FILENAME = "envport.toml"
 # The target registry's names (envport.targets.registry; the spec sits below it, so the
@@ -65,62 +68,6 @@ class ReferenceSpec(_Strict):
         prefix, sep, rest = value.partition(":")
         if not sep or not prefix or not rest:
             raise ValueError("expected `gymnasium:EnvId-v1` or `package.module:factory`")
-        return value
-
-
-class Bound(_Strict):
-    """Where L1 and L2 draw a state field from: scalars or one value per component."""
-
-    low: float | list[float]
-    high: float | list[float]
-    integer: bool = False
-
-    @model_validator(mode="after")
-    def _ordered(self) -> Bound:
-        low, high = np.broadcast_arrays(np.asarray(self.low), np.asarray(self.high))
-        if np.any(low > high):
-            raise ValueError("expected `low` <= `high` for every component")
-        return self
-
-
-class StateSpec(_Strict):
-    """How the harness reads and writes the reference's state.
-
-    Either `fields` (name -> attribute path on the env that `make` returns; `unwrapped.x`
-    reaches the base env) or a `read`/`write` bridge (`package.module:function`).
-    """
-
-    fields: dict[str, str] = Field(default_factory=dict)
-    read: str | None = None
-    write: str | None = None
-    step_counter: str | None = Field(
-        default=None, description="state field counting steps; lets L3 start near the time limit"
-    )
-    # The state space L1 and L2 draw from: wider than what rollouts visit, on purpose.
-    bounds: dict[str, Bound] = Field(default_factory=dict)
-    # Reverse injection (a port that cannot load a state): state field -> the components of
-    # the flattened observation that hold it. Declares the observation the port's state, so
-    # its start and every state it reaches can be written into the reference; fields not
-    # named keep the reference's own value after its reset (a step counter starts at 0).
-    from_observation: dict[str, list[int]] = Field(default_factory=dict)
-
-    @field_validator("from_observation")
-    @classmethod
-    def _components(cls, value: dict[str, list[int]]) -> dict[str, list[int]]:
-        for name, components in value.items():
-            if not components or min(components) < 0:
-                raise ValueError(
-                    f"field `{name}`: expected a non-empty list of observation components "
-                    f"(indices from 0), got {components!r}"
-                )
-        return value
-
-    @field_validator("fields")
-    @classmethod
-    def _paths(cls, value: dict[str, str]) -> dict[str, str]:
-        for name, path in value.items():
-            if not path or any(not part.isidentifier() for part in path.split(".")):
-                raise ValueError(f"field `{name}`: expected a dotted attribute path, got {path!r}")
         return value
 
 
@@ -307,11 +254,11 @@ class PortSpec(_Strict):
 
     @model_validator(mode="after")
     def _bounds_name_fields(self) -> PortSpec:
-        unknown = set(self.state.bounds) - set(self.state.fields)
-        if self.state.fields and unknown:
+        unknown = set(self.state.bounds) - set(self.state.names)
+        if self.state.names and unknown:
             raise ValueError(f"state.bounds names unknown state field `{sorted(unknown)[0]}`")
-        unknown = set(self.state.from_observation) - set(self.state.fields)
-        if self.state.fields and unknown:
+        unknown = set(self.state.from_observation) - set(self.state.names)
+        if self.state.names and unknown:
             raise ValueError(
                 f"state.from_observation names unknown state field `{sorted(unknown)[0]}`"
             )
@@ -319,7 +266,10 @@ class PortSpec(_Strict):
 
 
 def _location(loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(part) for part in loc) or "(top level)"
+    parts = [str(part) for part in loc]
+    if parts[:2] == ["state", "declared"]:
+        parts[1] = "fields"  # declarations are written as tables under `state.fields`
+    return ".".join(parts) or "(top level)"
 
 
 def _one_line(error: ValidationError) -> str:

@@ -17,6 +17,7 @@ import numpy as np
 
 from envport.errors import SpecError
 from envport.spec import PortSpec
+from envport.structure import decode, encode
 from envport.targets.randomness import NoiseRecorder
 
 State = dict[str, np.ndarray]
@@ -87,7 +88,7 @@ class Reference:
         self.env = make_env(spec)
         self._reader = _import_attr(spec.state.read, "state.read") if spec.state.read else None
         self._writer = _import_attr(spec.state.write, "state.write") if spec.state.write else None
-        if not spec.state.fields and not (self._reader and self._writer):
+        if not spec.state.names and not (self._reader and self._writer):
             raise SpecError("key `state`: give `fields` or both `read` and `write` bridges")
         self.action_space = self.env.action_space
         self.observation_space = self.env.observation_space
@@ -139,17 +140,22 @@ class Reference:
             self.recorder.reseed(seed)
 
     def read_state(self) -> State:
+        """The state as leaves of fixed shape (a declared list: its padded items and its
+        length; envport.structure)."""
         if self._reader is not None:
-            return {k: np.array(v) for k, v in self._reader(self.env).items()}
-        return {name: np.array(getattr(h, attr)) for name, (h, attr) in self._holders.items()}
+            return encode(self.spec.state, self._reader(self.env))
+        return encode(
+            self.spec.state, {name: getattr(h, attr) for name, (h, attr) in self._holders.items()}
+        )
 
     def write_state(self, state: State) -> None:
+        raw = decode(self.spec.state, state)
         if self._writer is not None:
-            self._writer(self.env, state)
+            self._writer(self.env, raw)
             return
         for name, (holder, attr) in self._holders.items():
             current = getattr(holder, attr)
-            value: np.ndarray | bool | int | float = state[name]
+            value: Any = raw[name]
             # Keep the reference's own types: it may compare with `is None` or index arrays.
             if isinstance(current, np.ndarray):
                 value = np.array(value, dtype=current.dtype)
@@ -159,4 +165,6 @@ class Reference:
                 value = int(value)
             elif isinstance(current, float | np.floating):
                 value = float(value)
+            elif isinstance(current, list):
+                value = list(value)  # a declared list, decoded to its items in use
             setattr(holder, attr, value)

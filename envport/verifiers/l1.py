@@ -17,12 +17,13 @@ from typing import Any
 import numpy as np
 from hypothesis import given
 from hypothesis import seed as hypothesis_seed
-from hypothesis.errors import Flaky
+from hypothesis.errors import Flaky, Unsatisfiable
 
 from envport.errors import PortError
 from envport.serve import ops
 from envport.serve.ops import Requester
 from envport.spec import PortSpec
+from envport.structure import canonical, enum_name
 from envport.targets.randomness import example_seed, noise_args
 from envport.targets.reference import Reference, Transition
 from envport.targets.registry import TargetName
@@ -38,6 +39,7 @@ from envport.verifiers.hypo import (
 )
 from envport.verifiers.landing import unresolved
 from envport.verifiers.probes import Probe
+from envport.verifiers.rejects import reference_rejects, unsatisfiable
 from envport.verifiers.replay import Replay
 from envport.verifiers.strategies import (
     Draws,
@@ -95,12 +97,14 @@ def _transition(run: L1Run, state: dict[str, np.ndarray], action: Any) -> Exampl
     """Reset, inject the drawn state, step once: the reference's answer for this input."""
     run.reference.reset(run.seed)
     current = run.reference.read_state()
-    run.reference.write_state({**current, **state})
-    before = run.reference.read_state()
-    # A stochastic reference draws from a stream that is a function of the example.
-    run.reference.reseed_draws(example_seed(before, action))
-    transition = run.reference.step(action)
-    return Example(before, action, transition, run.reference.read_state())
+    with reference_rejects():
+        run.reference.write_state({**current, **state})
+        before = run.reference.read_state()
+        # A stochastic reference draws from a stream that is a function of the example.
+        run.reference.reseed_draws(example_seed(before, action))
+        transition = run.reference.step(action)
+        after = run.reference.read_state()
+    return Example(before, action, transition, after)
 
 
 def _excused(run: L1Run, example: Example, fields: list[str], changed: Any) -> bool:
@@ -117,7 +121,10 @@ def _excused(run: L1Run, example: Example, fields: list[str], changed: Any) -> b
 def field_diffs(
     spec: PortSpec, expected: dict[str, Any], actual: dict[str, Any], label: str = ""
 ) -> list[FieldDiff]:
-    """Differences between two dicts of arrays, component by component, with tolerances."""
+    """Differences between two dicts of arrays, component by component, with tolerances.
+    Components are named by leaf path (`hand.player[2]`), enum codes by their names, and a
+    list's items past its length are not compared (envport.structure)."""
+    expected, actual = canonical(spec.state, expected), canonical(spec.state, actual)
     diffs = []
     for key, want_raw in expected.items():
         name = f"{label}{key}"
@@ -140,7 +147,14 @@ def field_diffs(
             w, g = want[index], got[index]
             if want.dtype.kind in "biu" and got.dtype.kind in "biu":
                 if w != g:
-                    diffs.append(FieldDiff(field=component, expected=w.item(), actual=g.item()))
+                    leaf = key + component.removeprefix(name)
+                    diffs.append(
+                        FieldDiff(
+                            field=component,
+                            expected=enum_name(spec.state, leaf, w.item()),
+                            actual=enum_name(spec.state, leaf, g.item()),
+                        )
+                    )
                 continue
             atol, rtol = spec.tolerance_for(component).bounds(free_running=False)
             if not np.isclose(float(g), float(w), atol=atol, rtol=rtol):
@@ -187,6 +201,8 @@ def _drive(run: L1Run, check: Callable[..., None], name: str, module: str | None
             test()
     except PortGone as gone:
         raise gone.error from None
+    except Unsatisfiable:
+        raise unsatisfiable(f"l1.{name}") from None
     except Divergent as failure:
         # Hypothesis re-runs the shrunk example last, so this is the minimal input.
         level.passed = False

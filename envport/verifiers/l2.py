@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from hypothesis import strategies as st
-from hypothesis.errors import Flaky
+from hypothesis.errors import Flaky, Unsatisfiable
 from hypothesis.stateful import (
     RuleBasedStateMachine,
     initialize,
@@ -43,6 +43,7 @@ from envport.verifiers.hypo import (
 from envport.verifiers.l1 import Divergent, field_diffs
 from envport.verifiers.l2_batch import check_batch
 from envport.verifiers.landing import ending_starts, unresolved
+from envport.verifiers.rejects import reference_rejects, unsatisfiable
 from envport.verifiers.strategies import Draws, action_strategy, draws_for, state_strategy
 
 # Steps compared by the machine across all its runs (the machine class has no other outlet).
@@ -124,7 +125,9 @@ def _machine(
             # Load means a fresh env given this state: hidden bookkeeping of the reference
             # (CartPole's steps past termination) starts over, as in L1 and L3.
             reference.reset(0)
-            reference.write_state({**reference.read_state(), **state})
+            with reference_rejects():
+                reference.write_state({**reference.read_state(), **state})
+                reference.read_state()
             self._load(what)
 
         @initialize(seed=st.integers(0, 2**16))
@@ -157,7 +160,9 @@ def _machine(
             self.log.append(f"step({np.asarray(action).tolist()})")
             counts["steps"] += 1
             before = reference.read_state()
-            out = reference.step(action)
+            with reference_rejects():
+                out = reference.step(action)
+                reference.read_state()
             noise = None if out.noise is None else out.noise[None]
             answer = worker.request(SessionStep(actions=np.asarray([action]), noise=noise))
             expected = Steps.single(out)
@@ -249,6 +254,8 @@ def check_interaction(
             run_state_machine_as_test(machine, settings=settings)
     except PortGone as gone:
         raise gone.error from None
+    except Unsatisfiable:
+        raise unsatisfiable("l2.interaction") from None
     except Divergent as failure:
         level.passed = False
         level.diverged_episodes = 1

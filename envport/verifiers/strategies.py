@@ -17,7 +17,8 @@ import numpy as np
 from gymnasium import spaces
 from hypothesis import strategies as st
 
-from envport.spec import Bound, PortSpec
+from envport.spec import Bound, FieldSpec, PortSpec
+from envport.structure import length_leaf, violated
 from envport.verifiers.action_range import ActionRange, action_range
 from envport.verifiers.constants import source_constants
 
@@ -147,14 +148,69 @@ def _field(name: str, bound: Bound, draws: Draws) -> st.SearchStrategy[np.ndarra
     return st.tuples(*parts).map(lambda values: np.asarray(values, dtype=dtype).reshape(low.shape))
 
 
+def _codes(spec: PortSpec, declared: FieldSpec) -> st.SearchStrategy[int]:
+    assert declared.enum is not None
+    return spread(sorted(spec.state.enums[declared.enum].values()))
+
+
+def _declared(
+    spec: PortSpec, name: str, declared: FieldSpec, draws: Draws
+) -> st.SearchStrategy[dict[str, np.ndarray]] | None:
+    """A declared field's leaves: an enum value from its codes; a list's items (its enum's
+    codes or its `items` bounds) with a length from 0 to its capacity, the items past the
+    length at the pad value. None when nothing says where to draw from."""
+    dtype = declared.numpy_dtype
+    if declared.kind != "list":
+        if declared.enum is None:
+            return None
+        bound = spec.state.bounds.get(name)
+        shape = np.shape(bound.low) if bound is not None else ()
+        codes = st.tuples(*[_codes(spec, declared)] * int(np.prod(shape)))
+        return codes.map(lambda v: {name: np.asarray(v, dtype=np.int64).reshape(shape)})
+    assert declared.capacity is not None
+    if declared.enum is not None:
+        item: st.SearchStrategy[Any] = _codes(spec, declared)
+    elif declared.items is not None:
+        item = _field(name, declared.items, draws).map(lambda v: v.item())
+    else:
+        return None
+    capacity, pad = declared.capacity, declared.pad
+
+    def padded(pair: tuple[tuple[Any, ...], int]) -> dict[str, np.ndarray]:
+        items, length = pair
+        values = np.asarray([*items[:length], *[pad] * (capacity - length)], dtype=dtype)
+        return {name: values, length_leaf(name): np.asarray(length, dtype=np.int64)}
+
+    return st.tuples(st.tuples(*[item] * capacity), _integers(0, capacity)).map(padded)
+
+
 def state_strategy(
     spec: PortSpec, draws: Draws | None = None
 ) -> st.SearchStrategy[dict[str, np.ndarray]]:
-    """Dicts of the bounded state fields; unbounded fields keep their value after a reset."""
+    """Dicts of the bounded state fields; unbounded fields keep their value after a reset.
+    Declared fields (docs/structured-state.md) draw their leaves from their enums and
+    capacities, and a state breaking one of `state.valid` is not drawn."""
     draws = draws or Draws()
-    return st.fixed_dictionaries(
-        {name: _field(name, b, draws) for name, b in spec.state.bounds.items()}
+    structured = {
+        name: found
+        for name, declared in spec.state.declared.items()
+        if (found := _declared(spec, name, declared, draws)) is not None
+    }
+    plain = st.fixed_dictionaries(
+        {
+            name: _field(name, b, draws)
+            for name, b in spec.state.bounds.items()
+            if name not in structured
+        }
     )
+    merged = plain
+    if structured:
+        merged = st.tuples(plain, *structured.values()).map(
+            lambda parts: {k: v for part in parts for k, v in part.items()}
+        )
+    if spec.state.valid:
+        return merged.filter(lambda state: violated(spec.state, state) is None)
+    return merged
 
 
 def _box_component(

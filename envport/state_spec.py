@@ -1,0 +1,185 @@
+"""The `[state]` table of a spec: how the harness reaches the reference's state, and the
+structure of that state (docs/structured-state.md): fields by attribute path or bridge,
+declared lists with a capacity, enums with their codes, bounds and validity constraints.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+
+class _Strict(BaseModel):
+    # A typo in a key is an error, not a silently ignored setting (as in envport.spec).
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Bound(_Strict):
+    """Where L1 and L2 draw a state field from: scalars or one value per component."""
+
+    low: float | list[float]
+    high: float | list[float]
+    integer: bool = False
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Bound:
+        low, high = np.broadcast_arrays(np.asarray(self.low), np.asarray(self.high))
+        if np.any(low > high):
+            raise ValueError("expected `low` <= `high` for every component")
+        return self
+
+
+# Keys of a field declaration: a table under `state.fields` holding any of them declares one
+# field; a table holding none of them is a group of fields (a level of the state's pytree).
+DECLARATION_KEYS = ("path", "kind", "capacity", "dtype", "enum", "items", "pad")
+# The leaf beside a list field's items holding how many of them are in use.
+LENGTH_SUFFIX = ".length"
+
+
+class FieldSpec(_Strict):
+    """One declared leaf of a structured state (docs/structured-state.md).
+
+    A `value` is an array or scalar as the reference holds it; a `list` is a variable-length
+    collection (a hand of cards) that becomes `capacity` items, padded with `pad`, plus a
+    `<name>.length` leaf, so a JAX port keeps static shapes. `enum` names the categorical
+    codes the values take (draws use the codes, reports the names).
+    """
+
+    path: str | None = Field(default=None, description="attribute path; none with a bridge")
+    kind: Literal["value", "list"] = "value"
+    capacity: int | None = Field(default=None, gt=0)
+    dtype: Literal["int", "float", "bool"] | None = None
+    enum: str | None = None
+    # Where L1 and L2 draw a list's items from (an enum's codes when not given).
+    items: Bound | None = None
+    pad: float = 0
+
+    @model_validator(mode="after")
+    def _shape(self) -> FieldSpec:
+        if self.kind == "list" and self.capacity is None:
+            raise ValueError("a `list` field needs `capacity` (the most items it can hold)")
+        if self.kind != "list" and (self.capacity is not None or self.items is not None):
+            raise ValueError('`capacity` and `items` are for `kind = "list"` fields only')
+        if self.path is not None and any(not p.isidentifier() for p in self.path.split(".")):
+            raise ValueError(f"expected a dotted attribute path, got {self.path!r}")
+        return self
+
+    @property
+    def numpy_dtype(self) -> Any:
+        dtype = self.dtype or ("int" if self.enum else None)
+        return {"int": np.int64, "float": np.float64, "bool": np.bool_, None: None}[dtype]
+
+
+def _flatten_fields(
+    tree: dict[str, Any], prefix: str = ""
+) -> tuple[dict[str, str], dict[str, FieldSpec | dict]]:
+    """Nested tables of `state.fields` as leaf paths (`hand.player`): attribute paths, and
+    declarations (validated later, so an error names the key)."""
+    paths: dict[str, str] = {}
+    declared: dict[str, FieldSpec | dict] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and not set(value) & set(DECLARATION_KEYS):
+            inner_paths, inner_declared = _flatten_fields(value, f"{name}.")
+            paths |= inner_paths
+            declared |= inner_declared
+        elif isinstance(value, dict | FieldSpec):
+            declared[name] = value
+            path = value.get("path") if isinstance(value, dict) else value.path
+            if path is not None:
+                paths[name] = path
+        else:
+            paths[name] = value
+    return paths, declared
+
+
+class StateSpec(_Strict):
+    """How the harness reads and writes the reference's state.
+
+    Either `fields` (name -> attribute path on the env that `make` returns; `unwrapped.x`
+    reaches the base env) or a `read`/`write` bridge (`package.module:function`). A field may
+    be a table declaring its structure (FieldSpec); nested tables group fields into a pytree
+    whose leaves are named by dotted path. `fields` keeps name -> path for every field with a
+    path; `declared` holds the declarations.
+    """
+
+    fields: dict[str, str] = Field(default_factory=dict)
+    declared: dict[str, FieldSpec] = Field(default_factory=dict)
+    # Enum name -> {code name: code}: categorical values (card ranks, object types, colours).
+    enums: dict[str, dict[str, int]] = Field(default_factory=dict)
+    # Python expressions over the fields a drawn state must satisfy (`sum(hand.player) <=
+    # 21`); a list field reads as its items in use. Draws failing one are not made.
+    valid: list[str] = Field(default_factory=list)
+    read: str | None = None
+    write: str | None = None
+    step_counter: str | None = Field(
+        default=None, description="state field counting steps; lets L3 start near the time limit"
+    )
+    # The state space L1 and L2 draw from: wider than what rollouts visit, on purpose.
+    bounds: dict[str, Bound] = Field(default_factory=dict)
+    # Reverse injection (a port that cannot load a state): state field -> the components of
+    # the flattened observation that hold it. Declares the observation the port's state, so
+    # its start and every state it reaches can be written into the reference; fields not
+    # named keep the reference's own value after its reset (a step counter starts at 0).
+    from_observation: dict[str, list[int]] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _structured(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "fields" not in data:
+            return data
+        if "declared" in data:
+            raise ValueError("declare a field's structure as a table under `state.fields`")
+        if not isinstance(data["fields"], dict):
+            return data
+        paths, declared = _flatten_fields(data["fields"])
+        return {**data, "fields": paths, "declared": declared}
+
+    @model_validator(mode="after")
+    def _declarations(self) -> StateSpec:
+        for name, field in self.declared.items():
+            if field.path is None and not (self.read and self.write):
+                raise ValueError(f"field `{name}`: give `path`, or `read` and `write` bridges")
+            if field.enum is not None and field.enum not in self.enums:
+                raise ValueError(f"field `{name}`: unknown enum `{field.enum}` (see state.enums)")
+            if field.kind == "list" and name in self.bounds:
+                raise ValueError(
+                    f"field `{name}` is a list: give its items' bounds as `items` in its table"
+                )
+            if f"{name}{LENGTH_SUFFIX}" in self.fields or f"{name}{LENGTH_SUFFIX}" in self.declared:
+                raise ValueError(f"field `{name}{LENGTH_SUFFIX}` clashes with `{name}`'s length")
+        for name, codes in self.enums.items():
+            if not codes or len(set(codes.values())) != len(codes):
+                raise ValueError(f"enum `{name}`: expected distinct integer codes, one per name")
+        for expression in self.valid:
+            try:
+                compile(expression, "<state.valid>", "eval")
+            except SyntaxError as error:
+                raise ValueError(f"`{expression}`: not a Python expression: {error.msg}") from None
+        return self
+
+    @property
+    def names(self) -> list[str]:
+        """Every field's name: those with attribute paths, then those only declared."""
+        return [*self.fields, *(n for n in self.declared if n not in self.fields)]
+
+    @field_validator("from_observation")
+    @classmethod
+    def _components(cls, value: dict[str, list[int]]) -> dict[str, list[int]]:
+        for name, components in value.items():
+            if not components or min(components) < 0:
+                raise ValueError(
+                    f"field `{name}`: expected a non-empty list of observation components "
+                    f"(indices from 0), got {components!r}"
+                )
+        return value
+
+    @field_validator("fields")
+    @classmethod
+    def _paths(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, path in value.items():
+            if not path or any(not part.isidentifier() for part in path.split(".")):
+                raise ValueError(f"field `{name}`: expected a dotted attribute path, got {path!r}")
+        return value

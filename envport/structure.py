@@ -1,0 +1,180 @@
+"""Structured state: a reference's pytree as named leaves of fixed shape, and back.
+
+The harness, the wire and the port all see a state as one flat dict of arrays keyed by leaf
+path (`hand.player`, `hand.player.length`, `elapsed_steps`): the pytree flattened by path.
+A declared list (a hand of cards) becomes its items padded to `capacity` plus a length leaf,
+so a JAX port keeps static shapes; this module converts between that and the reference's
+own values (Python lists), checks the spec's validity constraints, and names enum codes
+for reports (docs/structured-state.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+from envport.errors import SpecError
+from envport.state_spec import LENGTH_SUFFIX, FieldSpec, StateSpec
+
+# What a `state.valid` expression may call besides the fields: numpy and a few builtins.
+_BUILTINS = {
+    "len": len,
+    "sum": sum,
+    "min": min,
+    "max": max,
+    "any": any,
+    "all": all,
+    "abs": abs,
+    "int": int,
+    "sorted": sorted,
+    "list": list,
+}
+_INDEX = re.compile(r"\[[^\]]*\]$")
+
+
+class OverCapacity(SpecError):
+    """The reference holds more items in a list than its declared capacity. A drawn state
+    that grows past it is one the contract cannot represent (a rejected draw); a state a
+    rollout reaches is a spec error (the capacity is too small)."""
+
+
+def lists(state: StateSpec) -> dict[str, FieldSpec]:
+    return {name: f for name, f in state.declared.items() if f.kind == "list"}
+
+
+def length_leaf(name: str) -> str:
+    return f"{name}{LENGTH_SUFFIX}"
+
+
+def leaf_names(state: StateSpec) -> list[str]:
+    """Every leaf of the flat state, in the spec's order: a list's length after its items."""
+    names = []
+    for name in state.names:
+        names.append(name)
+        declared = state.declared.get(name)
+        if declared is not None and declared.kind == "list":
+            names.append(length_leaf(name))
+    return names
+
+
+def encode(state: StateSpec, raw: dict[str, Any]) -> dict[str, np.ndarray]:
+    """The reference's values (lists of any length) as fixed-shape leaves."""
+    leaves: dict[str, np.ndarray] = {}
+    for name, value in raw.items():
+        declared = state.declared.get(name)
+        if declared is None:
+            leaves[name] = np.array(value)
+            continue
+        dtype = declared.numpy_dtype
+        if declared.kind != "list":
+            leaves[name] = np.array(value, dtype=dtype)
+            continue
+        assert declared.capacity is not None  # the spec requires it for lists
+        items = np.array(list(value), dtype=dtype)
+        if len(items) > declared.capacity:
+            raise OverCapacity(
+                f"key `state.fields.{name}`: the reference holds {len(items)} items, more than "
+                f"its capacity {declared.capacity}; raise `capacity`"
+            )
+        padded = np.full(
+            (declared.capacity, *items.shape[1:]), declared.pad, dtype=dtype or items.dtype
+        )
+        padded[: len(items)] = items
+        leaves[name] = padded
+        leaves[length_leaf(name)] = np.array(len(items), dtype=np.int64)
+    return leaves
+
+
+def decode(state: StateSpec, leaves: dict[str, Any]) -> dict[str, Any]:
+    """Leaves back to the reference's values: a list's items in use, as Python values."""
+    raw: dict[str, Any] = {}
+    for name, value in leaves.items():
+        if name.endswith(LENGTH_SUFFIX) and name.removesuffix(LENGTH_SUFFIX) in lists(state):
+            continue
+        declared = state.declared.get(name)
+        if declared is None or declared.kind != "list":
+            raw[name] = value
+            continue
+        length = int(np.asarray(leaves[length_leaf(name)]))
+        raw[name] = np.asarray(value)[:length].tolist()
+    return raw
+
+
+def canonical(state: StateSpec, leaves: dict[str, Any]) -> dict[str, Any]:
+    """The same state with every item past a list's length set to its pad value: items not
+    in use are not part of the state, whatever a port leaves there."""
+    declared = lists(state)
+    if not declared:
+        return leaves
+    out = dict(leaves)
+    for name, field in declared.items():
+        if name not in out or length_leaf(name) not in out:
+            continue
+        items = np.array(out[name])
+        length = np.asarray(out[length_leaf(name)])
+        if items.ndim == 0 or length.ndim != 0 or length.dtype.kind not in "iu":
+            continue  # a shape or dtype the comparison reports as it is
+        items[max(int(length), 0) :] = field.pad
+        out[name] = items
+    return out
+
+
+def _namespace(state: StateSpec, leaves: dict[str, Any]) -> dict[str, Any]:
+    """Fields by name for `state.valid`: dotted names nest, a list reads as its items."""
+    root: dict[str, Any] = {}
+    for name, value in decode(state, leaves).items():
+        *groups, last = name.split(".")
+        holder = root
+        for group in groups:
+            holder = holder.setdefault(group, {})
+            if not isinstance(holder, dict):
+                break
+        else:
+            holder[last] = np.asarray(value)
+
+    def spaces(tree: dict[str, Any]) -> dict[str, Any]:
+        return {
+            k: SimpleNamespace(**spaces(v)) if isinstance(v, dict) else v for k, v in tree.items()
+        }
+
+    return spaces(root)
+
+
+def violated(state: StateSpec, leaves: dict[str, Any]) -> str | None:
+    """The first `state.valid` expression this state breaks, or None."""
+    if not state.valid:
+        return None
+    names = {"np": np, "math": math, **_namespace(state, leaves)}
+    for expression in state.valid:
+        try:
+            ok = eval(expression, {"__builtins__": _BUILTINS}, names)  # the spec's own text
+        except Exception as error:
+            raise SpecError(
+                f"key `state.valid`: `{expression}` failed: {type(error).__name__}: {error}"
+            ) from None
+        if not bool(ok):
+            return expression
+    return None
+
+
+def field_of(leaf: str) -> str:
+    """The declared field a report's leaf path belongs to (`hand.player[2]` -> `hand.player`)."""
+    while _INDEX.search(leaf):
+        leaf = _INDEX.sub("", leaf)
+    return leaf
+
+
+def enum_name(state: StateSpec, leaf: str, value: Any) -> Any:
+    """`value` as its enum name where the leaf's field declares an enum, else unchanged; an
+    unknown code reads `?(code)` so a report shows it was outside the enum."""
+    declared = state.declared.get(field_of(leaf))
+    if declared is None or declared.enum is None or isinstance(value, bool | float | str):
+        return value
+    for name, code in state.enums[declared.enum].items():
+        if code == value:
+            return name
+    return f"?({value})"

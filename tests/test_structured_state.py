@@ -1,0 +1,146 @@
+"""Structured state (docs/structured-state.md): declared lists and enums in the spec, the
+reference's lists as fixed-shape leaves and back, draws from enums and capacities under
+the spec's validity constraints, and reports naming leaf paths and enum names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from envport.errors import SpecError
+from envport.spec import load_spec
+from envport.structure import OverCapacity, canonical, decode, encode, leaf_names, violated
+from envport.targets.reference import Reference
+from envport.verifiers.divergence import FieldDiff
+from envport.verifiers.l1 import field_diffs
+from envport.verifiers.strategies import state_strategy
+
+CARDS = "\n".join(f'"{v}" = {v}' for v in range(2, 11))
+SPEC = f"""
+name = "t"
+[reference]
+entry = "gymnasium:Blackjack-v1"
+[state]
+valid = ["sum(hand.player) <= 21", "len(hand.dealer) >= 1"]
+[state.fields.hand.player]
+path = "unwrapped.player"
+kind = "list"
+capacity = 6
+enum = "card"
+[state.fields.hand.dealer]
+path = "unwrapped.dealer"
+kind = "list"
+capacity = 12
+enum = "card"
+[state.enums.card]
+ace = 1
+{CARDS}
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "envport.toml"
+    path.write_text(text)
+    return path
+
+
+def test_nested_declarations_load_as_leaf_paths(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, SPEC))
+    assert spec.state.fields == {
+        "hand.player": "unwrapped.player",
+        "hand.dealer": "unwrapped.dealer",
+    }
+    assert spec.state.declared["hand.player"].capacity == 6
+    assert leaf_names(spec.state) == [
+        "hand.player",
+        "hand.player.length",
+        "hand.dealer",
+        "hand.dealer.length",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("change", "fragment"),
+    [
+        (("capacity = 6\n", ""), "key `state.fields.hand.player`: a `list` field needs `capacity`"),
+        (('enum = "card"\n', 'enum = "suit"\n'), "unknown enum `suit`"),
+        (('"sum(hand.player) <= 21"', '"sum(hand.player) <="'), "not a Python expression"),
+        (('kind = "list"\n', 'kind = "bag"\n'), "key `state.fields.hand.player.kind`"),
+        (
+            (
+                "[state.enums.card]",
+                '[state.bounds]\n"hand.dealer" = { low = 1, high = 2 }\n[state.enums.card]',
+            ),
+            "give its items' bounds as `items`",
+        ),
+    ],
+)
+def test_bad_declarations_are_one_line_naming_the_key(
+    tmp_path: Path, change: tuple[str, str], fragment: str
+) -> None:
+    with pytest.raises(SpecError) as caught:
+        load_spec(write(tmp_path, SPEC.replace(*change, 1)))
+    assert fragment in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_lists_become_padded_items_and_a_length_and_back(tmp_path: Path) -> None:
+    state = load_spec(write(tmp_path, SPEC)).state
+    leaves = encode(state, {"hand.player": [1, 10], "hand.dealer": [7, 2, 9]})
+    assert leaves["hand.player"].tolist() == [1, 10, 0, 0, 0, 0]
+    assert leaves["hand.player.length"] == 2 and leaves["hand.dealer.length"] == 3
+    assert decode(state, leaves) == {"hand.player": [1, 10], "hand.dealer": [7, 2, 9]}
+    with pytest.raises(OverCapacity, match="holds 7 items, more than its capacity 6"):
+        encode(state, {"hand.player": [1] * 7})
+
+
+def test_the_reference_reads_and_writes_its_lists_through_paths(tmp_path: Path) -> None:
+    reference = Reference(load_spec(write(tmp_path, SPEC)))
+    reference.reset(3)
+    state = reference.read_state()
+    state["hand.player"][:3] = [2, 3, 4]
+    state["hand.player.length"] = np.int64(3)
+    reference.write_state(state)
+    assert reference.env.unwrapped.player == [2, 3, 4]
+    assert all(type(card) is int for card in reference.env.unwrapped.player)
+    assert reference.env.step(0)[0][0] == 9  # the reference plays the written hand
+
+
+def test_draws_cover_lengths_and_codes_and_keep_the_rules(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, SPEC))
+    seen_lengths: set[int] = set()
+    seen_cards: set[int] = set()
+
+    @settings(max_examples=300, database=None, derandomize=True)
+    @given(state_strategy(spec))
+    def check(state: dict[str, np.ndarray]) -> None:
+        length = int(state["hand.player.length"])
+        hand = state["hand.player"]
+        assert violated(spec.state, state) is None
+        assert hand[:length].sum() <= 21 and int(state["hand.dealer.length"]) >= 1
+        assert (hand[length:] == 0).all()
+        assert set(hand[:length].tolist()) <= set(range(1, 11))
+        seen_lengths.add(length)
+        seen_cards.update(hand[:length].tolist())
+
+    check()
+    assert seen_lengths == set(range(0, 7))
+    assert seen_cards == set(range(1, 11))
+
+
+def test_reports_name_leaf_paths_and_enum_names(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, SPEC))
+    expected = encode(spec.state, {"hand.player": [1, 5, 10], "hand.dealer": [7, 2]})
+    actual = {k: v.copy() for k, v in expected.items()}
+    actual["hand.player"][2] = 1
+    actual["hand.dealer"][4] = 9  # past the dealer's length: not part of the state
+    diffs = field_diffs(spec, expected, actual, label="state.")
+    assert [d.line() for d in diffs] == ["state.hand.player[2]: expected 10, got ace"]
+    actual["hand.player"][2] = 12
+    assert field_diffs(spec, expected, actual)[0] == FieldDiff(
+        field="hand.player[2]", expected="10", actual="?(12)"
+    )
+    assert canonical(spec.state, actual)["hand.dealer"][4] == 0
