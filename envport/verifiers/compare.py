@@ -62,8 +62,14 @@ def _discrete_obs(expected_obs: np.ndarray, actual_obs: np.ndarray) -> bool:
     """A Discrete observation (FrozenLake, Taxi) is a Python int in Gymnasium: its width is not
     part of the contract (JAX ports answer int32), so any integer dtype passes; the values
     still compare exactly."""
+    if expected_obs.ndim == 1:
+        return expected_obs.dtype.kind in "iu" and actual_obs.dtype.kind in "iu"
+    # A Tuple of Discretes (Blackjack) is a tuple of Python ints, stacked as int64: the same
+    # holds, for the two widths a Python int becomes (int64 in NumPy, int32 in JAX).
     return (
-        expected_obs.ndim == 1 and expected_obs.dtype.kind in "iu" and actual_obs.dtype.kind in "iu"
+        expected_obs.ndim == 2
+        and expected_obs.dtype == np.int64
+        and actual_obs.dtype in (np.int32, np.int64)
     )
 
 

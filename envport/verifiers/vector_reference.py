@@ -41,7 +41,7 @@ class VectorReference:
         for ref in np.asarray(self.refs)[chosen]:
             ref.track()  # a seeded reset replaces the sub-env's generator: record the new one
         self.pending[chosen] = False
-        return np.array(obs)
+        return _batched(obs)
 
     def step(self, actions: np.ndarray) -> tuple[Any, ...]:
         """Gymnasium's step; last, the noise each stepped env drew (None if deterministic)."""
@@ -70,7 +70,7 @@ class VectorReference:
         for ended in np.flatnonzero(self.pending):
             self.refs[ended].track()
         self.pending = np.asarray(terminated) | np.asarray(truncated)
-        return np.array(obs), np.array(reward), np.array(terminated), np.array(truncated), noise
+        return _batched(obs), np.array(reward), np.array(terminated), np.array(truncated), noise
 
     def read(self, index: int) -> State:
         return self.refs[index].read_state()
@@ -78,6 +78,13 @@ class VectorReference:
     def write(self, index: int, state: State) -> None:
         ref = self.refs[index]
         ref.write_state({**ref.read_state(), **state})
+
+
+def _batched(obs: Any) -> np.ndarray:
+    """Observations as [B, ...]: a Tuple space's batch is a tuple of [B] arrays (Blackjack)."""
+    if isinstance(obs, tuple):
+        return np.stack([np.asarray(part) for part in obs], axis=1)
+    return np.array(obs)
 
 
 def _returning(env: gym.Env) -> Callable[[], gym.Env]:
