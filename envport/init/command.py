@@ -22,10 +22,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "and levels. Exit 2 with one line when something must be written by hand.",
     )
     parser.add_argument(
-        "env", help="`gymnasium:CartPole-v1`, a registered id `CartPole-v1`, or `package.module:factory`"
+        "env",
+        help="`gymnasium:CartPole-v1`, a registered id `CartPole-v1`, or `package.module:factory`",
     )
     parser.add_argument("--out", type=Path, help="directory for envport.toml (default ./<name>)")
-    parser.add_argument("--target", choices=("jax", "numpy"), help="the one target to list (default both)")
+    parser.add_argument(
+        "--target", choices=("jax", "numpy"), help="the one target to list (default both)"
+    )
     parser.add_argument("--force", action="store_true", help="overwrite an existing spec")
     # Tests play fewer episodes: EPISODES,STEPS (not for users: smaller is less sure).
     parser.add_argument("--budget", type=_budget, help=argparse.SUPPRESS)
@@ -42,7 +45,12 @@ def run(args: argparse.Namespace) -> int:
     budget = Budget()
     if args.budget is not None:
         episodes, steps = args.budget
-        budget = Budget(episodes=episodes, steps=steps, starts=max(10, episodes // 3), chaos=max(6, episodes // 5))
+        budget = Budget(
+            episodes=episodes,
+            steps=steps,
+            starts=max(10, episodes // 3),
+            chaos=max(6, episodes // 5),
+        )
     path = write_spec(args.env, out, args.target, force=args.force, budget=budget)
     print(path)
     return EXIT_OK

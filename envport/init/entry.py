@@ -70,7 +70,9 @@ def parse_env(text: str, kwargs: dict[str, Any] | None = None) -> EnvEntry:
     prefix, sep, rest = text.partition(":")
     if sep and prefix != "gymnasium":
         if not prefix or not rest:
-            raise InitError(f"{text}: expected `gymnasium:EnvId-v1`, `EnvId-v1` or `package.module:factory`")
+            raise InitError(
+                f"{text}: expected `gymnasium:EnvId-v1`, `EnvId-v1` or `package.module:factory`"
+            )
         _factory(text)
         return EnvEntry(text, dict(kwargs or {}))
     gid = rest if sep else text

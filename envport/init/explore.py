@@ -59,9 +59,7 @@ def explore(ref: Reference, budget: Budget, limit: int) -> Visits:
             state = ref.read_state()
             for name, value in state.items():
                 visits.live[name].append(value)
-                if obs_match[name] and (
-                    value.shape != obs.shape or not np.array_equal(value, obs)
-                ):
+                if obs_match[name] and (value.shape != obs.shape or not np.array_equal(value, obs)):
                     obs_match[name] = False
             action = policy(rng)
             if len(visits.samples) < 400 and rng.random() < 0.05:

@@ -99,8 +99,9 @@ def infer(entry: EnvEntry, budget: Budget) -> Inference:
     steps = limit or DEFAULT_STEPS
     episodes = max(6, budget.episodes // 10)
     say(f"finding state: {episodes} episodes, attribute reads and changes under step")
-    discovery = discover(probe, _discovery_actions(probe.action_space, episodes, steps),
-                         list(range(episodes)))
+    discovery = discover(
+        probe, _discovery_actions(probe.action_space, episodes, steps), list(range(episodes))
+    )
     real = entry.make()
     fields = _paths(discovery, probe, real)
     spec = PortSpec(
@@ -121,15 +122,40 @@ def infer(entry: EnvEntry, budget: Budget) -> Inference:
         say("step draws from np_random: testing whether its outcome depends on the draws")
         methods = stochastic(fresh, visits.samples)
         if methods is not None:
-            index = [n for n, i in integer.items() if i and n != counter and not np.shape(visits.live[n][0])]
+            index = [
+                n
+                for n, i in integer.items()
+                if i and n != counter and not np.shape(visits.live[n][0])
+            ]
             randomness = table_randomness(fresh, methods, index)
     chaos = None
     if not all(integer.values()):
         say(f"chaos: {budget.chaos} free-running pairs, float64 against float32-rounded")
-        chaos = measure(ref, fresh, budget.chaos, min(steps, budget.steps // max(1, budget.chaos)), FREE_TOL, FREE_TOL)
+        chaos = measure(
+            ref,
+            fresh,
+            budget.chaos,
+            min(steps, budget.steps // max(1, budget.chaos)),
+            FREE_TOL,
+            FREE_TOL,
+        )
     names, how = observation_names(probe, tuple(probe.observation_space.shape or ()))
     obs_float = np.dtype(probe.observation_space.dtype or np.int64).kind == "f"
     return Inference(
-        entry, probe, sources, discovery, fields, integer, limit, counter, visits, trip,
-        randomness, chaos, names, how, obs_float, time.monotonic() - began,
+        entry,
+        probe,
+        sources,
+        discovery,
+        fields,
+        integer,
+        limit,
+        counter,
+        visits,
+        trip,
+        randomness,
+        chaos,
+        names,
+        how,
+        obs_float,
+        time.monotonic() - began,
     )

@@ -44,5 +44,8 @@ def observation_names(env: Any, obs_shape: tuple[int, ...]) -> tuple[list[str], 
     size = obs_shape[0]
     found = docstring_names(type(env.unwrapped), size)
     if found is not None:
-        return found, f"from the `Num | Observation` table in {type(env.unwrapped).__name__}'s docstring"
+        return (
+            found,
+            f"from the `Num | Observation` table in {type(env.unwrapped).__name__}'s docstring",
+        )
     return [f"obs[{i}]" for i in range(size)], "no observation table in the docstring: obs[i]"

@@ -28,7 +28,8 @@ def _box_limits(space: spaces.Box) -> tuple[np.ndarray, np.ndarray]:
 
 def uniform(space: Any) -> Policy:
     if isinstance(space, spaces.Discrete):
-        return lambda rng: int(space.start + rng.integers(int(space.n)))
+        start, n = int(space.start), int(space.n)
+        return lambda rng: start + int(rng.integers(n))
     if isinstance(space, spaces.Box):
         low, high = _box_limits(space)
         return lambda rng: rng.uniform(low, high).astype(space.dtype)

@@ -20,6 +20,7 @@ from envport.init.errors import InitError
 from envport.init.policies import Policy
 from envport.init.state import same, snapshot
 from envport.init.watch import chain
+from envport.targets.randomness import RecordingGenerator
 from envport.targets.reference import Reference, State
 
 
@@ -52,11 +53,20 @@ def align_types(source: Reference, target: Reference, retyped: dict[str, str]) -
 
 
 def share_draws(source: Reference, target: Reference) -> None:
+    """The fresh env draws what the source will draw (through a recording proxy too)."""
     a, b = source.env.unwrapped, target.env.unwrapped
     generator = getattr(a, "_np_random", None)
-    if isinstance(generator, np.random.Generator):
-        b._np_random = np.random.Generator(type(generator.bit_generator)())
-        b._np_random.bit_generator.state = generator.bit_generator.state
+    if isinstance(generator, RecordingGenerator):
+        generator = generator.inner
+    if not isinstance(generator, np.random.Generator):
+        return
+    copy_of = np.random.Generator(type(generator.bit_generator)())
+    copy_of.bit_generator.state = generator.bit_generator.state
+    proxy = getattr(b, "_np_random", None)
+    if isinstance(proxy, RecordingGenerator):
+        proxy.inner = copy_of
+    else:
+        b._np_random = copy_of
 
 
 def _states_equal(a: State, b: State) -> str | None:

@@ -14,6 +14,7 @@ import ast
 import importlib
 import importlib.util
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -50,7 +51,7 @@ def _imports(tree: ast.Module, module_name: str) -> dict[str, str]:
     return found
 
 
-def _used_names(nodes: list[ast.AST]) -> tuple[set[str], set[str]]:
+def _used_names(nodes: Sequence[ast.AST]) -> tuple[set[str], set[str]]:
     """Bare names and `self.x` attributes used in these nodes."""
     names: set[str] = set()
     attrs: set[str] = set()

@@ -81,7 +81,7 @@ def _rows(table: Any) -> list[Any]:
     return list(table.values()) if isinstance(table, dict) else list(table)
 
 
-HARNESS = '''"""The reference's randomness as the port's noise (harness code written by `envport init`).
+HARNESS = '''"""The reference's randomness as the port's noise (harness code by `envport init`).
 
 The reference's step draws one uniform `u = np_random.random()` and takes outcome
 `argmax(cumsum(p) > u)` of its transition table `P[{field}][a]`. The port's noise is that

@@ -23,16 +23,18 @@ def chain(env: Any) -> list[tuple[str, Any]]:
 
 
 def _watching(cls: type, reads: set[str], written: set[str]) -> type:
-    def __getattribute__(self: Any, name: str) -> Any:  # noqa: N807
+    def __getattribute__(self: Any, name: str) -> Any:
         if name not in written and name in object.__getattribute__(self, "__dict__"):
             reads.add(name)
-        return cls.__getattribute__(self, name)
+        return cls.__getattribute__(self, name)  # type: ignore[call-arg]
 
-    def __setattr__(self: Any, name: str, value: Any) -> None:  # noqa: N807
+    def __setattr__(self: Any, name: str, value: Any) -> None:
         written.add(name)
-        cls.__setattr__(self, name, value)
+        cls.__setattr__(self, name, value)  # type: ignore[call-arg]
 
-    return type(cls.__name__, (cls,), {"__getattribute__": __getattribute__, "__setattr__": __setattr__})
+    return type(
+        cls.__name__, (cls,), {"__getattribute__": __getattribute__, "__setattr__": __setattr__}
+    )
 
 
 @contextmanager
