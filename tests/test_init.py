@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from init_specs import BUDGET
 
 from envport.init import Budget, InitError, write_spec
 from envport.init.policies import uniform
@@ -17,7 +18,6 @@ from envport.spec import load_spec
 from envport.targets.reference import Reference
 
 from helpers import run_envport
-from init_specs import BUDGET
 
 PROVEN = [
     "CartPole-v1",
