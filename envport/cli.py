@@ -175,6 +175,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_verify(sub)
+    from envport.init.command import add_parser as add_init
+
+    add_init(sub)
     from envport.audit.command import add_parser as add_audit
 
     add_audit(sub)

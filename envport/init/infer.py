@@ -1,0 +1,161 @@
+"""The inference, phase by phase: entry and sources, state fields, reachable states, the
+round trip, randomness, chaos. Each phase says one line on stderr; the result is data
+(`Inference`) that `render` turns into the spec's text."""
+
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from envport.init.chaos import Chaos, horizon, measure
+from envport.init.entry import EnvEntry
+from envport.init.explore import Budget, Visits, counter_field, explore
+from envport.init.obsnames import observation_names
+from envport.init.policies import mix
+from envport.init.roundtrip import RoundTrip, prove
+from envport.init.sources import infer_sources
+from envport.init.state import Discovery, discover
+from envport.init.stochastic import Randomness, stochastic, table_randomness
+from envport.init.watch import chain
+from envport.spec import PortSpec, ReferenceSpec, StateSpec
+from envport.targets.reference import Reference
+
+# Float state is compared as the examples compare a float32 port of a float64 reference.
+FLOAT_ATOL = 1e-5
+FREE_TOL = 1e-4
+DEFAULT_STEPS = 500  # L3's episode length when the registry sets no time limit
+
+
+@dataclass
+class Inference:
+    entry: EnvEntry
+    env: Any
+    sources: list[str]
+    discovery: Discovery
+    fields: dict[str, str]  # name -> attribute path on the env `make` returns
+    integer: dict[str, bool]
+    limit: int | None  # the registry's max_episode_steps
+    counter: str | None
+    visits: Visits
+    round_trip: RoundTrip
+    randomness: Randomness | None
+    chaos: Chaos | None
+    obs_names: list[str]
+    obs_how: str
+    obs_float: bool
+    seconds: float
+
+    @property
+    def free_horizon(self) -> int | None:
+        return None if self.chaos is None else horizon(self.chaos)
+
+    @property
+    def steps(self) -> int:
+        return self.limit or DEFAULT_STEPS
+
+
+def say(text: str) -> None:
+    print(f"envport init: {text}", file=sys.stderr, flush=True)
+
+
+def _paths(discovery: Discovery, probe: Any, real: Any) -> dict[str, str]:
+    """Field paths on the env the verifier makes: a wrapper's attribute is found on the
+    wrapper of the same class there (the env checker, left out of the probe, shifts none
+    of the outer wrappers, but a factory's chain is its own)."""
+    probe_links = {prefix: type(obj) for prefix, obj in chain(probe)}
+    real_links = [(prefix, type(obj)) for prefix, obj in chain(real)]
+    found: dict[str, str] = {}
+    for f in discovery.fields:
+        prefix, _, attr = f.path.rpartition(".")
+        prefix = f"{prefix}." if prefix else ""
+        if prefix == "unwrapped.":
+            found[f.name] = f.path
+            continue
+        owner = probe_links[prefix]
+        real_prefix = next((p for p, cls in real_links if cls is owner), prefix)
+        found[f.name] = f"{real_prefix}{attr}"
+    return found
+
+
+def _discovery_actions(space: Any, episodes: int, steps: int) -> list[list[Any]]:
+    rng = np.random.default_rng(3)
+    plays = []
+    for episode in range(episodes):
+        _, policy = mix(space, episode)
+        plays.append([policy(rng) for _ in range(steps)])
+    return plays
+
+
+def infer(entry: EnvEntry, budget: Budget) -> Inference:
+    began = time.monotonic()
+    say(f"{entry.entry}: reading the env's source")
+    probe = entry.make(checker=False)
+    sources = infer_sources(probe)
+    limit = getattr(probe.spec, "max_episode_steps", None) if probe.spec else None
+    steps = limit or DEFAULT_STEPS
+    episodes = max(6, budget.episodes // 10)
+    say(f"finding state: {episodes} episodes, attribute reads and changes under step")
+    discovery = discover(
+        probe, _discovery_actions(probe.action_space, episodes, steps), list(range(episodes))
+    )
+    real = entry.make()
+    fields = _paths(discovery, probe, real)
+    spec = PortSpec(
+        name=entry.name,
+        reference=ReferenceSpec(entry=entry.entry, kwargs=entry.kwargs, sources=sources),
+        state=StateSpec(fields=fields),
+    )
+    ref, fresh = Reference(spec), Reference(spec)
+    say(f"playing up to {budget.episodes} episodes (uniform, sticky, biased) for bounds")
+    visits = explore(ref, budget, steps)
+    counter = counter_field(visits, limit)
+    say(f"round trip: {budget.starts} written start states into a fresh env")
+    _, policy = mix(ref.action_space, 0)
+    trip = prove(ref, fresh, policy, budget.starts, 20, steps)
+    integer = {f.name: f.integer for f in discovery.fields}
+    randomness = None
+    if visits.draws:
+        say("step draws from np_random: testing whether its outcome depends on the draws")
+        methods = stochastic(fresh, visits.samples)
+        if methods is not None:
+            index = [
+                n
+                for n, i in integer.items()
+                if i and n != counter and not np.shape(visits.live[n][0])
+            ]
+            randomness = table_randomness(fresh, methods, index)
+    chaos = None
+    if not all(integer.values()):
+        say(f"chaos: {budget.chaos} free-running pairs, float64 against float32-rounded")
+        chaos = measure(
+            ref,
+            fresh,
+            budget.chaos,
+            min(steps, budget.steps // max(1, budget.chaos)),
+            FREE_TOL,
+            FREE_TOL,
+        )
+    names, how = observation_names(probe, tuple(probe.observation_space.shape or ()))
+    obs_float = np.dtype(probe.observation_space.dtype or np.int64).kind == "f"
+    return Inference(
+        entry,
+        probe,
+        sources,
+        discovery,
+        fields,
+        integer,
+        limit,
+        counter,
+        visits,
+        trip,
+        randomness,
+        chaos,
+        names,
+        how,
+        obs_float,
+        time.monotonic() - began,
+    )

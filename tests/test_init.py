@@ -1,0 +1,164 @@
+"""`envport init` on real Gymnasium envs: every classic-control and toy-text env gets a spec
+that loads and whose state round trip passes, or (Blackjack: list-valued hands) exit 2
+with one line naming the attribute and the bridge to write."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import numpy as np
+import pytest
+from init_specs import BUDGET
+
+from envport.init import Budget, InitError, write_spec
+from envport.init.policies import uniform
+from envport.init.roundtrip import prove
+from envport.spec import load_spec
+from envport.targets.reference import Reference
+
+from helpers import run_envport
+
+PROVEN = [
+    "CartPole-v1",
+    "Acrobot-v1",
+    "MountainCar-v0",
+    "MountainCarContinuous-v0",
+    "Pendulum-v1",
+    "CliffWalking-v1",
+    "FrozenLake-v1",
+    "Taxi-v4",
+]
+
+
+@pytest.mark.parametrize("env", PROVEN)
+def test_init_writes_a_spec_whose_round_trip_passes(env: str, tmp_path: Path) -> None:
+    result = run_envport("init", env, "--out", str(tmp_path), "--budget", BUDGET)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(tmp_path / "envport.toml")
+    # One progress line per phase on stderr, each saying what it does.
+    phases = result.stderr.splitlines()
+    assert len(phases) >= 5 and all(line.startswith("envport init: ") for line in phases)
+    spec = load_spec(tmp_path)
+    assert spec.reference.entry == f"gymnasium:{env}"
+    assert spec.reference.sources[0].startswith("gymnasium.envs.")
+    assert all(not t.modules and t.probes is None for t in spec.targets.values())
+    assert set(spec.targets) == {"jax", "numpy"}
+    assert set(spec.state.bounds) == set(spec.state.fields)
+    # The round trip again, independently of init's own, through the verifier's harness.
+    source, fresh = Reference(spec), Reference(spec)
+    trip = prove(source, fresh, uniform(source.action_space), starts=8, steps=10, depth=30)
+    assert trip.transitions > 0
+    text = (tmp_path / "envport.toml").read_text()
+    assert "round trip" in text and "Bounds from reachable states" in text
+
+
+def test_blackjack_exits_2_naming_the_list_valued_hand(tmp_path: Path) -> None:
+    result = run_envport("init", "Blackjack-v1", "--out", str(tmp_path), "--budget", BUDGET)
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("envport: ")]
+    assert len(errors) == 1 and errors[0] == result.stderr.splitlines()[-1]
+    assert "`unwrapped.player`" in errors[0] or "`unwrapped.dealer`" in errors[0]
+    assert "list whose length changes" in errors[0] and "bridge" in errors[0]
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "envport.toml").exists()
+
+
+def test_cartpole_spec_as_inferred(tmp_path: Path) -> None:
+    path = write_spec("CartPole-v1", tmp_path, "jax", budget=Budget(30, 8000, 10, 6))
+    spec = load_spec(path)
+    # Field names follow the examples' rule: the attribute's name, `state` -> `physics`.
+    assert spec.state.fields == {"elapsed_steps": "_elapsed_steps", "physics": "unwrapped.state"}
+    assert spec.state.step_counter == "elapsed_steps"
+    assert spec.reference.sources == ["gymnasium.envs.classic_control.cartpole"]
+    assert spec.observation.names == [
+        "cart_position",
+        "cart_velocity",
+        "pole_angle",
+        "pole_angular_velocity",
+    ]
+    assert list(spec.targets) == ["jax"]
+    bound = spec.state.bounds["elapsed_steps"]
+    assert (bound.low, bound.high, bound.integer) == (0, 500, True)
+    physics = spec.state.bounds["physics"]
+    # Reachable, not guessed: inside the termination limits widened by the stated margin.
+    assert isinstance(physics.high, list) and 0.2 < physics.high[2] < 0.3
+    assert spec.tolerance_for("reward").atol == 0.0
+    assert spec.tolerance_for("physics").atol == 1e-5
+    assert spec.randomness is None and spec.levels.l3.steps == 500
+    text = path.read_text()
+    assert "`unwrapped.gravity`" in text  # a constant step reads, said to be the reference's
+
+
+def test_frozenlake_gets_randomness_and_its_harness(tmp_path: Path) -> None:
+    path = write_spec("gymnasium:FrozenLake-v1", tmp_path, budget=Budget(30, 8000, 10, 6))
+    spec = load_spec(path)
+    assert spec.randomness is not None
+    assert (spec.randomness.noise, spec.randomness.categories) == ("categorical", 3)
+    assert spec.harness_file(spec.randomness.harness).is_file()
+    assert spec.state.fields == {"elapsed_steps": "_elapsed_steps", "s": "unwrapped.s"}
+    s = spec.state.bounds["s"]
+    assert (s.low, s.high, s.integer) == (0, 15, True)
+    # The harness maps the reference's own draws: noise in 0..2, a third each.
+    ref = Reference(spec)
+    assert ref.recorder is not None
+    ref.reset(seed=0)
+    noise = []
+    for _ in range(300):
+        out = ref.step(int(np.random.default_rng(len(noise)).integers(4)))
+        noise.append(int(out.noise))
+        if out.terminated or out.truncated:
+            ref.reset(seed=len(noise))
+    counts = np.bincount(noise, minlength=3)
+    assert counts.size == 3 and counts.min() > 50
+
+
+def test_taxi_draws_but_is_deterministic(tmp_path: Path) -> None:
+    path = write_spec("Taxi-v4", tmp_path, budget=Budget(30, 8000, 10, 6))
+    assert load_spec(path).randomness is None
+    assert "outcome never depended on the draws" in path.read_text()
+
+
+def test_pendulum_bounds_cover_what_play_reaches(tmp_path: Path) -> None:
+    path = write_spec("Pendulum-v1", tmp_path, budget=Budget(30, 8000, 10, 6))
+    spec = load_spec(path)
+    assert "unwrapped.last_u" in path.read_text()  # changes, never read by step: not state
+    theta = spec.state.bounds["physics"]
+    assert isinstance(theta.high, list) and theta.high[0] > 7.0  # past one turn: it spins
+    assert spec.levels.l3.free_horizon is not None  # float32 rounding parts it (chaos)
+
+
+def test_an_existing_spec_is_kept_unless_forced(tmp_path: Path) -> None:
+    (tmp_path / "envport.toml").write_text("name = 'mine'\n")
+    with pytest.raises(InitError, match="exists; pass --force"):
+        write_spec("CartPole-v1", tmp_path)
+    result = run_envport("init", "CartPole-v1", "--out", str(tmp_path))
+    assert result.returncode == 2 and "--force" in result.stderr
+    assert (tmp_path / "envport.toml").read_text() == "name = 'mine'\n"
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ("NoSuchEnv-v9", "not a registered Gymnasium id"),
+        ("gymnasium:NoSuchEnv-v9", "not a registered Gymnasium id"),
+        ("no_such_module_xyz:make", "cannot import"),
+    ],
+)
+def test_an_unknown_env_is_one_line(env: str, message: str, tmp_path: Path) -> None:
+    result = run_envport("init", env, "--out", str(tmp_path))
+    assert result.returncode == 2
+    assert message in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_a_factory_entry(tmp_path: Path) -> None:
+    path = write_spec(
+        "gymnasium.envs.classic_control.cartpole:CartPoleEnv",
+        tmp_path,
+        budget=Budget(30, 8000, 10, 6),
+    )
+    data = tomllib.loads(path.read_text())
+    assert data["reference"]["entry"] == "gymnasium.envs.classic_control.cartpole:CartPoleEnv"
+    # No registry, no time limit: the physics alone, and L3 episodes of 500 steps.
+    assert data["state"]["fields"] == {"physics": "unwrapped.state"}
+    assert "step_counter" not in data["state"] and data["levels"]["l3"]["steps"] == 500
