@@ -127,8 +127,8 @@ class Coverage:
             count = self.fields[name]
             lines.append(
                 f"state.bounds.{name}: {self.share(name):.1%} of the {self.states} states L3's "
-                f"reference visited lie outside {_ranges(count.low, count.high)} (reached "
-                f"{_ranges(count.reached_low, count.reached_high)}), and L1/L2 never test "
+                f"reference visited lie outside {ranges(count.low, count.high)} (reached "
+                f"{ranges(count.reached_low, count.reached_high)}), and L1/L2 never test "
                 "them: widen the bounds to what play reaches (--strict-bounds fails on this)"
             )
         return lines
@@ -162,7 +162,7 @@ def _listed(values: np.ndarray | None) -> list[float] | None:
     return None if values is None else [float(v) for v in values]
 
 
-def _ranges(low: np.ndarray | None, high: np.ndarray | None) -> str:
+def ranges(low: np.ndarray | None, high: np.ndarray | None) -> str:
     """Per element `[low, high]`, joined by ` x `: `[-7, 7] x [-9, 9]`."""
     if low is None or high is None:
         return "nothing"
