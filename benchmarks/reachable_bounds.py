@@ -84,7 +84,7 @@ def play(reference: Reference, policy: Policy, episodes: int, seed: int) -> Cove
             last = policy(obs, last, rng)
             out = reference.step(last)
             obs, done = out.obs, out.terminated or out.truncated
-        coverage.add({name: np.array([s[name] for s in states]) for name in states[0]})
+        coverage.add({name: np.array([s[name] for s in states]) for name in states[0]}, 1)
     return coverage
 
 

@@ -50,6 +50,7 @@ class Coverage:
     fields: dict[str, FieldCount]
     states: int = 0
     outside: int = 0
+    episodes: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @classmethod
@@ -61,8 +62,9 @@ class Coverage:
             }
         )
 
-    def add(self, states: dict[str, np.ndarray]) -> None:
-        """Count the rows of played columns (field -> [N, ...]) against the bounds."""
+    def add(self, states: dict[str, np.ndarray], episodes: int = 0) -> None:
+        """Count the rows of played columns (field -> [N, ...], the states of `episodes`
+        episodes) against the bounds."""
         counts: dict[str, tuple[int, np.ndarray, np.ndarray]] = {}
         any_outside: np.ndarray | None = None
         rows = len(next(iter(states.values()))) if states else 0
@@ -86,6 +88,7 @@ class Coverage:
             # fmin/fmax skip NaN (a NaN is counted above, not as an extreme).
             counts[name] = (int(row_out.sum()), np.fmin.reduce(flat), np.fmax.reduce(flat))
         with self._lock:
+            self.episodes += episodes
             self.states += rows
             self.outside += 0 if any_outside is None else int(any_outside.sum())
             for name, (outside, lowest, highest) in counts.items():
@@ -149,6 +152,8 @@ class Coverage:
             level="l3",
             mode="bounds",
             passed=not (strict and over),
+            episodes=self.episodes,
+            steps_compared=self.states,
             statistics=self.statistics(),
             note=note,
         )

@@ -112,7 +112,7 @@ class PortFeed:
         """Queue a played chunk: free-running first, resync once that is answered."""
         if self.coverage is not None:
             # Every chunk of every lane passes here, in this process: the reference's states.
-            self.coverage.add(played.states)
+            self.coverage.add(played.states, len(played))
         indices = [plan.index for plan in played.plans]
         for index in indices:
             self._batch_of[index] = (min(indices), max(indices))
