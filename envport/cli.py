@@ -109,6 +109,12 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         "port's own start states, read by its getter or from the observation "
         "(state.from_observation); L1, L2 and L4 do not apply",
     )
+    p.add_argument(
+        "--strict-bounds",
+        action="store_true",
+        help="fail when more than 1%% of the states L3's reference visits lie outside a "
+        "field's [state.bounds] (without it: a warning)",
+    )
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.add_argument("--json", type=Path, help="write the full report as JSON here")
     p.set_defaults(func=_run_verify)
@@ -135,6 +141,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         port_server=args.port_server,
         cases=args.cases,
         reverse=args.reverse_injection,
+        strict_bounds=args.strict_bounds,
     )
 
 

@@ -47,10 +47,11 @@ def test_known_good_ports_verify(port: Path, tmp_path: Path) -> None:
         *user_paths,
         "l3.free",
         "l3.resync",
+        "l3.bounds",
     ]
     for level in report["levels"]:
         assert level["passed"] and level["steps_compared"] > 0
-    for level in report["levels"][-2:]:
+    for level in report["levels"][-3:-1]:
         assert level["episodes"] == 100
         assert level["steps_compared"] >= 1000
         # Both ways an episode ends were exercised, not only pole falls.

@@ -16,6 +16,7 @@ from typing import ClassVar
 from envport.errors import EnvportError
 from envport.targets.registry import TARGET_NAMES, target
 from envport.verifiers import cases, l1, l1_landings, l2, l3_lanes, l3_replay, reverse
+from envport.verifiers.bounds_coverage import Coverage
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.replay import Replay
@@ -188,12 +189,19 @@ class L3Rollouts(Check):
 
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
         replay, options = ctx.replays["l3"], ctx.l3
+        whole = options.only_episode is None and options.batch is None
+        # The bounds' coverage of the states play reaches, over the whole plan (a replay of
+        # a few episodes says nothing about it).
+        coverage = Coverage.of(ctx.spec) if whole and ctx.spec.state.bounds else None
         found = l3_lanes.run_l3(
-            ctx.spec, options, replay, ctx.worker, ctx.reference, ctx.lane_workers
+            ctx.spec, options, replay, ctx.worker, ctx.reference, ctx.lane_workers, coverage
         )
-        if options.only_episode is None and options.batch is None:
+        if whole:
             # Not a replay itself: each replay line must show its divergence again.
             l3_replay.confirm_replays(ctx.spec, options, replay, ctx.worker, ctx.reference, found)
+        if coverage is not None and coverage.states:
+            ctx.report.warnings += coverage.warnings()
+            found.append(coverage.level(ctx.options.strict_bounds))
         return found
 
 

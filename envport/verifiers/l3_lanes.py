@@ -32,6 +32,7 @@ from envport.serve.ops import LoadReference, Op, PlayReference
 from envport.spec import PortSpec
 from envport.targets.reference import Reference
 from envport.verifiers import l3
+from envport.verifiers.bounds_coverage import Coverage
 from envport.verifiers.compare import Steps, contract_problems
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.played import Played
@@ -73,9 +74,16 @@ class PortFeed:
     arrives."""
 
     def __init__(
-        self, worker: Worker, spec: PortSpec, options: l3.L3Options, chunk: int, replay: Replay
+        self,
+        worker: Worker,
+        spec: PortSpec,
+        options: l3.L3Options,
+        chunk: int,
+        replay: Replay,
+        coverage: Coverage | None = None,
     ) -> None:
         self.worker = worker
+        self.coverage = coverage
         self.spec = spec
         self.options = options
         self.replay = replay
@@ -102,6 +110,9 @@ class PortFeed:
 
     def add(self, played: Played) -> None:
         """Queue a played chunk: free-running first, resync once that is answered."""
+        if self.coverage is not None:
+            # Every chunk of every lane passes here, in this process: the reference's states.
+            self.coverage.add(played.states, len(played))
         indices = [plan.index for plan in played.plans]
         for index in indices:
             self._batch_of[index] = (min(indices), max(indices))
@@ -321,16 +332,19 @@ def run_l3(
     port: Worker,
     reference: Reference,
     workers: LaneWorkers | None = None,
+    coverage: Coverage | None = None,
 ) -> list[LevelResult]:
-    """L3 over one lane here (`reference` and `port`) and one per pair of `workers`."""
+    """L3 over one lane here (`reference` and `port`) and one per pair of `workers`; each
+    reference state played is counted into `coverage`, if given."""
     indices = l3.episode_indices(options)
     extra = [] if workers is None else list(zip(workers.players, workers.ports, strict=True))
     # A batch replay plays its episodes as the one chunk they were.
     size = len(indices) if options.batch else chunk_size(len(indices), 1 + len(extra))
     chunks = Chunks(indices, size, 1 + len(extra))
-    lanes = [Lane(PortFeed(port, spec, options, size, replay), chunks, reference=reference)]
+    feed = PortFeed(port, spec, options, size, replay, coverage)
+    lanes = [Lane(feed, chunks, reference=reference)]
     for number, (player, lane_port) in enumerate(extra):
-        feed = PortFeed(lane_port, spec, options, size, replay)
+        feed = PortFeed(lane_port, spec, options, size, replay, coverage)
         lane = Lane(feed, chunks, player=player, spec_file=workers.spec_file)  # type: ignore[union-attr]
         lane.loaded = functools.partial(workers.wait_loaded, number)  # type: ignore[union-attr]
         lanes.append(lane)

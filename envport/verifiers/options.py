@@ -45,6 +45,9 @@ class VerifyOptions:
     # The port cannot load a state (envpool, compiled vector envs): start the reference from
     # the port's own start states instead (envport.verifiers.reverse).
     reverse: bool = False
+    # Fail (not only warn) when more than 1% of the states L3's reference visits lie outside
+    # a field's `[state.bounds]` (envport.verifiers.bounds_coverage).
+    strict_bounds: bool = False
 
 
 def check_options(options: VerifyOptions, l3_options: L3Options) -> None:
