@@ -29,7 +29,7 @@ from envport.prompts.render import Prompts
 from envport.runs.layout import RunDir, create_run, new_run_id, open_run
 from envport.runs.options import Limits, ResumeOptions, TranslateOptions
 from envport.runs.state import RunState
-from envport.spec import PortSpec, load_spec
+from envport.spec import SPEC_FILENAME, PortSpec, load_spec
 
 
 def _prepare_environment() -> None:
@@ -76,10 +76,12 @@ def translate(options: TranslateOptions, console: Console) -> int:
     def start() -> int:
         console.print(f"envport: run {state.run_id} in {run.root}", markup=False, highlight=False)
         if given.env is not None:
+            # The run's copy is frozen (a resume restores it from the run's history): a
+            # changed spec is a new run's.
             console.print(
-                f"envport: inferred the spec from {given.env} -> {run.spec_file}; if a check "
-                "fails because of it (state, bounds, tolerances), edit it and run: envport "
-                f"resume {run.root}",
+                f"envport: inferred the spec from {given.env} -> {run.spec_file} (frozen for "
+                f"this run); to change what was inferred: envport init {given.env} --out DIR, "
+                f"edit DIR/{SPEC_FILENAME}, then envport translate DIR --target {target}",
                 markup=False,
                 highlight=False,
             )
