@@ -1,4 +1,4 @@
-"""`envport translate SPEC --target T` and `envport resume RUN`: arguments and exit codes.
+"""`envport translate SPEC|ENV --target T` and `envport resume RUN`: arguments and exit codes.
 
 Exit codes: 0 verified, 1 gave up (a budget ended or the loop got stuck), 2 usage error,
 130 interrupted by Ctrl-C and 143 by SIGTERM (the run is saved at its last completed step;
@@ -214,7 +214,11 @@ def add_translate(subparsers: argparse._SubParsersAction) -> None:
         "translate",
         help="port a reference env with a model, verify it, repair until every level passes",
     )
-    parser.add_argument("spec", help="envport.toml or the directory holding it")
+    parser.add_argument(
+        "spec",
+        help="envport.toml or the directory holding it; or an environment (gymnasium:<EnvId>, "
+        "a registered Gymnasium id, package.module:factory) to infer the spec from",
+    )
     parser.add_argument("--target", required=True, choices=TRANSLATE_TARGETS)
     parser.add_argument(
         "--model",

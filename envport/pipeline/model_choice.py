@@ -28,15 +28,17 @@ def replay_dir(spec_file: Path, target: str) -> Path:
     return spec_file.parent / "replay" / target
 
 
-def choose_model(model: str | None, spec_file: Path, target: str) -> ModelChoice:
+def choose_model(model: str | None, spec_file: Path | None, target: str) -> ModelChoice:
+    """The model a run uses. `spec_file` None: a spec inferred from an environment, which has
+    no example directory and so no replay session to default to."""
     if model:
         if model.startswith("replay:"):
             # Absolute, so the cache key (which includes the name) survives a change of cwd.
             return ModelChoice(f"replay:{Path(model.removeprefix('replay:')).resolve()}")
         return ModelChoice(model)
     keys = [name for name in KEY_ENVS if os.environ.get(name)]
-    session = replay_dir(spec_file, target)
-    if not keys and (session / SESSION_FILE).is_file():
+    session = replay_dir(spec_file, target) if spec_file is not None else None
+    if not keys and session is not None and (session / SESSION_FILE).is_file():
         sources = {entry.source for entry in read_session(session).entries}
         kind = " and ".join(sorted(sources)) or "no"
         return ModelChoice(
@@ -49,10 +51,11 @@ def choose_model(model: str | None, spec_file: Path, target: str) -> ModelChoice
             f"no --model given; {keys[0]} is set, so choose the model to spend it on: "
             "--model anthropic:<model> or --model openai:<model>"
         )
+    where = f"{session} has no replay session" if session else "an inferred spec has none"
     raise EnvportError(
         "no --model given and no API key set: pass --model anthropic:<model> (with "
         "ANTHROPIC_API_KEY), --model openai:<model> (with OPENAI_API_KEY, or --base-url for a "
-        f"local server), or --model replay:<session dir>; {session} has no replay session"
+        f"local server), or --model replay:<session dir>; {where}"
     )
 
 

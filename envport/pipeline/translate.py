@@ -7,7 +7,9 @@ found before the run directory is created, so a typo leaves no half-made run beh
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
@@ -18,15 +20,16 @@ from envport.llm import RetryPolicy, load_model
 from envport.llm.types import Model
 from envport.pipeline import TRANSLATE_TARGETS
 from envport.pipeline.driver import WALL_TIME, Driver
-from envport.pipeline.model_choice import choose_model, public_url
+from envport.pipeline.model_choice import ModelChoice, choose_model, public_url
 from envport.pipeline.progress import make_progress, model_messages_shown
 from envport.pipeline.prompting import PromptBuilder, target_info
 from envport.pipeline.sources import read_rules, read_sources
+from envport.pipeline.spec_argument import classify, infer_spec
 from envport.prompts.render import Prompts
 from envport.runs.layout import RunDir, create_run, new_run_id, open_run
 from envport.runs.options import Limits, ResumeOptions, TranslateOptions
 from envport.runs.state import RunState
-from envport.spec import PortSpec, load_spec, spec_path
+from envport.spec import SPEC_FILENAME, PortSpec, load_spec
 
 
 def _prepare_environment() -> None:
@@ -53,37 +56,78 @@ def translate(options: TranslateOptions, console: Console) -> int:
             f"--run-id {run_id}: {out / run_id} exists; continue it with `envport resume "
             f"{out / run_id}` or choose another id"
         )
-    spec_file = spec_path(options.spec)
+    given = classify(options.spec)
+    if given.spec is not None:
+        started = _start(options, given.spec, None)
+    else:
+        env = given.env or ""
+        choose_model(options.model, None, target)  # a missing model, before the inference
+        # Inferred into a scratch directory, so a failure leaves no run behind; the run
+        # freezes a copy like any spec's and reads only that from then on (and on resume).
+        with tempfile.TemporaryDirectory(prefix="envport-init-") as scratch:
+            started = _start(options, infer_spec(env, Path(scratch), target), env)
+    run, state, choice = started.run, started.state, started.choice
+    spec, builder = started.spec, started.builder
+    if given.env is not None:
+        # The scratch directory is gone: the run's frozen copy is the spec now.
+        spec = load_spec(run.spec_file)
+        builder = _builder(spec, target, state.prompts_dir)
+
+    def start() -> int:
+        console.print(f"envport: run {state.run_id} in {run.root}", markup=False, highlight=False)
+        if given.env is not None:
+            # The run's copy is frozen (a resume restores it from the run's history): a
+            # changed spec is a new run's.
+            console.print(
+                f"envport: inferred the spec from {given.env} -> {run.spec_file} (frozen for "
+                f"this run); to change what was inferred: envport init {given.env} --out DIR, "
+                f"edit DIR/{SPEC_FILENAME}, then envport translate DIR --target {target}",
+                markup=False,
+                highlight=False,
+            )
+        if choice.note:
+            console.print(f"envport: {choice.note}", markup=False, highlight=False)
+        return _drive(run, state, spec, started.model, builder, console)
+
+    return _resumable(run, console, start)
+
+
+@dataclass(frozen=True)
+class _Started:
+    run: RunDir
+    state: RunState
+    choice: ModelChoice
+    model: Model
+    spec: PortSpec
+    builder: PromptBuilder
+
+
+def _start(options: TranslateOptions, spec_file: Path, env: str | None) -> _Started:
+    """Check everything the command names, then create the run directory."""
+    target = options.target
     spec = load_spec(spec_file)
     prompts = str(Path(options.prompts).resolve()) if options.prompts else None
     builder = _builder(spec, target, prompts)
-    choice = choose_model(options.model, spec_file, target)
-    run_limits = options.limits
-    live = _load(choice.spec, options.base_url, run_limits)
+    # An inferred spec has no example directory beside it, so no replay session to default to.
+    choice = choose_model(options.model, None if env else spec_file, target)
+    live = _load(choice.spec, options.base_url, options.limits)
     target_spec = spec.target(target)
     state = RunState(
-        run_id=run_id or new_run_id(spec.name, target),
-        spec_source=str(spec_file.resolve()),
+        run_id=options.run_id or new_run_id(spec.name, target),
+        spec_source=env or str(spec_file.resolve()),
         spec_name=spec.name,
         target=target,  # type: ignore[arg-type]
         model=choice.spec,
         base_url=public_url(options.base_url),
         prompts_dir=prompts,
-        limits=run_limits,
+        limits=options.limits,
         optimize=options.optimize,
         phase="modules" if target_spec.modules else "plan",
         modules=list(target_spec.modules),
         entry=target_spec.entry,
     )
-    run = create_run(out, spec_file, state)  # an interrupt while it works leaves nothing
-
-    def start() -> int:
-        console.print(f"envport: run {state.run_id} in {run.root}", markup=False, highlight=False)
-        if choice.note:
-            console.print(f"envport: {choice.note}", markup=False, highlight=False)
-        return _drive(run, state, spec, live, builder, console)
-
-    return _resumable(run, console, start)
+    run = create_run(options.out, spec_file, state)  # an interrupt while it works leaves nothing
+    return _Started(run, state, choice, live, spec, builder)
 
 
 def resume(options: ResumeOptions, console: Console) -> int:
