@@ -51,15 +51,24 @@ def test_every_shipped_template_exists() -> None:
         assert prompts.env.get_template(name) is not None
 
 
-def test_context_carries_reference_source_contract_and_answer_format() -> None:
+def test_context_carries_reference_source_and_contract_and_no_answer_format() -> None:
     text = builder("numpy").context(state("numpy"))
     source = read_sources(load_spec(CARTPOLE))[0]
-    assert f"`{source.module}` ({source.lines} lines)" in text
+    assert f"`{source.module}` (cut to what a port needs; left out:" in text
     assert "theta_threshold_radians = 12 * 2 * math.pi / 360" in text  # verbatim reference
     assert "class VectorEnv(num_envs: int)" in text  # the backend's contract
     assert "`physics.py`: exports `dynamics`, `is_terminated`" in text
+    assert "`elapsed_steps` = `env._elapsed_steps`" in text
+    # The answer format is the task's: the stable prefix holds none (one format per prompt).
+    assert "### File:" not in text
+
+
+def test_every_task_ends_with_its_answer_format() -> None:
+    text, _ = builder().generate(state(), {})
+    assert text.rstrip().endswith("Text outside the blocks is kept in the transcript.")
     assert "### File: physics.py" in text
-    assert "`elapsed_steps`: `env._elapsed_steps`" in text
+    repair = builder().repair(state(open_failures=[FAILURE]), {})
+    assert "## How to answer" in repair and "### File: physics.py" in repair
 
 
 def test_target_constraints_differ_per_backend() -> None:

@@ -8,10 +8,12 @@ same prompt and the response cache answers it.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 
+from envport.pipeline.observed import ObservedTypes, observe
 from envport.pipeline.plan import CONTRACT
-from envport.pipeline.sources import ReferenceSource
+from envport.pipeline.sources import ReferenceSource, read_rules, read_sources, slice_sources
 from envport.prompts.render import Prompts, normalise_files
 from envport.runs.state import COMPOSED, RunState
 from envport.spec import PortSpec, Tolerance
@@ -26,15 +28,36 @@ class TargetInfo:
     # The template of the target's notes (the registry's `prompt_notes`; none for a target
     # translate does not generate, such as Rust, whose ports are only optimised).
     notes: str | None
+    # What a stochastic env's port exports besides (rendered only for a stochastic spec).
+    noise_contract: str = ""
+
+
+# The contract's paragraph for stochastic envs starts so; it runs to the next blank line.
+NOISE_PARAGRAPH = re.compile(r"^A stochastic env's .*?(?=\n\s*\n|\Z)", re.MULTILINE | re.DOTALL)
+# The docstring cites the design document, which the model never sees.
+CITATION = re.compile(r" ?\(docs/[\w./-]+, contract \d+\)")
 
 
 def target_info(name: str) -> TargetInfo:
     chosen = target(name)
     # The backend's own docstring is the contract the worker enforces: one source of truth.
     module = importlib.import_module(f"envport.targets.{name}_port")
-    doc = (module.__doc__ or "").strip()
+    doc = CITATION.sub("", (module.__doc__ or "").strip())
     contract = "\n".join(doc.splitlines()[1:]).strip() or doc
-    return TargetInfo(name, chosen.title, contract, chosen.prompt_notes)
+    noise = NOISE_PARAGRAPH.search(contract)
+    if noise is not None:
+        contract = (contract[: noise.start()] + contract[noise.end() :]).strip()
+    noise_contract = noise.group(0).strip() if noise is not None else ""
+    return TargetInfo(name, chosen.title, contract, chosen.prompt_notes, noise_contract)
+
+
+def prompt_builder(spec: PortSpec, target: str, prompts_dir: str | None) -> PromptBuilder:
+    """The builder of a run's prompts: the templates, the reference's source (or rules) and
+    its types, measured by stepping the reference."""
+    sources, rules = read_sources(spec), read_rules(spec)
+    return PromptBuilder(
+        Prompts(prompts_dir), spec, sources, target_info(target), rules, observe(spec)
+    )
 
 
 @dataclass
@@ -45,6 +68,13 @@ class PromptBuilder:
     target: TargetInfo
     # A black-box spec's rules document: rendered in place of the (then empty) sources.
     rules: str | None = None
+    # The reference's value types, measured (observed.py); None renders no types.
+    observed: ObservedTypes | None = None
+    # `sources` cut to what a port needs; the whole ones go to a repair that is stuck.
+    sliced: list[ReferenceSource] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.sliced = slice_sources(self.spec, self.sources)
 
     def system(self) -> str:
         return self.prompts.render("system.j2", target=self.target)
@@ -54,7 +84,7 @@ class PromptBuilder:
             "context.j2",
             spec=self.spec,
             target=self.target,
-            sources=self.sources,
+            sources=self.sliced,
             rules=self.rules,
             modules=state.modules,
             entry=state.entry,
@@ -62,6 +92,9 @@ class PromptBuilder:
             default_tolerance=Tolerance(),
             state_fields=list(self.spec.state.fields.items()),
             observation_names=self.spec.observation.names,
+            observed=self.observed,
+            field_types=dict(self.observed.fields) if self.observed else {},
+            randomness=self.spec.randomness,
         )
 
     def plan(self, state: RunState) -> str:
@@ -81,6 +114,7 @@ class PromptBuilder:
             entry=state.entry,
             files=normalise_files(shown),
             notes=state.notes,
+            example_path=f"{module.name}.py",
         )
         return text, [f"{module.name}.py"]
 
@@ -112,6 +146,9 @@ class PromptBuilder:
             history=state.history,
             files=normalise_files(shown),
             missing=[path for path in expected if path not in files],
+            example_path=expected[0] if expected else f"{state.entry}.py",
+            # Widened context: the reference whole, cut parts included (only when sliced).
+            whole_sources=self.sources if stuck and self.sliced != self.sources else [],
         )
 
     def optimize(self, state: RunState, files: dict[str, str]) -> str:
@@ -141,6 +178,7 @@ class PromptBuilder:
             attempts=attempts,
             notes=state.notes,
             files=normalise_files(files),
+            example_path=sorted(files)[0] if files else f"{state.entry}.py",
         )
 
     def reask(self, error: str, truncated: bool, required: list[str], plan: bool) -> str:

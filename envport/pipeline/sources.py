@@ -1,4 +1,5 @@
-"""The reference's source text, which goes verbatim into every prompt."""
+"""The reference's source text for the prompts: sliced to what a port needs (the env's
+reset, step and what they use; see source_slice.py), the whole text kept for a stuck repair."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import importlib.util
 from dataclasses import dataclass
 
 from envport.errors import SpecError
+from envport.pipeline.source_slice import slice_modules
 from envport.spec import PortSpec
 
 
@@ -13,6 +15,8 @@ from envport.spec import PortSpec
 class ReferenceSource:
     module: str
     text: str
+    # What slicing cut from `text` (one phrase per kind); empty for a whole module.
+    cut: tuple[str, ...] = ()
 
     @property
     def lines(self) -> int:
@@ -20,9 +24,14 @@ class ReferenceSource:
 
 
 def _entry_module(spec: PortSpec) -> str:
+    return _entry_point(spec).partition(":")[0]
+
+
+def _entry_point(spec: PortSpec) -> str:
+    """`module:name` of the env class or factory the reference is made from."""
     prefix, _, rest = spec.reference.entry.partition(":")
     if prefix != "gymnasium":
-        return prefix  # `package.module:factory`
+        return spec.reference.entry  # `package.module:factory`
     import gymnasium
 
     try:
@@ -34,7 +43,7 @@ def _entry_module(spec: PortSpec) -> str:
             f"reference.entry {spec.reference.entry!r} is registered with a callable; "
             "list its module in reference.sources"
         )
-    return entry_point.partition(":")[0]
+    return entry_point
 
 
 def read_rules(spec: PortSpec) -> str | None:
@@ -72,3 +81,21 @@ def read_sources(spec: PortSpec) -> list[ReferenceSource]:
         with open(origin, encoding="utf-8") as handle:
             sources.append(ReferenceSource(name, handle.read()))
     return sources
+
+
+def slice_sources(spec: PortSpec, sources: list[ReferenceSource]) -> list[ReferenceSource]:
+    """`sources` cut to the env's `__init__`, `reset`, `step` and what they use, each with
+    a note of what was cut; the whole modules when the env's code cannot be found in them."""
+    if not sources:
+        return []
+    module, _, name = _entry_point(spec).partition(":")
+    # The attributes the harness reads (`unwrapped.state` -> `state`) stay, used or not.
+    read = {path.rsplit(".", 1)[-1] for path in spec.state.fields.values()}
+    slices = slice_modules([(s.module, s.text) for s in sources], (module, name), read)
+    if slices is None:
+        return sources
+    return [
+        ReferenceSource(source.module, cut.text, tuple(cut.cut))
+        for source, cut in zip(sources, slices, strict=True)
+        if cut.text.strip()
+    ]

@@ -22,10 +22,8 @@ from envport.pipeline import TRANSLATE_TARGETS
 from envport.pipeline.driver import WALL_TIME, Driver
 from envport.pipeline.model_choice import ModelChoice, choose_model, public_url
 from envport.pipeline.progress import make_progress, model_messages_shown
-from envport.pipeline.prompting import PromptBuilder, target_info
-from envport.pipeline.sources import read_rules, read_sources
+from envport.pipeline.prompting import PromptBuilder, prompt_builder
 from envport.pipeline.spec_argument import classify, infer_spec
-from envport.prompts.render import Prompts
 from envport.runs.layout import RunDir, create_run, new_run_id, open_run
 from envport.runs.options import Limits, ResumeOptions, TranslateOptions
 from envport.runs.state import RunState
@@ -43,8 +41,7 @@ def _load(spec: str, base_url: str | None, limits: Limits) -> Model:
 
 
 def _builder(spec: PortSpec, target: str, prompts_dir: str | None) -> PromptBuilder:
-    sources, rules = read_sources(spec), read_rules(spec)
-    return PromptBuilder(Prompts(prompts_dir), spec, sources, target_info(target), rules)
+    return prompt_builder(spec, target, prompts_dir)
 
 
 def translate(options: TranslateOptions, console: Console) -> int:

@@ -1,0 +1,110 @@
+"""The numeric types the reference really uses, measured by stepping it, for the prompts.
+
+A port that guesses types diverges in ways the source does not show at a glance:
+MountainCarContinuous keeps its state as float32 after every step, Acrobot's state is
+float32 after a reset and float64 after a step, a reward may be a Python float or a NumPy
+scalar. The reference is trusted code (docs/design.md, contract 7), so it is stepped here,
+in the driver: a few resets and seeded random actions, the same every time, so the prompt
+that states the types renders the same bytes on every run and on resume.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from envport.spec import PortSpec
+from envport.targets.reference import Reference
+
+STEPS = 64
+SEED = 0
+
+
+@dataclass(frozen=True)
+class ObservedTypes:
+    """One phrase per state field, and for the observation, reward and flags."""
+
+    fields: list[tuple[str, str]]
+    observation: str
+    reward: str
+    flags: str
+
+
+def describe(value: Any) -> str:
+    """A value's type as a port author needs it: `NumPy float64 array, shape (4,)`."""
+    if isinstance(value, np.ndarray):
+        return f"NumPy {value.dtype} array, shape {tuple(value.shape)}"
+    if isinstance(value, np.generic):
+        return f"NumPy {np.asarray(value).dtype} scalar"
+    if isinstance(value, bool | int | float | str):
+        return f"Python {type(value).__name__}"
+    if isinstance(value, tuple | list):
+        kinds = sorted({describe(item) for item in value})
+        inner = kinds[0] if len(kinds) == 1 else " / ".join(kinds)
+        return f"Python {type(value).__name__} of {len(value)} ({inner})"
+    return f"Python {type(value).__name__}"
+
+
+def _when(after_reset: list[str], after_step: list[str]) -> str:
+    """`X` when every reading agrees, else each kind with when it was seen."""
+    seen = list(dict.fromkeys(after_reset + after_step))
+    if len(seen) == 1:
+        return seen[0]
+    parts = []
+    for kind in seen:
+        where = [w for w, group in (("reset", after_reset), ("step", after_step)) if kind in group]
+        parts.append(f"{kind} after {' and after '.join(where)}")
+    return "; ".join(parts)
+
+
+def _read(env: Any, path: str) -> Any:
+    value = env
+    for part in path.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def observe(spec: PortSpec) -> ObservedTypes:
+    """Reset and step the reference with seeded random actions, noting each value's type."""
+    reference = Reference(spec)
+    env = reference.env
+    env.action_space.seed(SEED)
+    names = list(spec.state.fields) or None
+    states: dict[str, tuple[list[str], list[str]]] = {}
+    obs: tuple[list[str], list[str]] = ([], [])
+    rewards: list[str] = []
+    flags: list[str] = []
+
+    def note(after: int) -> None:
+        if names is None:
+            # A bridge: the types as the harness reads them (the bridge's own conversion).
+            read = reference.read_state()
+        else:
+            read = {name: _read(env, path) for name, path in spec.state.fields.items()}
+        for name, value in read.items():
+            states.setdefault(name, ([], []))[after].append(describe(value))
+
+    first, _ = env.reset(seed=SEED)
+    reference.track()
+    obs[0].append(describe(first))
+    note(0)
+    for _ in range(STEPS):
+        observation, reward, terminated, truncated, _ = env.step(env.action_space.sample())
+        obs[1].append(describe(observation))
+        rewards.append(describe(reward))
+        flags += [describe(terminated), describe(truncated)]
+        note(1)
+        if terminated or truncated:
+            again, _ = env.reset()
+            reference.track()
+            obs[0].append(describe(again))
+            note(0)
+    env.close()
+    return ObservedTypes(
+        fields=[(name, _when(*seen)) for name, seen in states.items()],
+        observation=_when(*obs),
+        reward=_when([], rewards),
+        flags=_when([], flags),
+    )
