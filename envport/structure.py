@@ -106,7 +106,8 @@ def decode(state: StateSpec, leaves: dict[str, Any]) -> dict[str, Any]:
 
 def canonical(state: StateSpec, leaves: dict[str, Any]) -> dict[str, Any]:
     """The same state with every item past a list's length set to its pad value: items not
-    in use are not part of the state, whatever a port leaves there."""
+    in use are not part of the state, whatever a port leaves there. One env's state or a
+    batch of them (lengths [B], items [B, capacity, ...])."""
     declared = lists(state)
     if not declared:
         return leaves
@@ -114,12 +115,18 @@ def canonical(state: StateSpec, leaves: dict[str, Any]) -> dict[str, Any]:
     for name, field in declared.items():
         if name not in out or length_leaf(name) not in out:
             continue
-        items = np.array(out[name])
+        items = np.asarray(out[name])
         length = np.asarray(out[length_leaf(name)])
-        if items.ndim == 0 or length.ndim != 0 or length.dtype.kind not in "iu":
+        batch = length.ndim
+        if (
+            length.dtype.kind not in "iu"
+            or items.ndim <= batch
+            or items.shape[:batch] != length.shape
+        ):
             continue  # a shape or dtype the comparison reports as it is
-        items[max(int(length), 0) :] = field.pad
-        out[name] = items
+        keep = np.arange(items.shape[batch]) < length[..., None]
+        keep = keep.reshape(keep.shape + (1,) * (items.ndim - batch - 1))
+        out[name] = np.where(keep, items, np.asarray(field.pad).astype(items.dtype))
     return out
 
 

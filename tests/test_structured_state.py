@@ -14,6 +14,7 @@ from envport.errors import SpecError
 from envport.spec import load_spec
 from envport.structure import OverCapacity, canonical, decode, encode, leaf_names, violated
 from envport.targets.reference import Reference
+from envport.verifiers.cases import Case, given_state, load_cases, play_case
 from envport.verifiers.divergence import FieldDiff
 from envport.verifiers.l1 import field_diffs
 from envport.verifiers.strategies import state_strategy
@@ -144,3 +145,23 @@ def test_reports_name_leaf_paths_and_enum_names(tmp_path: Path) -> None:
         field="hand.player[2]", expected="10", actual="?(12)"
     )
     assert canonical(spec.state, actual)["hand.dealer"][4] == 0
+
+
+def test_a_proposed_case_gives_a_hand_by_its_cards(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, SPEC))
+    case = Case(state={"hand.player": [1, 10], "hand.dealer": [10, 6]}, actions=[0])
+    given = given_state(spec, case)
+    assert given["hand.player"].tolist() == [1, 10, 0, 0, 0, 0]
+    assert int(given["hand.dealer.length"]) == 2
+    played = play_case(Reference(spec), 0, case)
+    assert played.states["hand.player"][0].tolist() == [1, 10, 0, 0, 0, 0]
+    # Sutton and Barto's rule (Blackjack-v1's default): a natural beats a dealer without one.
+    assert played.steps.reward.tolist() == [1.0]
+    (cases_dir := tmp_path / "cases").mkdir()
+    (cases_dir / "a.toml").write_text(
+        '[[case]]\nstate = { "hand.player" = [1, 10], "hand.player.length" = 2 }\nactions = [0]\n'
+        '[[case]]\nstate = { "hand.players" = [1] }\nactions = [0]\n'
+    )
+    usable, unusable = load_cases(cases_dir, spec)
+    assert [name for name, _ in usable] == ["a.toml#0"]
+    assert unusable == ["a.toml case 1: unknown state field hand.players"]

@@ -7,6 +7,9 @@ the checks but never grade the port itself (docs/design.md, contract 6).
     [[case]]
     state = { physics = [2.35, 0.0, 0.01, 0.0], elapsed_steps = 498 }
     actions = [1, 1, 0]
+
+A structured state's leaves are named by path (docs/structured-state.md); a declared list
+may be given as its items alone: `state = { "hand.player" = [1, 10], "hand.dealer" = [10, 6] }`.
 """
 
 from __future__ import annotations
@@ -18,7 +21,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from envport import structure
 from envport.spec import PortSpec
+from envport.structure import leaf_names
 from envport.targets.reference import Reference, Transition
 from envport.verifiers import l3
 from envport.verifiers.compare import Steps
@@ -48,7 +53,8 @@ def load_cases(directory: Path, spec: PortSpec) -> tuple[list[tuple[str, Case]],
             unusable.append(f"{path.name}: {str(error).splitlines()[0]}")
             continue
         for number, case in enumerate(found):
-            unknown = set(case.state) - set(spec.state.fields or case.state)
+            known = set(leaf_names(spec.state)) if spec.state.names else set(case.state)
+            unknown = set(case.state) - known
             if unknown:
                 unusable.append(
                     f"{path.name} case {number}: unknown state field {sorted(unknown)[0]}"
@@ -58,10 +64,20 @@ def load_cases(directory: Path, spec: PortSpec) -> tuple[list[tuple[str, Case]],
     return cases, unusable
 
 
+def given_state(spec: PortSpec, case: Case) -> dict[str, np.ndarray]:
+    """A case's state as leaves: a declared list may be given as its items alone
+    (`"hand.player" = [1, 10]`), its padding and length then follow from them."""
+    lists = structure.lists(spec.state)
+    given = {k: np.asarray(v) for k, v in case.state.items()}
+    for name in lists:
+        if name in case.state and structure.length_leaf(name) not in case.state:
+            given |= structure.encode(spec.state, {name: case.state[name]})
+    return given
+
+
 def play_case(reference: Reference, index: int, case: Case) -> Played:
     reference.reset(0)
-    given = {k: np.asarray(v) for k, v in case.state.items()}
-    reference.write_state({**reference.read_state(), **given})
+    reference.write_state({**reference.read_state(), **given_state(reference.spec, case)})
     states, outputs = [], []
     for action in case.actions:
         states.append(reference.read_state())

@@ -6,7 +6,8 @@ and each step's draws become one noise sample (through the spec's harness); the 
 samples noise for the very same (state, action) pairs. Under the null hypothesis both sides
 draw from the same conditional distributions over the same conditions, so the pooled
 samples are identically distributed and a two-sample test applies (chi-square for
-categorical noise, Kolmogorov-Smirnov for continuous; envport.verifiers.noise_stats). The
+categorical noise, Kolmogorov-Smirnov for continuous; envport.verifiers.noise_stats), per
+component and, for categorical noise of several components, on the first two jointly. The
 sample size n is chosen before testing for the spec's stated shift, alpha and power, and
 the report gives n, the statistic, the p-value and that power.
 """
@@ -26,6 +27,8 @@ from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.l3 import stack_states
 from envport.verifiers.policies import plan_actions
 
+# The joint test of the first two noise components (categorical noise of several components).
+PAIR = "noise[0, 1] jointly"
 # Reference draws that estimate the categorical baseline the sample size is computed for.
 PILOT = 1000
 EPISODE_STEPS = 200
@@ -105,20 +108,27 @@ def check_sampler(
     ref_columns = ref_noise.reshape(n, -1).T
     port_columns = port_noise.reshape(n, -1).T
     width = len(ref_columns)
-    alpha = config.alpha / width  # Bonferroni over noise components
+    named = [
+        ("noise" if width == 1 else f"noise[{i}]", r, p)
+        for i, (r, p) in enumerate(zip(ref_columns, port_columns, strict=True))
+    ]
+    pair = config.noise == "categorical" and width > 1
+    if pair:
+        named.append(_first_pair(ref_columns, port_columns, config.categories or 1))
+    alpha = config.alpha / len(named)  # Bonferroni over the tests
     results = []
-    for index, (ref_values, port_values) in enumerate(zip(ref_columns, port_columns, strict=True)):
-        name = "noise" if width == 1 else f"noise[{index}]"
+    for name, ref_values, port_values in named:
         if config.noise == "categorical":
             assert config.categories is not None
-            outside = port_values[(port_values < 0) | (port_values >= config.categories)]
+            categories = config.categories ** (2 if name == PAIR else 1)
+            outside = port_values[(port_values < 0) | (port_values >= categories)]
             if port_values.dtype.kind not in "iub" or outside.size:
                 got = outside[0].item() if outside.size else str(port_values.dtype)
                 return _contract(level, name, f"integers 0..{config.categories - 1}", got)
             result = noise_stats.chi_square_test(
                 ref_values.astype(np.int64),
                 port_values.astype(np.int64),
-                config.categories,
+                categories,
                 config.shift,
                 alpha,
             )
@@ -160,6 +170,22 @@ def check_sampler(
         )
     level.seconds = {"total": time.perf_counter() - started}
     return level
+
+
+def _first_pair(
+    reference: np.ndarray, port: np.ndarray, categories: int
+) -> tuple[str, np.ndarray, np.ndarray]:
+    """The first two components as one categorical value: each component alone can be
+    distributed right while they are drawn together wrong (cards dealt without replacement
+    repeat a value less often), which only their joint distribution shows."""
+
+    def joint(columns: np.ndarray) -> np.ndarray:
+        first, second = columns[0].astype(np.int64), columns[1].astype(np.int64)
+        # A value outside 0..categories-1 stays outside, for the contract check to name.
+        inside = (first >= 0) & (first < categories) & (second >= 0) & (second < categories)
+        return np.where(inside, first * categories + second, -1)
+
+    return PAIR, joint(reference), joint(port)
 
 
 def _sentence(name: str, r: noise_stats.TestResult, shift: float) -> str:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from envport.spec import PortSpec
+from envport.structure import canonical
 from envport.targets.reference import Reference
 from envport.verifiers import sample_compare
 from envport.verifiers.divergence import FieldDiff
@@ -50,7 +51,9 @@ class ResetSample:
     def columns(self, spec: PortSpec, with_state: bool = True) -> dict[str, np.ndarray]:
         found = sample_compare.columns("obs", self.obs, spec)
         if with_state:
-            found |= sample_compare.columns("state", self.states, spec)
+            # Items past a list's length are not state (docs/structured-state.md).
+            states = canonical(spec.state, self.states)
+            found |= sample_compare.columns("state", states, spec)
         return found
 
 
@@ -98,7 +101,7 @@ class DrawSupport:
         that no reference reset would give."""
         draws = sample_compare.columns("obs", np.asarray(obs)[None], self.spec)
         if state is not None:
-            rows = {k: np.asarray(v)[None] for k, v in state.items()}
+            rows = canonical(self.spec.state, {k: np.asarray(v)[None] for k, v in state.items()})
             draws |= sample_compare.columns("state", rows, self.spec)
         diffs = []
         for name, value in draws.items():

@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from envport.serve import ops
-from envport.spec import PortSpec
+from envport.spec import PortSpec, StateSpec
+from envport.structure import canonical
 from envport.verifiers.divergence import Divergence, FieldDiff
 from envport.verifiers.l3 import stack_states
 from envport.verifiers.policies import plan_actions
@@ -51,11 +52,14 @@ class Trace:
     seeded: dict[int, np.ndarray] = field(default_factory=dict)
     # The answers from the seeded partial reset up to the seeded full reset.
     after_partial: range = range(0)
+    state_spec: StateSpec | None = None
 
     def add(self, call: str, answer: dict[str, Any], envs: np.ndarray | None = None) -> None:
         kept = {k: np.asarray(answer[k]) for k in OUTPUTS if k in answer}
         state = answer.get("state")
         if state is not None:
+            # Items past a list's length are not state (docs/structured-state.md).
+            state = canonical(self.state_spec, state) if self.state_spec else state
             kept |= {f"state.{k}": np.asarray(v) for k, v in state.items()}
         if envs is not None:
             self.seeded[len(self.answers)] = envs
@@ -84,7 +88,7 @@ class SeedingRun:
                 for i in range(BATCH)
             ]
         )
-        self.trace = Trace()
+        self.trace = Trace(state_spec=spec.state)
         self.t = 0
 
     def play(self, history_seed: int) -> Trace:
