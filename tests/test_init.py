@@ -81,8 +81,12 @@ def test_cartpole_spec_as_inferred(tmp_path: Path) -> None:
     bound = spec.state.bounds["elapsed_steps"]
     assert (bound.low, bound.high, bound.integer) == (0, 500, True)
     physics = spec.state.bounds["physics"]
-    # Reachable, not guessed: inside the termination limits widened by the stated margin.
-    assert isinstance(physics.high, list) and 0.2 < physics.high[2] < 0.3
+    # The physics is the observation: the declared observation space's finite bounds join
+    # the reached range (x to 4.8, theta to 0.418); the unbounded velocities stay reached.
+    assert isinstance(physics.high, list) and isinstance(physics.low, list)
+    assert physics.high[0] == pytest.approx(4.8, abs=0.01)
+    assert physics.high[2] == pytest.approx(0.4189, abs=0.001)
+    assert 1.0 < physics.high[1] < 5.0 and -5.0 < physics.low[3] < -1.0
     assert spec.tolerance_for("reward").atol == 0.0
     assert spec.tolerance_for("physics").atol == 1e-5
     assert spec.randomness is None and spec.levels.l3.steps == 500

@@ -59,7 +59,11 @@ def explore(ref: Reference, budget: Budget, limit: int) -> Visits:
             state = ref.read_state()
             for name, value in state.items():
                 visits.live[name].append(value)
-                if obs_match[name] and (value.shape != obs.shape or not np.array_equal(value, obs)):
+                # The observation, in the observation's own dtype (a float64 state is
+                # observed rounded to float32).
+                if obs_match[name] and (
+                    value.shape != obs.shape or not np.array_equal(value.astype(obs.dtype), obs)
+                ):
                     obs_match[name] = False
             action = policy(rng)
             if len(visits.samples) < 400 and rng.random() < 0.05:

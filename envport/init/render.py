@@ -53,11 +53,21 @@ def bounds(inf: Inference) -> tuple[dict[str, dict[str, Any]], dict[str, str]]:
             width = np.where(high > low, high - low, np.maximum(np.abs(low), 1.0))
             wide_low = np.vectorize(lambda x: _outward(x, False))(low - MARGIN * width)
             wide_high = np.vectorize(lambda x: _outward(x, True))(high + MARGIN * width)
-            found[name] = {"low": _scalar(wide_low, False), "high": _scalar(wide_high, False)}
             how[name] = (
                 f"reached {value(_scalar(low, False))} .. {value(_scalar(high, False))}, "
                 f"widened by {MARGIN:.0%} of the range per side"
             )
+            if inf.visits.obs_is.get(name) and isinstance(space, spaces.Box):
+                # The field is the observation: what the observation space declares is
+                # reachable in principle (a goal random play never reaches), so it is in.
+                declared_low = np.where(np.isfinite(space.low), space.low, np.inf)
+                declared_high = np.where(np.isfinite(space.high), space.high, -np.inf)
+                wide_low = np.minimum(wide_low, declared_low)
+                wide_high = np.maximum(wide_high, declared_high)
+                wide_low = np.vectorize(lambda x: _outward(x, False))(wide_low)
+                wide_high = np.vectorize(lambda x: _outward(x, True))(wide_high)
+                how[name] += ", joined with the observation space's finite bounds"
+            found[name] = {"low": _scalar(wide_low, False), "high": _scalar(wide_high, False)}
     return found, how
 
 

@@ -77,8 +77,10 @@ def _states_equal(a: State, b: State) -> str | None:
 
 
 def _culprit(source: Reference, target: Reference, fields: set[str]) -> str | None:
-    """An attribute, not a field, whose value differs between the two envs."""
-    for (prefix, a), (_, b) in zip(chain(source.env), chain(target.env), strict=False):
+    """An attribute, not a field, whose value differs between the two envs: the base env's
+    first (a wrapper's flags, such as the env checker's, differ in any fresh env)."""
+    pairs = list(zip(chain(source.env), chain(target.env), strict=False))
+    for (prefix, a), (_, b) in reversed(pairs):
         for name, value in vars(a).items():
             path = f"{prefix}{name}"
             if path in fields or "np_random" in name:
