@@ -14,6 +14,8 @@ import pytest
 
 from envport.spec import Bound, PortSpec, load_spec
 from envport.verifiers.bounds_coverage import WARN_SHARE, Coverage
+from envport.verifiers.selfcheck import apply_mutant, load_mutants
+from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import ROOT, run_envport
 
@@ -99,15 +101,15 @@ def test_the_level_warns_and_fails_only_when_strict() -> None:
     assert not coverage.level(strict=True).passed
 
 
-def narrow_pendulum(tmp_path: Path) -> Path:
-    """The Pendulum example with its angle bounded to +-3 rad: most of play lies outside."""
+def narrow_pendulum(tmp_path: Path, edge: str = "3.0") -> Path:
+    """The Pendulum example with its angle bounded to +-edge rad (3: most of play outside)."""
     example = tmp_path / "pendulum"
     shutil.copytree(PENDULUM, example, ignore=shutil.ignore_patterns("__pycache__"))
     spec = example / "envport.toml"
     text = spec.read_text(encoding="utf-8")
     wide = "physics = { low = [-83.0, -9.0], high = [83.0, 9.0] }"
     assert wide in text
-    spec.write_text(text.replace(wide, wide.replace("83.0", "3.0")), encoding="utf-8")
+    spec.write_text(text.replace(wide, wide.replace("83.0", edge)), encoding="utf-8")
     return example
 
 
@@ -156,3 +158,18 @@ def test_strict_bounds_passes_the_pendulum_example_as_measured(tmp_path: Path) -
     assert code == 0, stdout
     assert "warn spec" not in stdout and "pass l3.bounds: 0 of" in stdout
     assert report["levels"][-1]["statistics"]["outside"] == 0
+
+
+@pytest.mark.slow
+def test_a_port_that_wraps_the_angle_once_is_caught_at_l1_only_with_the_measured_bounds(
+    tmp_path: Path,
+) -> None:
+    (mutant,) = [m for m in load_mutants(PENDULUM) if m.id == "numpy-wrap-once"]
+    port = apply_mutant(mutant, PENDULUM / "ports" / "numpy", tmp_path / "port")
+    options = VerifyOptions(levels=("l1",), target="numpy", shrink=False)
+    measured = verify(str(PENDULUM), str(port), options)
+    failed = {level.name for level in measured.levels if not level.passed}
+    assert "l1.physics.cost" in failed, measured.text()
+    # The old bounds (|theta| <= 7, within the three half-turns one wrap gets right) hid it.
+    old = narrow_pendulum(tmp_path, "7.0")
+    assert verify(str(old), str(port), options).passed
