@@ -2,27 +2,34 @@
 
 A Gymnasium module carries much a port never uses: rendering (often a hundred lines of
 pygame), `close`, `metadata`, vectorised variants, long docstrings. The slice keeps the env
-class's `__init__`, `reset` and `step`, every method and module-level definition they use
-(transitively, across the spec's source modules), and the imports those use; within a kept
-method it drops the statements that only feed rendering: an `if self.render_mode ...`
-block, a `self.render()` call, an assignment to an attribute only cut code reads. Positions
-come from the syntax tree, never from patterns on the text; the kept lines are the
-reference's own, comments included. Each slice lists what it cut, so the prompt can say so;
-the whole source stays available (a repair that is stuck gets it).
+class's `__init__`, `reset` and `step` and everything they use (source_reach.py finds it on
+the syntax tree) as the reference's own lines, comments included; it cuts long docstrings
+and the comment blocks that name files of the reference's package (found by the tokenizer).
+Each slice lists what it cut, so the prompt can say so; the whole source stays available
+(a repair that is stuck gets it).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+import io
+import re
+import tokenize
+from dataclasses import dataclass
 
-# The methods a port ports; everything else is kept only if these use it.
-ROOTS = ("__init__", "reset", "step")
-# Class attributes a port never needs (render modes and frame rates).
-CUT_CLASS_ATTRIBUTES = {"metadata"}
+from envport.pipeline.source_reach import (
+    CUT_CLASS_ATTRIBUTES,
+    Module,
+    Slicer,
+    bound_names,
+    docstring,
+    methods_of,
+)
+
 # A docstring longer than this is cut: the code it describes is kept.
 MAX_DOCSTRING_LINES = 8
+# A path with a file's extension, in a comment (`utils/env_checker.py`).
+FILE_NAME = re.compile(r"[\w./-]+\.(?:py|md|txt|toml|json|png|cfg)\b")
 
 
 @dataclass(frozen=True)
@@ -31,227 +38,6 @@ class Slice:
 
     text: str
     cut: list[str]
-
-
-@dataclass
-class _Module:
-    name: str
-    lines: list[str]
-    tree: ast.Module
-    # Top-level name -> the statement that binds it (def, class, assignment, import).
-    bindings: dict[str, ast.stmt] = field(default_factory=dict)
-
-
-def _bound_names(node: ast.stmt) -> list[str]:
-    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-        return [node.name]
-    if isinstance(node, ast.Import | ast.ImportFrom):
-        return [(a.asname or a.name).split(".")[0] for a in node.names]
-    if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-    return []
-
-
-def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    return {n.name: n for n in cls.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
-
-
-def _walk(node: ast.AST) -> Iterator[ast.AST]:
-    """ast.walk without the statements that only serve rendering (whatever they call is not
-    thereby kept)."""
-    todo = [node]
-    while todo:
-        current = todo.pop()
-        yield current
-        todo += [
-            child
-            for child in ast.iter_child_nodes(current)
-            if not (isinstance(child, ast.stmt) and _is_render_only(child))
-        ]
-
-
-def _self_attributes(node: ast.AST, ctx: type[ast.expr_context]) -> set[str]:
-    return {
-        n.attr
-        for n in _walk(node)
-        if isinstance(n, ast.Attribute)
-        and isinstance(n.value, ast.Name)
-        and n.value.id == "self"
-        and isinstance(n.ctx, ctx)
-    }
-
-
-def _names_loaded(node: ast.AST) -> set[str]:
-    return {n.id for n in _walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
-def _docstring(body: list[ast.stmt]) -> ast.Expr | None:
-    first = body[0] if body else None
-    if (
-        isinstance(first, ast.Expr)
-        and isinstance(first.value, ast.Constant)
-        and isinstance(first.value.value, str)
-    ):
-        return first
-    return None
-
-
-def _is_render_only(stmt: ast.stmt) -> bool:
-    """`if self.render_mode == "human": self.render()` and a bare `self.render()` call."""
-    if isinstance(stmt, ast.If) and not stmt.orelse:
-        return any(
-            (isinstance(n, ast.Attribute) and n.attr == "render_mode")
-            or (isinstance(n, ast.Name) and n.id == "render_mode")
-            for n in ast.walk(stmt.test)
-        )
-    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
-        func = stmt.value.func
-        return (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id == "self"
-            and func.attr in ("render", "close")
-        )
-    return False
-
-
-def _assigned_attributes(stmt: ast.stmt) -> set[str] | None:
-    """The `self.X` an assignment statement writes, or None if it writes anything else."""
-    if not isinstance(stmt, ast.Assign | ast.AnnAssign | ast.AugAssign):
-        return None
-    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-    written: set[str] = set()
-    for target in targets:
-        items = target.elts if isinstance(target, ast.Tuple | ast.List) else [target]
-        for item in items:
-            if not (
-                isinstance(item, ast.Attribute)
-                and isinstance(item.value, ast.Name)
-                and item.value.id == "self"
-            ):
-                return None
-            written.add(item.attr)
-    return written
-
-
-def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
-    """Every statement of a function body, nested blocks included (not nested defs)."""
-    for stmt in body:
-        yield stmt
-        if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            continue
-        for name in ("body", "orelse", "finalbody"):
-            yield from _statements(getattr(stmt, name, []))
-        for handler in getattr(stmt, "handlers", []):
-            yield from _statements(handler.body)
-
-
-class _Slicer:
-    def __init__(self, modules: list[_Module], harness_attributes: set[str]) -> None:
-        self.modules = {m.name: m for m in modules}
-        # Attributes the harness reads from the env (`unwrapped.state`): always kept.
-        self.harness_attributes = harness_attributes
-        self.kept: dict[str, set[str]] = {m.name: set() for m in modules}
-        self.kept_methods: dict[tuple[str, str], set[str]] = {}
-        self.dropped: set[ast.stmt] = set()
-        self._queue: list[tuple[str, ast.AST, ast.ClassDef | None]] = []
-
-    # --- reachability -------------------------------------------------------------------
-
-    def keep_name(self, module: str, name: str) -> None:
-        node = self.modules[module].bindings.get(name)
-        if node is None or name in self.kept[module]:
-            return
-        self.kept[module].add(name)
-        if isinstance(node, ast.ImportFrom) and node.module in self.modules and node.level == 0:
-            # A name imported from another source module: keep its definition there too.
-            for alias in node.names:
-                if (alias.asname or alias.name) == name:
-                    self.keep_name(node.module, alias.name)
-        if isinstance(node, ast.ClassDef):
-            self._keep_class(module, node)
-        else:
-            self._queue.append((module, node, None))
-
-    def _keep_class(self, module: str, cls: ast.ClassDef) -> None:
-        self.kept_methods.setdefault((module, cls.name), set())
-        for part in [*cls.bases, *cls.keywords, *cls.decorator_list]:
-            self._queue.append((module, part, None))
-        for stmt in cls.body:
-            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
-                continue
-            if set(_bound_names(stmt)) & CUT_CLASS_ATTRIBUTES or stmt is _docstring(cls.body):
-                continue
-            self._queue.append((module, stmt, cls))
-        for name in ROOTS:
-            self.keep_method(module, cls, name)
-
-    def keep_method(self, module: str, cls: ast.ClassDef, name: str) -> None:
-        kept = self.kept_methods.setdefault((module, cls.name), set())
-        method = _methods(cls).get(name)
-        if method is not None and name not in kept:
-            kept.add(name)
-            self._queue.append((module, method, cls))
-
-    def run(self) -> None:
-        while self._queue:
-            module, node, cls = self._queue.pop()
-            for name in _names_loaded(node):
-                self.keep_name(module, name)
-            if cls is not None:
-                for attribute in _self_attributes(node, ast.Load):
-                    self.keep_method(module, cls, attribute)
-
-    # --- statements that only feed rendering ---------------------------------------------
-
-    def drop_render_statements(self) -> None:
-        for module, cls_name in self.kept_methods:
-            cls = self.modules[module].bindings[cls_name]
-            assert isinstance(cls, ast.ClassDef)
-            methods = _methods(cls)
-            kept = [methods[n] for n in sorted(self.kept_methods[(module, cls_name)])]
-            cut = [m for n, m in methods.items() if n not in self.kept_methods[(module, cls_name)]]
-            # What cut methods read or write: rendering's own attributes (`self.screen`).
-            touched_by_cut = set().union(
-                *(_self_attributes(m, ast.Load) | _self_attributes(m, ast.Store) for m in cut)
-            )
-            for method in kept:
-                self.dropped |= {s for s in _statements(method.body) if _is_render_only(s)}
-            # An attribute written for rendering may be read by another such assignment
-            # (`cell_size` from `window_size`): drop until nothing more goes.
-            while True:
-                read = self._attributes_read([*kept, cls])
-                more = {
-                    s
-                    for method in kept
-                    for s in _statements(method.body)
-                    if s not in self.dropped
-                    and (written := _assigned_attributes(s)) is not None
-                    and written <= touched_by_cut - read - self.harness_attributes
-                }
-                more |= {
-                    s
-                    for s in cls.body
-                    if s not in self.dropped
-                    and isinstance(s, ast.Assign | ast.AnnAssign)
-                    and set(_bound_names(s)) <= touched_by_cut - read - self.harness_attributes
-                }
-                if not more:
-                    break
-                self.dropped |= more
-
-    def _attributes_read(self, methods: Iterable[ast.AST]) -> set[str]:
-        read: set[str] = set()
-        for method in methods:
-            for stmt in _statements(getattr(method, "body", [])):
-                if stmt in self.dropped:
-                    continue
-                # Only the statement's own expressions: its nested blocks are visited apart.
-                for part in ast.iter_child_nodes(stmt):
-                    if not isinstance(part, ast.stmt):
-                        read |= _self_attributes(part, ast.Load)
-        return read
 
 
 def _start(node: ast.stmt) -> int:
@@ -271,11 +57,32 @@ def _span(lines: list[str], node: ast.stmt) -> range:
     return range(_with_comments_above(lines, _start(node)), end + 1)
 
 
+def _comments_naming_files(module: Module, kept: set[int]) -> list[set[int]]:
+    """Kept comment blocks (comment-only lines, found by the tokenizer) that name a file of
+    the reference's package: the model sees only the prompt."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO("\n".join(module.lines)).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    alone = {
+        t.start[0]
+        for t in tokens
+        if t.type == tokenize.COMMENT and not module.lines[t.start[0] - 1][: t.start[1]].strip()
+    }
+    blocks: list[set[int]] = []
+    for number in sorted(alone & kept):
+        if blocks and number - 1 in blocks[-1]:
+            blocks[-1].add(number)
+        else:
+            blocks.append({number})
+    return [b for b in blocks if any(FILE_NAME.search(module.lines[n - 1]) for n in b)]
+
+
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def _render(module: _Module, slicer: _Slicer) -> Slice:
+def _render(module: Module, slicer: Slicer) -> Slice:
     lines = module.lines
     kept_names = slicer.kept[module.name]
     keep: set[int] = set()
@@ -285,9 +92,9 @@ def _render(module: _Module, slicer: _Slicer) -> Slice:
     docstrings: list[str] = []
     imports = others = 0
     kept_nodes: list[ast.stmt] = []
-    module_doc = _docstring(module.tree.body)
+    module_doc = docstring(module.tree.body)
     for node in module.tree.body:
-        names = _bound_names(node)
+        names = bound_names(node)
         if not (set(names) & kept_names):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 imports += 1
@@ -306,7 +113,7 @@ def _render(module: _Module, slicer: _Slicer) -> Slice:
             continue
         methods = slicer.kept_methods.get((module.name, node.name), set())
         for stmt in node.body:
-            bound = _bound_names(stmt)
+            bound = bound_names(stmt)
             if (
                 isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef)
                 and stmt.name not in methods
@@ -316,24 +123,22 @@ def _render(module: _Module, slicer: _Slicer) -> Slice:
             elif set(bound) & CUT_CLASS_ATTRIBUTES:
                 cut_lines |= set(_span(lines, stmt))
                 cut_defs.append(f"`{node.name}.{bound[0]}`")
-        bodies = [(node.name, node.body)] + [
-            (f"{node.name}.{m.name}", m.body)
-            for m in node.body
+    # Long docstrings of what is kept: the kept classes', their kept methods', functions'.
+    for node in kept_nodes:
+        name = getattr(node, "name", "")
+        methods = slicer.kept_methods.get((module.name, name), set())
+        owners = [(name, node)] + [
+            (f"{name}.{m.name}", m)
+            for m in getattr(node, "body", [])
             if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef) and m.name in methods
         ]
-        for owner, body in bodies:
-            doc = _docstring(body)
-            length = doc.end_lineno - doc.lineno + 1 if doc and doc.end_lineno else 0
+        for owner, holder in owners:
+            body = getattr(holder, "body", [])
+            doc = docstring(body) if isinstance(body, list) else None
+            length = (doc.end_lineno or doc.lineno) - doc.lineno + 1 if doc else 0
             if doc is not None and length > MAX_DOCSTRING_LINES and len(body) > 1:
                 cut_lines |= set(_span(lines, doc))
                 docstrings.append(f"`{owner}`'s ({length} lines)")
-    for node in module.tree.body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name in kept_names:
-            doc = _docstring(node.body)
-            length = doc.end_lineno - doc.lineno + 1 if doc and doc.end_lineno else 0
-            if doc is not None and length > MAX_DOCSTRING_LINES and len(node.body) > 1:
-                cut_lines |= set(_span(lines, doc))
-                docstrings.append(f"`{node.name}`'s ({length} lines)")
     within = [s for s in slicer.dropped if s.lineno in keep]
     # A dropped block's own statements are not counted again.
     dropped = [
@@ -353,7 +158,10 @@ def _render(module: _Module, slicer: _Slicer) -> Slice:
         cut.append(_plural(imports, "import") + " nothing kept uses")
     if others:
         cut.append(_plural(others, "other top-level statement"))
-    text = _join(lines, kept_nodes, keep - cut_lines)
+    naming = _comments_naming_files(module, keep - cut_lines)
+    if naming:
+        cut.append(_plural(len(naming), "comment") + " naming files of the reference's package")
+    text = _join(lines, kept_nodes, keep - cut_lines - set().union(*naming))
     return Slice(text, cut)
 
 
@@ -390,26 +198,35 @@ def slice_modules(
             tree = ast.parse(text)
         except SyntaxError:
             return None
-        module = _Module(name, text.splitlines(), tree)
+        module = Module(name, text.splitlines(), tree)
         for node in tree.body:
-            for bound in _bound_names(node):
+            for bound in bound_names(node):
                 module.bindings.setdefault(bound, node)
         modules.append(module)
-    slicer = _Slicer(modules, harness_attributes)
+    names = {m.name for m in modules}
     roots = [entry] if entry else []
-    if not roots or roots[0][0] not in slicer.modules:
+    if not roots or roots[0][0] not in names:
         # No named entry among the sources: every class with a `step` is a root.
         roots = [
             (m.name, n.name)
             for m in modules
             for n in m.tree.body
-            if isinstance(n, ast.ClassDef) and "step" in _methods(n)
+            if isinstance(n, ast.ClassDef) and "step" in methods_of(n)
         ]
-    roots = [(m, n) for m, n in roots if n in slicer.modules[m].bindings]
+    by_name = {m.name: m for m in modules}
+    roots = [(m, n) for m, n in roots if n in by_name[m].bindings]
     if not roots:
         return None
-    for module_name, name in roots:
-        slicer.keep_name(module_name, name)
-    slicer.run()
-    slicer.drop_render_statements()
-    return [_render(m, slicer) for m in modules]
+    dropped: set[ast.stmt] = set()
+    while True:
+        # What only dropped statements used is not needed either: reach again without
+        # them until nothing more is dropped (the dropped set only grows, so this ends).
+        slicer = Slicer(modules, harness_attributes)
+        slicer.dropped = set(dropped)
+        for module_name, name in roots:
+            slicer.keep_name(module_name, name)
+        slicer.run()
+        slicer.drop_render_statements()
+        if slicer.dropped == dropped:
+            return [_render(m, slicer) for m in modules]
+        dropped = slicer.dropped

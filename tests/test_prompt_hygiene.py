@@ -1,0 +1,239 @@
+"""Every prompt of every example and translate target, as the model reads it.
+
+Each prompt kind (plan, generate, repair of a module and of the whole port, re-ask,
+optimise) is rendered whole (system text, stable prefix, task) for every example and every
+target translate writes, and checked for five properties: one answer format, stated once;
+no rendering code; the noise contract exactly for stochastic specs; the reference's value
+types, as measured by stepping it; no file the model cannot see named. A repair that is
+stuck is the one prompt that carries the reference whole, rendering included.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+from envport.pipeline import TRANSLATE_TARGETS
+from envport.pipeline.observed import ObservedTypes, observe
+from envport.pipeline.prompting import PromptBuilder, prompt_builder
+from envport.runs.state import (
+    CheckOutcome,
+    OptimizeProgress,
+    OptimizeSettings,
+    RunState,
+)
+from envport.spec import PortSpec, load_spec
+
+from helpers import ROOT
+
+EXAMPLES = sorted(p.parent.name for p in (ROOT / "examples").glob("*/envport.toml"))
+CASES = [
+    (name, target)
+    for name in EXAMPLES
+    for target in TRANSLATE_TARGETS
+    if target in load_spec(ROOT / "examples" / name).targets
+]
+# What states each answer format: the whole-file format, the plan's TOML block.
+FORMATS = {"files": "## How to answer", "toml": "Answer with one fenced `toml` block"}
+RENDERING = ("pygame", "def render", "def close", "render_fps", "render_mode ==")
+NOISE = ("sample_noise", "step_given_noise", "## Randomness")
+# A file-like word: a path ending in an extension a repository holds.
+FILE_NAME = re.compile(r"[\w./-]+\.(?:md|toml|py|rs|json|txt|j2|png|yaml|yml|cfg|html)\b")
+
+
+def failure(scope: str) -> CheckOutcome:
+    return CheckOutcome(
+        name="l1.transition" if scope != "composed" else "l3.free",
+        scope=scope,
+        level="l1" if scope != "composed" else "l3",
+        passed=False,
+        failures=["episode 2, step 8\n  reward: expected 0.0, got 1.0"],
+        signature=f"{scope}|reward",
+    )
+
+
+@cache
+def setup(name: str, target: str) -> tuple[PortSpec, PromptBuilder]:
+    spec = load_spec(ROOT / "examples" / name)
+    return spec, prompt_builder(spec, target, None)
+
+
+def run_state(spec: PortSpec, target: str, **changes: object) -> RunState:
+    base = RunState(
+        run_id="r",
+        spec_source="s",
+        spec_name=spec.name,
+        target=target,  # type: ignore[arg-type]
+        model="replay:x",
+        modules=spec.target(target).modules,
+        entry=spec.target(target).entry,
+    )
+    return base.model_copy(update=changes)
+
+
+def port_files(spec: PortSpec, target: str) -> dict[str, str]:
+    """The example's own port when it ships one, else one line per module."""
+    shipped = ROOT / "examples" / spec.name / "ports" / target
+    files = {p.name: p.read_text() for p in sorted(shipped.glob("*.py"))}
+    return files or {f"{m.name}.py": "X = 1\n" for m in spec.target(target).modules}
+
+
+def prompts(name: str, target: str) -> dict[str, str]:
+    """Every prompt kind, whole: system text, stable prefix, then the task."""
+    spec, builder = setup(name, target)
+    state = run_state(spec, target)
+    files = port_files(spec, target)
+    modules = state.modules
+
+    def whole(run: RunState, task: str) -> str:
+        return "\n".join([builder.system(), builder.context(run), task])
+
+    planning = run_state(spec, target, modules=[], phase="plan")
+    out = {"plan": whole(planning, builder.plan(planning))}
+    for index, module in enumerate(modules):
+        run = state.model_copy(update={"module_index": index})
+        out[f"generate {module.name}"] = whole(run, builder.generate(run, files)[0])
+    first = modules[0].name
+    module_repair = state.model_copy(
+        update={"phase": "modules", "scope": first, "open_failures": [failure(first)]}
+    )
+    out["repair module"] = whole(module_repair, builder.repair(module_repair, files))
+    composed = state.model_copy(
+        update={"phase": "composed", "scope": "composed", "open_failures": [failure("composed")]}
+    )
+    out["repair composed"] = whole(composed, builder.repair(composed, files))
+    optimizing = state.model_copy(
+        update={
+            "phase": "optimize",
+            "optimize": OptimizeSettings(rounds=2, batch_sizes=[32, 512]),
+            "optimization": OptimizeProgress(sps={32: 1e6, 512: 1e7}),
+        }
+    )
+    out["optimize"] = whole(optimizing, builder.optimize(optimizing, files))
+    return out
+
+
+def allowed_files(spec: PortSpec, target: str) -> set[str]:
+    """The port's own files: the only files a prompt may name."""
+    return {f"{m.name}.py" for m in spec.target(target).modules}
+
+
+@pytest.mark.parametrize(("name", "target"), CASES)
+def test_every_prompt_states_one_answer_format_once(name: str, target: str) -> None:
+    for kind, text in prompts(name, target).items():
+        counts = {fmt: text.count(marker) for fmt, marker in FORMATS.items()}
+        expected = "toml" if kind == "plan" else "files"
+        assert counts[expected] == 1, (kind, counts)
+        assert sum(counts.values()) == 1, (kind, counts)
+    _, builder = setup(name, target)
+    files_reask = builder.reask("the block is not closed", False, ["env.py"], plan=False)
+    plan_reask = builder.reask("no toml block", False, [], plan=True)
+    assert "### File:" in files_reask and "toml" not in files_reask
+    assert "`toml` block" in plan_reask and "### File:" not in plan_reask
+
+
+@pytest.mark.parametrize(("name", "target"), CASES)
+def test_no_prompt_carries_rendering_code(name: str, target: str) -> None:
+    for kind, text in prompts(name, target).items():
+        found = [word for word in RENDERING if word in text]
+        assert not found, (kind, found)
+
+
+@pytest.mark.parametrize(("name", "target"), CASES)
+def test_the_noise_contract_is_there_exactly_for_a_stochastic_spec(name: str, target: str) -> None:
+    spec, _ = setup(name, target)
+    for kind, text in prompts(name, target).items():
+        present = [word for word in NOISE if word in text]
+        if spec.randomness is None:
+            assert not present, (kind, present)
+        else:
+            assert present == list(NOISE), (kind, present)
+
+
+@pytest.mark.parametrize(("name", "target"), CASES)
+def test_every_prompt_states_the_reference_types_it_measured(name: str, target: str) -> None:
+    spec, builder = setup(name, target)
+    observed = builder.observed
+    assert isinstance(observed, ObservedTypes)
+    assert [n for n, _ in observed.fields] == list(spec.state.fields)
+    for kind, text in prompts(name, target).items():
+        for field, path in spec.state.fields.items():
+            line = f"- `{field}` = `env.{path}`: {dict(observed.fields)[field]}"
+            assert line in text, (kind, line)
+        returns = (
+            f"observation {observed.observation}; reward {observed.reward}; "
+            f"terminated and truncated {observed.flags}"
+        )
+        assert returns in text, kind
+
+
+@pytest.mark.parametrize(("name", "target"), CASES)
+def test_no_prompt_names_a_file_the_model_cannot_see(name: str, target: str) -> None:
+    spec, _ = setup(name, target)
+    allowed = allowed_files(spec, target)
+    for kind, text in prompts(name, target).items():
+        named = set(FILE_NAME.findall(text))
+        # A proposed test case is a file the answer itself writes under tests/.
+        unknown = {f for f in named - allowed if not re.fullmatch(r"tests/\w+\.toml", f)}
+        assert not unknown, (kind, unknown)
+        assert "docs/" not in text and "DESIGN" not in text.upper().replace("DESIGNED", ""), kind
+
+
+def test_the_measured_types_show_what_the_reference_changes() -> None:
+    # Acrobot keeps float32 after a reset and float64 after a step; Pendulum's reward is a
+    # NumPy scalar; FrozenLake's cell is a NumPy int after a reset, a Python int after a step.
+    acrobot = dict(observe(load_spec(ROOT / "examples" / "acrobot")).fields)
+    assert acrobot["physics"] == (
+        "NumPy float32 array, shape (4,) after reset; NumPy float64 array, shape (4,) after step"
+    )
+    assert observe(load_spec(ROOT / "examples" / "pendulum")).reward == "NumPy float64 scalar"
+    lake = observe(load_spec(ROOT / "examples" / "frozenlake"))
+    assert dict(lake.fields)["s"] == "NumPy int64 scalar after reset; Python int after step"
+    assert lake.observation == "Python int" and lake.flags == "Python bool"
+
+
+def test_a_stuck_repair_gets_the_reference_whole() -> None:
+    spec, builder = setup("cartpole", "jax")
+    stuck = run_state(
+        spec, "jax", phase="composed", scope="composed", open_failures=[failure("composed")]
+    )
+    stuck.stuck.context_added = True
+    stuck.stuck.count = 3
+    text = builder.repair(stuck, port_files(spec, "jax"))
+    whole = builder.sources[0]
+    assert f"`{whole.module}` (whole, {whole.lines} lines)" in text
+    assert whole.text.strip() in text and "def render" in text
+    plain = builder.repair(stuck.model_copy(update={"stuck": type(stuck.stuck)()}), {})
+    assert "def render" not in plain
+
+
+@pytest.mark.parametrize(("name", "target"), CASES)
+def test_the_stable_prefix_is_the_same_bytes_for_every_call_after_the_plan(
+    name: str, target: str
+) -> None:
+    # System text and context come first and never change within a run (the part a
+    # provider can cache); each task's variable part (code, divergences) comes after.
+    spec, builder = setup(name, target)
+    states = [
+        run_state(spec, target),
+        run_state(spec, target, module_index=1, iteration=2),
+        run_state(spec, target, phase="composed", scope="composed", iteration=4),
+    ]
+    stuck = states[-1].model_copy(deep=True)
+    stuck.stuck.context_added = True
+    prefixes = {builder.system() + builder.context(s) for s in [*states, stuck]}
+    assert len(prefixes) == 1
+    assert setup(name, target)[1].context(states[0]) == prompt_builder(spec, target, None).context(
+        states[0]
+    )  # measured types and slices: the same bytes every time
+
+
+def test_prompts_are_smaller_than_the_whole_reference() -> None:
+    _, builder = setup("cartpole", "numpy")
+    whole = sum(len(s.text) for s in builder.sources)
+    sliced = sum(len(s.text) for s in builder.sliced)
+    assert sliced < whole / 3
+    assert Path(builder.sources[0].module.replace(".", "/")).name == "cartpole"
