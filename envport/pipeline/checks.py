@@ -18,6 +18,7 @@ from envport.errors import PortError
 from envport.io import JsonCache
 from envport.repair.apply import read_files
 from envport.runs.state import COMPOSED, CheckOutcome
+from envport.targets.registry import PORT_FILES
 from envport.verifiers import verify as verify_module
 from envport.verifiers.divergence import Divergence, VerifyReport
 from envport.verifiers.verify import VerifyOptions, verify
@@ -119,7 +120,7 @@ class CheckCache(JsonCache[VerifyReport]):
         material = {
             "step": self.step,
             "spec": (run_dir / "envport.toml").read_text(encoding="utf-8"),
-            "port": read_files(port),
+            "port": read_files(port, PORT_FILES),
             "options": {k: v for k, v in vars(options).items() if k != "timeout"},
             # Proposed cases are checks too: a new one must not be answered from the cache.
             "cases": {p.name: p.read_text(encoding="utf-8") for p in _case_files(options)},

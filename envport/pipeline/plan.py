@@ -22,6 +22,13 @@ from envport.spec import ModuleSpec
 CONTRACT: dict[str, tuple[str, ...]] = {
     "jax": ("default_params", "reset", "step", "state_from_reference"),
     "numpy": ("VectorEnv", "state_from_reference"),
+    "rust": (
+        "envport_abi_version",
+        "envport_state_layout",
+        "envport_obs_layout",
+        "envport_action_size",
+        "envport_step",
+    ),
 }
 
 

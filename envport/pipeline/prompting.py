@@ -23,9 +23,17 @@ class TargetInfo:
     name: str
     title: str
     contract: str
-    # The template of the target's notes (the registry's `prompt_notes`; none for a target
-    # translate does not generate, such as Rust, whose ports are only optimised).
+    # The template of the target's notes (the registry's `prompt_notes`).
     notes: str | None
+    # How a module is a file ("{}.py", "src/{}.rs"), the code blocks' language tag, and
+    # the endings of the file names an answer may write.
+    module_file: str = "{}.py"
+    language: str = "python"
+    port_files: tuple[str, ...] = (".py",)
+
+    def file(self, module: str) -> str:
+        """The port file a module of the spec lives in."""
+        return self.module_file.format(module)
 
 
 def target_info(name: str) -> TargetInfo:
@@ -34,7 +42,15 @@ def target_info(name: str) -> TargetInfo:
     module = importlib.import_module(f"envport.targets.{name}_port")
     doc = (module.__doc__ or "").strip()
     contract = "\n".join(doc.splitlines()[1:]).strip() or doc
-    return TargetInfo(name, chosen.title, contract, chosen.prompt_notes)
+    return TargetInfo(
+        name,
+        chosen.title,
+        contract,
+        chosen.prompt_notes,
+        chosen.module_file,
+        chosen.language,
+        chosen.port_files,
+    )
 
 
 @dataclass
@@ -62,6 +78,8 @@ class PromptBuilder:
             default_tolerance=Tolerance(),
             state_fields=list(self.spec.state.fields.items()),
             observation_names=self.spec.observation.names,
+            module_files={m.name: self.target.file(m.name) for m in state.modules},
+            example_path=self.target.file("physics"),
         )
 
     def plan(self, state: RunState) -> str:
@@ -71,31 +89,41 @@ class PromptBuilder:
 
     def generate(self, state: RunState, files: dict[str, str]) -> tuple[str, list[str]]:
         module = state.modules[state.module_index]
-        earlier = {f"{m.name}.py" for m in state.modules[: state.module_index]}
+        earlier = {self.target.file(m.name) for m in state.modules[: state.module_index]}
         shown = {path: text for path, text in files.items() if path in earlier}
         text = self.prompts.render(
             "generate.j2",
             module=module,
+            module_file=self.target.file(module.name),
             position=state.module_index + 1,
             modules=state.modules,
             entry=state.entry,
             files=normalise_files(shown),
             notes=state.notes,
+            target=self.target,
+            manifest=self._manifest_owed(state, files),
         )
-        return text, [f"{module.name}.py"]
+        return text, [self.target.file(module.name), *self._manifest_owed(state, files)]
+
+    def _manifest_owed(self, state: RunState, files: dict[str, str]) -> list[str]:
+        """A crate's manifest is written with its entry module, unless it exists already."""
+        module = state.modules[state.module_index]
+        owed = self.target.name == "rust" and module.name == state.entry
+        return ["Cargo.toml"] if owed and "Cargo.toml" not in files else []
 
     def repair(self, state: RunState, files: dict[str, str]) -> str:
         stuck = state.stuck if state.stuck.context_added else None
         if state.phase == "modules" and stuck is None:
             # The module and what it imports; the whole port once the loop is stuck.
-            upto = {f"{m.name}.py" for m in state.modules[: state.module_index + 1]}
-            shown = {path: text for path, text in files.items() if path in upto}
+            upto = {self.target.file(m.name) for m in state.modules[: state.module_index + 1]}
+            # A crate's manifest belongs to every module.
+            shown = {p: text for p, text in files.items() if p in upto or p == "Cargo.toml"}
         else:
             shown = dict(files)
         expected = (
-            [f"{state.scope}.py"]
+            [self.target.file(state.scope)]
             if state.phase == "modules"
-            else [f"{m.name}.py" for m in state.modules]
+            else [self.target.file(m.name) for m in state.modules]
         )
         scope_title = (
             "the whole port against the reference"
@@ -112,6 +140,7 @@ class PromptBuilder:
             history=state.history,
             files=normalise_files(shown),
             missing=[path for path in expected if path not in files],
+            target=self.target,
         )
 
     def optimize(self, state: RunState, files: dict[str, str]) -> str:

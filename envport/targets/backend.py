@@ -121,7 +121,9 @@ def open_port(request: LoadPort, lockdown: Callable[[], None]) -> Opened:
         from envport.targets.rust_port import load_rust_port
 
         cache = None if request.build_cache is None else Path(request.build_cache)
-        built = load_rust_port(port_dir, request.only_modules, lockdown, cache)
+        # A partial crate (its entry not written yet) declares only the modules so far.
+        partial = [m["name"] for m in request.modules] if request.only_modules else None
+        built = load_rust_port(port_dir, request.only_modules, lockdown, cache, partial)
         return Opened(built)
     lockdown()
     if request.only_modules:

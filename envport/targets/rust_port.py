@@ -271,13 +271,15 @@ def load_rust_port(
     build_only: bool = False,
     before_load: Any = None,
     build_cache: Path | None = None,
+    partial: list[str] | None = None,
 ) -> RustPort | None:
     """Build the crate (unless the cache has it) and load it; `build_only` just compiles.
-    `before_load` runs between the two: the sandbox locks down before the library's code."""
+    `before_load` runs between the two: the sandbox locks down before the library's code.
+    `partial` names the modules of a crate still being generated (`build_crate`)."""
     from envport.targets.rust_build import build_crate
 
     started = time.perf_counter()
-    library = build_crate(port_dir, root=build_cache)
+    library = build_crate(port_dir, root=build_cache, partial=partial)
     if before_load is not None:
         before_load()
     if build_only:
