@@ -297,7 +297,7 @@ class CrateSymbols:
         if returns is not None and returns not in self.RETURNS:
             raise ValueError(f"returns={returns!r}: one of {', '.join(self.RETURNS)} or None")
         function.restype = None if returns is None else self.RETURNS[returns]
-        converted = []
+        converted: list[Any] = []
         for arg in args:
             if isinstance(arg, np.ndarray):
                 if not arg.flags.c_contiguous:
