@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from envport.pipeline.build_errors import compiler_errors
+from envport.pipeline.plan import PlanError, parse_plan
 from envport.repair.edits import EditParseError, parse_answer
 from envport.targets.registry import target
 from envport.targets.rust_build import partial_lib
@@ -157,3 +158,17 @@ def test_a_partial_crate_declares_only_the_modules_so_far() -> None:
     assert partial_lib(["physics", "rules"]) == (
         "#![allow(dead_code, unused_imports)]\npub mod physics;\npub mod rules;\n"
     )
+
+
+def test_a_rust_plan_must_end_in_the_crate_root() -> None:
+    contract = '"envport_abi_version", "envport_state_layout", "envport_obs_layout", '
+    contract += '"envport_action_size", "envport_step"'
+    answer = (
+        '```toml\nentry = "{entry}"\nmodules = [\n'
+        '  {{ name = "physics", exports = ["dynamics"] }},\n'
+        '  {{ name = "{entry}", exports = [{contract}], depends_on = ["physics"] }},\n]\n```\n'
+    )
+    plan = parse_plan(answer.format(entry="lib", contract=contract), "rust")
+    assert plan.entry == "lib" and [m.name for m in plan.modules] == ["physics", "lib"]
+    with pytest.raises(PlanError, match=r"entry module is `lib` \(src/lib\.rs\)"):
+        parse_plan(answer.format(entry="env", contract=contract), "rust")

@@ -32,6 +32,10 @@ CONTRACT: dict[str, tuple[str, ...]] = {
 }
 
 
+# The module a Rust crate's C ABI lives in: the crate root, src/lib.rs.
+RUST_ENTRY = "lib"
+
+
 class PlanError(EditParseError):
     """The proposed plan is unusable; the message goes back to the model in the re-ask."""
 
@@ -92,6 +96,9 @@ def validate_plan(plan: Plan, target: str) -> None:
         seen.add(module.name)
     if plan.entry != plan.modules[-1].name:
         raise PlanError(f"the entry module `{plan.entry}` must be the last module listed")
+    if target == "rust" and plan.entry != RUST_ENTRY:
+        # A crate's root is src/lib.rs: the C ABI is exported from there.
+        raise PlanError(f"a Rust crate's entry module is `{RUST_ENTRY}` (src/lib.rs)")
     owners: dict[str, list[str]] = {}
     for module in plan.modules:
         for name in module.exports:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass
 
-from envport.pipeline.plan import CONTRACT
+from envport.pipeline.plan import CONTRACT, RUST_ENTRY
 from envport.pipeline.sources import ReferenceSource
 from envport.prompts.render import Prompts, normalise_files
 from envport.runs.state import COMPOSED, RunState
@@ -84,7 +84,11 @@ class PromptBuilder:
 
     def plan(self, state: RunState) -> str:
         return self.prompts.render(
-            "plan.j2", target=self.target, contract=CONTRACT[self.target.name], notes=state.notes
+            "plan.j2",
+            target=self.target,
+            contract=CONTRACT[self.target.name],
+            notes=state.notes,
+            entry=RUST_ENTRY if self.target.name == "rust" else "env",
         )
 
     def generate(self, state: RunState, files: dict[str, str]) -> tuple[str, list[str]]:
