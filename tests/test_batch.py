@@ -178,7 +178,7 @@ def test_batch_file_expands_and_checks(tmp_path: Path) -> None:
         ("concurrency = 0\n[[runs]]\n", "concurrency: Input should be greater than or equal to 1"),
         ('[[runs]]\nspec = "spec"\ntarget = "numpy"\nmodel = "x"\ncolour = 1\n', "colour"),
         ('[[runs]]\nspec = "nowhere"\ntarget = "numpy"\nmodel = "openai:m"\n', "runs[0]:"),
-        ('[[runs]]\nspec = "spec"\ntarget = "rust"\nmodel = "openai:m"\n', "target 'rust'"),
+        ('[[runs]]\nspec = "spec"\ntarget = "cuda"\nmodel = "openai:m"\n', "target 'cuda'"),
         ('[[runs]]\nspec = "spec"\ntarget = "numpy"\nmodel = "gpt"\n', "is not <provider>"),
         ('[[runs]]\nspec = "spec"\ntarget = "numpy"\n', "no model"),
         (

@@ -16,8 +16,10 @@ from pathlib import Path
 from envport import interrupts
 from envport.errors import PortError
 from envport.io import JsonCache
+from envport.pipeline.build_errors import compiler_errors
 from envport.repair.apply import read_files
 from envport.runs.state import COMPOSED, CheckOutcome
+from envport.targets.registry import PORT_FILES
 from envport.verifiers import verify as verify_module
 from envport.verifiers.divergence import Divergence, VerifyReport
 from envport.verifiers.verify import VerifyOptions, verify
@@ -61,13 +63,15 @@ def divergence_signature(name: str, divergence: Divergence) -> str:
     return f"{name}|{where}|{fields or divergence.message}"
 
 
-def _outcomes(scope: str, report: VerifyReport, load_name: str) -> list[CheckOutcome]:
+def _outcomes(scope: str, report: VerifyReport, load_name: str, port: Path) -> list[CheckOutcome]:
+    # A build failure goes to the repair as the compiler's errors with their source lines.
+    error = report.error and (compiler_errors(report.error, port) or report.error)
     load = CheckOutcome(
         name=load_name,
         scope=scope,
         level="module" if scope != COMPOSED else "load",
         passed=report.error is None,
-        failures=[_cut(report.error)] if report.error else [],
+        failures=[_cut(error)] if error else [],
         signature=f"{load_name}|{report.error}" if report.error else "",
     )
     outcomes = [load]
@@ -119,7 +123,7 @@ class CheckCache(JsonCache[VerifyReport]):
         material = {
             "step": self.step,
             "spec": (run_dir / "envport.toml").read_text(encoding="utf-8"),
-            "port": read_files(port),
+            "port": read_files(port, PORT_FILES),
             "options": {k: v for k, v in vars(options).items() if k != "timeout"},
             # Proposed cases are checks too: a new one must not be answered from the cache.
             "cases": {p.name: p.read_text(encoding="utf-8") for p in _case_files(options)},
@@ -155,7 +159,7 @@ def check_module(
         timeout=CHECK_TIMEOUT_S,
     )
     report, cached = _cached_verify(cache, run_dir, port, options)
-    return CheckRun(module, _outcomes(module, report, f"module:{module}"), report, cached)
+    return CheckRun(module, _outcomes(module, report, f"module:{module}", port), report, cached)
 
 
 def _case_files(options: VerifyOptions) -> list[Path]:
@@ -174,4 +178,4 @@ def check_composed(
         cases=proposed if any(proposed.glob("*.toml")) else None,
     )
     report, cached = _cached_verify(cache, run_dir, port, options)
-    return CheckRun(COMPOSED, _outcomes(COMPOSED, report, "load"), report, cached)
+    return CheckRun(COMPOSED, _outcomes(COMPOSED, report, "load", port), report, cached)

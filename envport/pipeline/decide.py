@@ -46,6 +46,7 @@ from envport.pipeline.decisions import (
 )
 from envport.pipeline.verdict import optimized, summary, verified
 from envport.runs.state import CheckOutcome, RunState, StuckState
+from envport.targets.registry import target
 
 # --- texts shared by the rules -------------------------------------------------------------
 
@@ -187,7 +188,10 @@ def _unusable(state: RunState, error: str) -> Decision:
                 scope=module,
                 level="module",
                 passed=False,
-                failures=[f"`{module}.py` has not been written: the answer was unusable"],
+                failures=[
+                    f"`{target(state.target).file_of(module)}` has not been written: the answer "
+                    "was unusable"
+                ],
                 signature=f"module:{module}|unwritten",
             )
         ]

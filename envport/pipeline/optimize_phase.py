@@ -42,11 +42,12 @@ def _bench_start(ctx: StepContext) -> StepResult:
 def _round(ctx: StepContext) -> StepResult:
     state = ctx.state
     number = state.optimization.rounds_done + 1
+    port_files = ctx.builder.target.port_files
     parsed, error = ctx.asker.ask(
         state,
         Purpose(phase="optimize", iteration=number),
-        ctx.builder.optimize(state, read_files(ctx.run.port)),
-        lambda text: parse_answer(text, ctx.run.port, []),
+        ctx.builder.optimize(state, read_files(ctx.run.port, port_files)),
+        lambda text: parse_answer(text, ctx.run.port, [], port_files),
         required=[],
     )
     if parsed is None:

@@ -95,7 +95,7 @@ def model_step(ctx: StepContext) -> StepResult:
         state,
         purpose,
         task,
-        lambda text: parse_answer(text, ctx.run.port, required),
+        lambda text: parse_answer(text, ctx.run.port, required, ctx.builder.target.port_files),
         required=required,
     )
     if parsed is None:
@@ -110,11 +110,11 @@ def model_step(ctx: StepContext) -> StepResult:
 def _task(ctx: StepContext, kind: str) -> tuple[str, list[str]]:
     """The step's prompt and the files its answer must contain."""
     state = ctx.state
-    files = read_files(ctx.run.port)
+    files = read_files(ctx.run.port, ctx.builder.target.port_files)
     if kind == "generate":
         return ctx.builder.generate(state, files)
     # A module whose generation failed is still owed whole.
-    owed = f"{state.scope}.py"
+    owed = ctx.builder.target.file(state.scope)
     required = [owed] if state.phase == "modules" and owed not in files else []
     return ctx.builder.repair(state, files), required
 

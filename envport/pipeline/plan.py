@@ -22,7 +22,18 @@ from envport.spec import ModuleSpec
 CONTRACT: dict[str, tuple[str, ...]] = {
     "jax": ("default_params", "reset", "step", "state_from_reference"),
     "numpy": ("VectorEnv", "state_from_reference"),
+    "rust": (
+        "envport_abi_version",
+        "envport_state_layout",
+        "envport_obs_layout",
+        "envport_action_size",
+        "envport_step",
+    ),
 }
+
+
+# The module a Rust crate's C ABI lives in: the crate root, src/lib.rs.
+RUST_ENTRY = "lib"
 
 
 class PlanError(EditParseError):
@@ -85,6 +96,9 @@ def validate_plan(plan: Plan, target: str) -> None:
         seen.add(module.name)
     if plan.entry != plan.modules[-1].name:
         raise PlanError(f"the entry module `{plan.entry}` must be the last module listed")
+    if target == "rust" and plan.entry != RUST_ENTRY:
+        # A crate's root is src/lib.rs: the C ABI is exported from there.
+        raise PlanError(f"a Rust crate's entry module is `{RUST_ENTRY}` (src/lib.rs)")
     owners: dict[str, list[str]] = {}
     for module in plan.modules:
         for name in module.exports:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass, field
 
 from envport.pipeline.observed import ObservedTypes, observe
-from envport.pipeline.plan import CONTRACT
+from envport.pipeline.plan import CONTRACT, RUST_ENTRY
 from envport.pipeline.sources import ReferenceSource, read_rules, read_sources, slice_sources
 from envport.prompts.render import Prompts, normalise_files
 from envport.runs.state import COMPOSED, RunState
@@ -25,11 +25,19 @@ class TargetInfo:
     name: str
     title: str
     contract: str
-    # The template of the target's notes (the registry's `prompt_notes`; none for a target
-    # translate does not generate, such as Rust, whose ports are only optimised).
+    # The template of the target's notes (the registry's `prompt_notes`).
     notes: str | None
     # What a stochastic env's port exports besides (rendered only for a stochastic spec).
     noise_contract: str = ""
+    # How a module is a file ("{}.py", "src/{}.rs"), the code blocks' language tag, and
+    # the endings of the file names an answer may write.
+    module_file: str = "{}.py"
+    language: str = "python"
+    port_files: tuple[str, ...] = (".py",)
+
+    def file(self, module: str) -> str:
+        """The port file a module of the spec lives in."""
+        return self.module_file.format(module)
 
 
 # The contract's paragraph for stochastic envs starts so; it runs to the next blank line.
@@ -48,7 +56,16 @@ def target_info(name: str) -> TargetInfo:
     if noise is not None:
         contract = (contract[: noise.start()] + contract[noise.end() :]).strip()
     noise_contract = noise.group(0).strip() if noise is not None else ""
-    return TargetInfo(name, chosen.title, contract, chosen.prompt_notes, noise_contract)
+    return TargetInfo(
+        name,
+        chosen.title,
+        contract,
+        chosen.prompt_notes,
+        noise_contract=noise_contract,
+        module_file=chosen.module_file,
+        language=chosen.language,
+        port_files=chosen.port_files,
+    )
 
 
 def prompt_builder(spec: PortSpec, target: str, prompts_dir: str | None) -> PromptBuilder:
@@ -95,41 +112,56 @@ class PromptBuilder:
             observed=self.observed,
             field_types=dict(self.observed.fields) if self.observed else {},
             randomness=self.spec.randomness,
+            module_files={m.name: self.target.file(m.name) for m in state.modules},
         )
 
     def plan(self, state: RunState) -> str:
         return self.prompts.render(
-            "plan.j2", target=self.target, contract=CONTRACT[self.target.name], notes=state.notes
+            "plan.j2",
+            target=self.target,
+            contract=CONTRACT[self.target.name],
+            notes=state.notes,
+            entry=RUST_ENTRY if self.target.name == "rust" else "env",
         )
 
     def generate(self, state: RunState, files: dict[str, str]) -> tuple[str, list[str]]:
         module = state.modules[state.module_index]
-        earlier = {f"{m.name}.py" for m in state.modules[: state.module_index]}
+        earlier = {self.target.file(m.name) for m in state.modules[: state.module_index]}
         shown = {path: text for path, text in files.items() if path in earlier}
         text = self.prompts.render(
             "generate.j2",
             module=module,
+            module_file=self.target.file(module.name),
             position=state.module_index + 1,
             modules=state.modules,
             entry=state.entry,
             files=normalise_files(shown),
             notes=state.notes,
-            example_path=f"{module.name}.py",
+            example_path=self.target.file(module.name),
+            target=self.target,
+            manifest=self._manifest_owed(state, files),
         )
-        return text, [f"{module.name}.py"]
+        return text, [self.target.file(module.name), *self._manifest_owed(state, files)]
+
+    def _manifest_owed(self, state: RunState, files: dict[str, str]) -> list[str]:
+        """A crate's manifest is written with its entry module, unless it exists already."""
+        module = state.modules[state.module_index]
+        owed = self.target.name == "rust" and module.name == state.entry
+        return ["Cargo.toml"] if owed and "Cargo.toml" not in files else []
 
     def repair(self, state: RunState, files: dict[str, str]) -> str:
         stuck = state.stuck if state.stuck.context_added else None
         if state.phase == "modules" and stuck is None:
             # The module and what it imports; the whole port once the loop is stuck.
-            upto = {f"{m.name}.py" for m in state.modules[: state.module_index + 1]}
-            shown = {path: text for path, text in files.items() if path in upto}
+            upto = {self.target.file(m.name) for m in state.modules[: state.module_index + 1]}
+            # A crate's manifest belongs to every module.
+            shown = {p: text for p, text in files.items() if p in upto or p == "Cargo.toml"}
         else:
             shown = dict(files)
         expected = (
-            [f"{state.scope}.py"]
+            [self.target.file(state.scope)]
             if state.phase == "modules"
-            else [f"{m.name}.py" for m in state.modules]
+            else [self.target.file(m.name) for m in state.modules]
         )
         scope_title = (
             "the whole port against the reference"
@@ -146,9 +178,10 @@ class PromptBuilder:
             history=state.history,
             files=normalise_files(shown),
             missing=[path for path in expected if path not in files],
-            example_path=expected[0] if expected else f"{state.entry}.py",
+            example_path=expected[0] if expected else self.target.file(state.entry),
             # Widened context: the reference whole, cut parts included (only when sliced).
             whole_sources=self.sources if stuck and self.sliced != self.sources else [],
+            target=self.target,
         )
 
     def optimize(self, state: RunState, files: dict[str, str]) -> str:
@@ -178,7 +211,7 @@ class PromptBuilder:
             attempts=attempts,
             notes=state.notes,
             files=normalise_files(files),
-            example_path=sorted(files)[0] if files else f"{state.entry}.py",
+            example_path=sorted(files)[0] if files else self.target.file(state.entry),
         )
 
     def reask(self, error: str, truncated: bool, required: list[str], plan: bool) -> str:

@@ -15,11 +15,12 @@ from envport.pipeline.recorder import Recorder
 from envport.pipeline.verdict import summary
 from envport.runs.layout import RunDir
 from envport.runs.state import RunState
+from envport.targets.registry import target
 
 
 def affected(state: RunState, module_index: int, touched: set[str]) -> bool:
     """Could an edit of `touched` change the result of module `module_index`'s checks?"""
-    positions = {f"{m.name}.py": i for i, m in enumerate(state.modules)}
+    positions = {target(state.target).file_of(m.name): i for i, m in enumerate(state.modules)}
     for path in touched:
         position = positions.get(path)
         # A helper file the spec does not name may be imported by anything.

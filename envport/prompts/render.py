@@ -25,6 +25,7 @@ TEMPLATES = (
     "answer_format.j2",
     "target_jax.j2",
     "target_numpy.j2",
+    "target_rust.j2",
     "optimize.j2",
     "optimize_jax.j2",
     "optimize_numpy.j2",

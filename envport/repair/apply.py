@@ -51,13 +51,14 @@ def apply_edits(directory: Path, files: dict[str, str]) -> list[AppliedEdit]:
     return applied
 
 
-def read_files(directory: Path, suffix: str = ".py") -> dict[str, str]:
-    """Every file of a port by relative path, in a stable order (prompts must not flicker)."""
+def read_files(directory: Path, endings: tuple[str, ...] = (".py",)) -> dict[str, str]:
+    """Every file of a port whose name ends with one of `endings` (".rs", "Cargo.toml"), by
+    relative path, in a stable order (prompts must not flicker)."""
     if not directory.is_dir():
         return {}
     found = {}
-    for path in sorted(directory.rglob(f"*{suffix}")):
-        if "__pycache__" in path.parts or not path.is_file():
+    for path in sorted(directory.rglob("*")):
+        if "__pycache__" in path.parts or not path.is_file() or not path.name.endswith(endings):
             continue
         found[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8")
     return found

@@ -213,11 +213,12 @@ def _next_file_opener(lines: list[str], start: int, fence: str) -> int | None:
     return None
 
 
-def port_path(raw: str, port_dir: Path) -> str:
+def port_path(raw: str, port_dir: Path, port_files: tuple[str, ...] = PORT_SUFFIXES) -> str:
     """The path relative to the port directory that `raw` names, or an EditParseError.
 
     Absolute paths, `..` and symlinks that lead outside the port are refused: a model answer
-    must never write anywhere but the port.
+    must never write anywhere but the port. `port_files` are the endings of the file names
+    the target's ports consist of (".py"; ".rs" and "Cargo.toml" for a crate).
     """
     text = raw.strip().replace("\\", "/")
     while text.startswith("./"):
@@ -248,10 +249,11 @@ def port_path(raw: str, port_dir: Path) -> str:
         raise EditParseError(f"`{raw}` names a directory or passes through a file")
     if relative.startswith(TESTS_PREFIX) and relative.endswith(CASE_SUFFIX):
         return relative  # a proposed case: data the harness runs against the reference
-    if not relative.endswith(PORT_SUFFIXES):
+    if not PurePosixPath(relative).name.endswith(port_files):
+        allowed = ", ".join(port_files)
         raise EditParseError(
-            f"`{raw}` is not a port file: a repair may change the port's .py files only; the "
-            "spec, its tolerances and the harness's tests are not yours to edit"
+            f"`{raw}` is not a port file: a repair may change the port's files ({allowed}) "
+            "only; the spec, its tolerances and the harness's tests are not yours to edit"
         )
     return relative
 
@@ -269,10 +271,16 @@ def _check_writable_name(raw: str, relative: str) -> None:
         raise EditParseError(f"`{raw[:80]}...` is too long for a file name")
 
 
-def parse_answer(text: str, port_dir: Path, required: list[str] | None = None) -> ParsedAnswer:
+def parse_answer(
+    text: str,
+    port_dir: Path,
+    required: list[str] | None = None,
+    port_files: tuple[str, ...] = PORT_SUFFIXES,
+) -> ParsedAnswer:
     """The whole files and proposed tests in a model answer.
 
-    `required` lists port paths the answer must contain (the module being generated).
+    `required` lists port paths the answer must contain (the module being generated);
+    `port_files` the endings of the file names the port may have (`port_path`).
     """
     if not text.strip():
         raise EditParseError("the answer is empty")
@@ -282,7 +290,7 @@ def parse_answer(text: str, port_dir: Path, required: list[str] | None = None) -
     for block in blocks:
         if block.path is None:
             continue  # an untitled snippet in the explanation
-        relative = port_path(block.path, port_dir)
+        relative = port_path(block.path, port_dir, port_files)
         for line in block.body:
             if _ELISION.match(line):
                 raise EditParseError(
@@ -317,8 +325,12 @@ def parse_answer(text: str, port_dir: Path, required: list[str] | None = None) -
     return parsed
 
 
+# The language tags a lone untitled block may carry to be taken for the file asked for.
+_TAGS = {".py": ("python", "py", "python3"), ".rs": ("rust", "rs")}
+
+
 def _adopt_lone_block(blocks: list[_Block], required: list[str]) -> None:
-    """One untitled Python block and one file asked for: the block is that file.
+    """One untitled block (in the file's language) and one file asked for: it is that file.
 
     Models asked for a single module sometimes drop the header; nothing else is ambiguous.
     """
@@ -327,7 +339,7 @@ def _adopt_lone_block(blocks: list[_Block], required: list[str]) -> None:
     untitled = [
         block
         for block in blocks
-        if block.info in ("", "python", "py", "python3")
+        if block.info in ("", *_TAGS.get(PurePosixPath(required[0]).suffix, ()))
         and block.body
         and _parses(required[0], block.body)
     ]

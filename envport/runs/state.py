@@ -77,7 +77,7 @@ class RunState(BaseModel):
     # Where the spec came from; the run itself reads its frozen copy, envport.toml.
     spec_source: str
     spec_name: str
-    target: Literal["jax", "numpy"]
+    target: Literal["jax", "numpy", "rust"]
     # Provider-qualified model name (never a key); with base_url it is all resume needs.
     model: str
     base_url: str | None = None

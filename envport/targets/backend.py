@@ -100,6 +100,8 @@ class Opened:
 
     port: Any = None
     absent: list[str] | None = None
+    # A crate's built library: its probes call the module functions it exports.
+    library: Path | None = None
 
     @property
     def backend(self) -> str | None:
@@ -121,8 +123,10 @@ def open_port(request: LoadPort, lockdown: Callable[[], None]) -> Opened:
         from envport.targets.rust_port import load_rust_port
 
         cache = None if request.build_cache is None else Path(request.build_cache)
-        built = load_rust_port(port_dir, request.only_modules, lockdown, cache)
-        return Opened(built)
+        # A partial crate (its entry not written yet) declares only the modules so far.
+        partial = [m["name"] for m in request.modules] if request.only_modules else None
+        built = load_rust_port(port_dir, request.only_modules, lockdown, cache, partial)
+        return Opened(built.port, library=built.library)
     lockdown()
     if request.only_modules:
         # A port still being generated: its first modules exist, the entry may not.

@@ -55,6 +55,14 @@ class Target:
     vector_env: bool
     # `envport bench`: the port's envs restart from reference start states (no reset).
     bench_needs_start_states: bool
+    # Where a module of the spec lives in the port ("{}" is its name), the file names an
+    # answer may write (their endings), and the language tag of their code blocks.
+    module_file: str = "{}.py"
+    port_files: tuple[str, ...] = (".py",)
+    language: str = "python"
+
+    def file_of(self, module: str) -> str:
+        return self.module_file.format(module)
 
     def owns(self, port_dir: Path) -> bool:
         """Whether a port directory is this target's whatever the spec says (a crate)."""
@@ -66,10 +74,24 @@ TARGETS: dict[TargetName, Target] = {
     TargetName.NUMPY: Target(
         TargetName.NUMPY, "batched NumPy", "target_numpy.j2", _load_numpy, True, True, False
     ),
-    TargetName.RUST: Target(TargetName.RUST, "Rust", None, None, False, False, True),
+    # A crate: the manifest and one source file per module (the entry is `src/lib.rs`).
+    TargetName.RUST: Target(
+        TargetName.RUST,
+        "Rust",
+        "target_rust.j2",
+        None,
+        False,
+        False,
+        True,
+        module_file="src/{}.rs",
+        port_files=(".rs", "Cargo.toml"),
+        language="rust",
+    ),
 }
 # What `envport translate` can generate: the targets whose contract has prompt notes.
 TRANSLATE_TARGETS = tuple(t.name.value for t in TARGETS.values() if t.prompt_notes is not None)
+# Every file name ending a port of any target may have (what a port's files are read as).
+PORT_FILES = tuple(dict.fromkeys(end for t in TARGETS.values() for end in t.port_files))
 
 
 def target(name: str) -> Target:

@@ -4,6 +4,10 @@ The crate is copied to a scratch directory and built there, so the port director
 `target/` or `Cargo.lock` (a port under review stays exactly what was generated). The built
 library is cached under a key made of the crate's files and the compiler's version: a
 repeated verify of unchanged code loads it again without building.
+
+A crate still being generated (its first modules written, `src/lib.rs` not yet) is built as
+a partial crate: the scratch copy gets a `src/lib.rs` declaring just those modules, and a
+stock manifest if it has none, so each module's compile errors show as soon as it exists.
 """
 
 from __future__ import annotations
@@ -57,9 +61,32 @@ def _compiler_version() -> str:
     return done.stdout
 
 
-def source_key(crate: Path) -> str:
-    """Hash of every file of the crate (path and content) and of the compiler version."""
+# The manifest a partial crate is built with when the port has none yet.
+STOCK_MANIFEST = """[package]
+name = "envport_port"
+version = "0.1.0"
+edition = "2021"
+
+[lib]
+crate-type = ["cdylib"]
+path = "src/lib.rs"
+
+[dependencies]
+"""
+
+
+def partial_lib(modules: list[str]) -> str:
+    """The `src/lib.rs` of a partial crate: the modules written so far, nothing else."""
+    declared = "".join(f"pub mod {name};\n" for name in modules)
+    # Items only later modules will use are not worth a warning in a partial build.
+    return "#![allow(dead_code, unused_imports)]\n" + declared
+
+
+def source_key(crate: Path, extra: str = "") -> str:
+    """Hash of every file of the crate (path and content), of the compiler version and of
+    `extra` (what a partial build adds to the crate)."""
     digest = hashlib.sha256(_compiler_version().encode())
+    digest.update(extra.encode() + b"\0")
     for path in _crate_files(crate):
         digest.update(str(path.relative_to(crate)).encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
@@ -114,19 +141,32 @@ def _run_cargo(crate: Path, target_dir: Path, timeout: float) -> None:
         raise BuildError(f"cargo build failed: {first_errors(output)}")
 
 
-def build_crate(port_dir: Path, timeout: float = BUILD_TIMEOUT, root: Path | None = None) -> Path:
+def build_crate(
+    port_dir: Path,
+    timeout: float = BUILD_TIMEOUT,
+    root: Path | None = None,
+    partial: list[str] | None = None,
+) -> Path:
     """The path of the port's built library, building it (in `root`, by default the user's
-    cache) unless the cache has it."""
-    if not (port_dir / "Cargo.toml").is_file():
+    cache) unless the cache has it. `partial` names the modules of a crate still being
+    generated: it is built with a `src/lib.rs` declaring only those."""
+    if partial is None and not (port_dir / "Cargo.toml").is_file():
         raise ContractError(f"{port_dir}: a Rust port needs Cargo.toml (a cdylib crate)")
+    lib = partial_lib(partial) if partial is not None else ""
+    manifest = "" if (port_dir / "Cargo.toml").is_file() else STOCK_MANIFEST
     root = root or cache_root()
-    library = root / source_key(port_dir) / f"libenvport_port{_SUFFIX}"
+    library = root / source_key(port_dir, lib + manifest) / f"libenvport_port{_SUFFIX}"
     if library.is_file():
         return library
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="build-", dir=root) as scratch:
         crate = Path(scratch) / "crate"
         shutil.copytree(port_dir, crate, ignore=shutil.ignore_patterns(*_IGNORED))
+        if partial is not None:
+            (crate / "src").mkdir(exist_ok=True)
+            (crate / "src" / "lib.rs").write_text(lib, encoding="utf-8")
+        if manifest:
+            (crate / "Cargo.toml").write_text(manifest, encoding="utf-8")
         _run_cargo(crate, Path(scratch) / "target", timeout)
         built = sorted((Path(scratch) / "target" / "release").glob(f"*{_SUFFIX}"))
         if not built:
@@ -136,7 +176,7 @@ def build_crate(port_dir: Path, timeout: float = BUILD_TIMEOUT, root: Path | Non
             )
         library.parent.mkdir(parents=True, exist_ok=True)
         # Copy then rename: a worker building the same code at once never loads half a file.
-        partial = library.with_suffix(f".{os.getpid()}.part")
-        shutil.copyfile(built[0], partial)
-        os.replace(partial, library)
+        part = library.with_suffix(f".{os.getpid()}.part")
+        shutil.copyfile(built[0], part)
+        os.replace(part, library)
     return library

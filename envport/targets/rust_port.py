@@ -22,7 +22,7 @@ import ctypes
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -266,22 +266,79 @@ def _answer(out: Outputs, run_s: float, arrange: Any) -> dict[str, Any]:
     }
 
 
+class CrateSymbols:
+    """A built crate's exported C functions by name, as the spec's L1 probes call them.
+
+    A probe of a Rust module calls a `#[no_mangle] extern "C"` function the spec's contract
+    names for it: `crate.call("physics_dynamics", state, np.float64(action))`. NumPy arrays
+    pass as pointers to their data (made contiguous first; the function may write into
+    them, and the probe reads them back), NumPy floats as f64, NumPy integers as i64.
+    `returns` is the C result: None (void), "f64", "u8", "i32", "i64" or "usize".
+    """
+
+    RETURNS: ClassVar[dict[str, Any]] = {
+        "f64": ctypes.c_double,
+        "u8": ctypes.c_uint8,
+        "i32": ctypes.c_int32,
+        "i64": ctypes.c_int64,
+        "usize": ctypes.c_size_t,
+    }
+
+    def __init__(self, library: Path) -> None:
+        self.lib = ctypes.CDLL(str(library))
+
+    def call(self, name: str, *args: Any, returns: str | None = None) -> Any:
+        if not hasattr(self.lib, name):
+            raise ContractError(
+                f'the Rust port does not export `{name}` (a `#[no_mangle] pub extern "C"` '
+                "function the spec's contract asks for)"
+            )
+        function = getattr(self.lib, name)
+        if returns is not None and returns not in self.RETURNS:
+            raise ValueError(f"returns={returns!r}: one of {', '.join(self.RETURNS)} or None")
+        function.restype = None if returns is None else self.RETURNS[returns]
+        converted: list[Any] = []
+        for arg in args:
+            if isinstance(arg, np.ndarray):
+                if not arg.flags.c_contiguous:
+                    raise ValueError("pass C-contiguous arrays (np.ascontiguousarray)")
+                converted.append(ctypes.c_void_p(arg.ctypes.data))
+            elif isinstance(arg, np.floating):
+                converted.append(ctypes.c_double(float(arg)))
+            elif isinstance(arg, np.integer):
+                converted.append(ctypes.c_int64(int(arg)))
+            else:
+                raise TypeError(f"pass NumPy arrays, floats or integers, not {type(arg).__name__}")
+        function.argtypes = [type(c) for c in converted]
+        return function(*converted)
+
+
+@dataclass
+class BuiltCrate:
+    """A built crate: its library, and the adapter over it (None when only built)."""
+
+    library: Path
+    port: RustPort | None
+
+
 def load_rust_port(
     port_dir: Path,
     build_only: bool = False,
     before_load: Any = None,
     build_cache: Path | None = None,
-) -> RustPort | None:
+    partial: list[str] | None = None,
+) -> BuiltCrate:
     """Build the crate (unless the cache has it) and load it; `build_only` just compiles.
-    `before_load` runs between the two: the sandbox locks down before the library's code."""
+    `before_load` runs between the two: the sandbox locks down before the library's code.
+    `partial` names the modules of a crate still being generated (`build_crate`)."""
     from envport.targets.rust_build import build_crate
 
     started = time.perf_counter()
-    library = build_crate(port_dir, root=build_cache)
+    library = build_crate(port_dir, root=build_cache, partial=partial)
     if before_load is not None:
         before_load()
     if build_only:
-        return None
+        return BuiltCrate(library, None)
     port = RustPort(library)
     port.build_s = time.perf_counter() - started
-    return port
+    return BuiltCrate(library, port)

@@ -35,10 +35,17 @@ class Host:
         self._reference: Any = None
         self._probes: dict[str, Any] = {}
         self._jitted: dict[tuple[str, str], Any] = {}
+        # A Rust port's built library: probes call its module functions through the C ABI.
+        self._crate: Any = None
 
     def load(self, request: ops.LoadPort) -> dict:
         opened = open_port(request, sandbox.lockdown)
         self.port = opened.port
+        self._crate = None
+        if opened.library is not None:
+            from envport.targets.rust_port import CrateSymbols
+
+            self._crate = CrateSymbols(opened.library)
         answer: dict[str, Any] = {"backend": opened.backend, "sandbox": self.sandbox}
         if opened.absent is not None:
             answer["absent_modules"] = opened.absent
@@ -54,7 +61,8 @@ class Host:
         if probes_file not in self._probes:
             self._probes[probes_file] = load_probes(Path(probes_file))
         found = self._probes[probes_file][name]
-        module = importlib.import_module(f"{PORT_PACKAGE}.{found.module}")
+        # A crate's probes get its exported C functions; a Python port's, the module.
+        module = self._crate or importlib.import_module(f"{PORT_PACKAGE}.{found.module}")
 
         def eager(b: dict, a: Any, f: dict, n: Any = None) -> Any:
             # A stochastic env's probe also gets the step's noise (docs/design.md, contract 3).

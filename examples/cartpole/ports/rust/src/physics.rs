@@ -40,3 +40,24 @@ pub fn is_terminated(physics: &[f64; 4]) -> bool {
     let (x, theta) = (physics[0], physics[2]);
     x < -X_THRESHOLD || x > X_THRESHOLD || theta < -THETA_THRESHOLD || theta > THETA_THRESHOLD
 }
+
+/// `dynamics` through the C ABI, for envport's L1 probe: the 4 values at `physics`, in place.
+///
+/// # Safety
+/// `physics` must address 4 f64 values, read and written.
+#[no_mangle]
+pub unsafe extern "C" fn physics_dynamics(physics: *mut f64, action: f64) {
+    let values = std::slice::from_raw_parts_mut(physics, 4);
+    let next = dynamics([values[0], values[1], values[2], values[3]], action);
+    values.copy_from_slice(&next);
+}
+
+/// `is_terminated` through the C ABI, for envport's L1 probe: 1 or 0.
+///
+/// # Safety
+/// `physics` must address 4 f64 values.
+#[no_mangle]
+pub unsafe extern "C" fn physics_is_terminated(physics: *const f64) -> u8 {
+    let values = std::slice::from_raw_parts(physics, 4);
+    is_terminated(&[values[0], values[1], values[2], values[3]]) as u8
+}
