@@ -18,7 +18,7 @@ import pytest
 
 from envport.pipeline import TRANSLATE_TARGETS
 from envport.pipeline.observed import ObservedTypes, observe
-from envport.pipeline.prompting import PromptBuilder, prompt_builder
+from envport.pipeline.prompting import PromptBuilder, prompt_builder, target_info
 from envport.runs.state import (
     CheckOutcome,
     OptimizeProgress,
@@ -77,8 +77,10 @@ def run_state(spec: PortSpec, target: str, **changes: object) -> RunState:
 def port_files(spec: PortSpec, target: str) -> dict[str, str]:
     """The example's own port when it ships one, else one line per module."""
     shipped = ROOT / "examples" / spec.name / "ports" / target
-    files = {p.name: p.read_text() for p in sorted(shipped.glob("*.py"))}
-    return files or {f"{m.name}.py": "X = 1\n" for m in spec.target(target).modules}
+    info = target_info(target)
+    names = [info.file(m.name) for m in spec.target(target).modules]
+    files = {name: (shipped / name).read_text() for name in names if (shipped / name).is_file()}
+    return files or dict.fromkeys(names, "X = 1\n")
 
 
 def prompts(name: str, target: str) -> dict[str, str]:
@@ -118,7 +120,15 @@ def prompts(name: str, target: str) -> dict[str, str]:
 
 def allowed_files(spec: PortSpec, target: str) -> set[str]:
     """The port's own files: the only files a prompt may name."""
-    return {f"{m.name}.py" for m in spec.target(target).modules}
+    return {target_info(target).file(m.name) for m in spec.target(target).modules}
+
+
+def port_file(name: str, target: str) -> bool:
+    """A file the answer itself writes: a proposed test case, or a crate's manifest and
+    sources (a Rust plan names the files its modules will be)."""
+    if re.fullmatch(r"tests/\w+\.toml", name):
+        return True
+    return target == "rust" and re.fullmatch(r"Cargo\.toml|(src/)?\w+\.rs", name) is not None
 
 
 @pytest.mark.parametrize(("name", "target"), CASES)
@@ -177,7 +187,7 @@ def test_no_prompt_names_a_file_the_model_cannot_see(name: str, target: str) -> 
     for kind, text in prompts(name, target).items():
         named = set(FILE_NAME.findall(text))
         # A proposed test case is a file the answer itself writes under tests/.
-        unknown = {f for f in named - allowed if not re.fullmatch(r"tests/\w+\.toml", f)}
+        unknown = {f for f in named - allowed if not port_file(f, target)}
         assert not unknown, (kind, unknown)
         assert "docs/" not in text and "DESIGN" not in text.upper().replace("DESIGNED", ""), kind
 
