@@ -112,6 +112,7 @@ class PromptBuilder:
             history=state.history,
             files=normalise_files(shown),
             missing=[path for path in expected if path not in files],
+            edit_format=True,
         )
 
     def optimize(self, state: RunState, files: dict[str, str]) -> str:
@@ -141,9 +142,17 @@ class PromptBuilder:
             attempts=attempts,
             notes=state.notes,
             files=normalise_files(files),
+            edit_format=True,
         )
 
-    def reask(self, error: str, truncated: bool, required: list[str], plan: bool) -> str:
+    def reask(
+        self, error: str, truncated: bool, required: list[str], plan: bool, edits: bool = False
+    ) -> str:
         return self.prompts.render(
-            "reask.j2", error=error, truncated=truncated, required=required, plan=plan
+            "reask.j2",
+            error=error,
+            truncated=truncated,
+            required=required,
+            plan=plan,
+            edit_format=edits,
         )
