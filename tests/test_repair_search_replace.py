@@ -297,7 +297,7 @@ def test_an_answer_of_whole_files_only_parses_as_before(port: Path) -> None:
 def test_a_required_module_may_come_from_an_edit_creating_it(port: Path) -> None:
     text = answer("### Edit: reward.py", *block([], ["R = 1.0"]))
     assert parse(text, port, required=["reward.py"]) == {"reward.py": "R = 1.0\n"}
-    with pytest.raises(EditParseError, match="no whole-file block for `model.py`"):
+    with pytest.raises(EditParseError, match=r"no whole-file block for `model\.py`"):
         parse(text, port, required=["model.py"])
 
 
