@@ -14,7 +14,9 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_prop_paths import any_path, assert_inside, planted_port, write_and_check
 
+from envport.repair.apply import read_files
 from envport.repair.edits import EditParseError
 from envport.repair.search_replace import parse_edit_answer
 from envport.verifiers.hypo import keep_caches_out_of_cwd
@@ -126,3 +128,22 @@ def test_edits_apply_in_order_each_to_the_result_before(
         assert files is None
     else:
         assert files == {"env.py": "\n".join(expected).rstrip("\n") + "\n"}
+
+
+@settings(max_examples=200, database=None, derandomize=True, deadline=None)
+@given(raw=any_path, create=st.booleans())
+def test_an_edit_lands_inside_the_port_or_is_refused(raw: str, create: bool) -> None:
+    """Any path an `### Edit:` header names, creating a file or changing one, is refused or
+    resolves inside the port (symlinks planted there included), and writing the result
+    touches nothing outside it (docs/design.md, contract 6)."""
+    search = [] if create else ["x = 1"]
+    text = "\n".join([f"### Edit: {raw}", "<<<<<<< SEARCH", *search, "=======", "z = 3"])
+    text += "\n>>>>>>> REPLACE\n"
+    with planted_port() as (port, outside):
+        try:
+            files = parse_edit_answer(text, port, read_files(port)).files
+        except EditParseError:
+            return
+        for relative in files:
+            assert_inside(relative, port)
+        write_and_check(files, port, outside)

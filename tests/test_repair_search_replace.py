@@ -313,3 +313,14 @@ def test_split_keeps_the_prose_and_drops_the_wrapping() -> None:
     edits, rest = split_edits(text)
     assert [(e.number, e.path, e.search, e.replace) for e in edits] == [(1, "a.py", ("x",), ("y",))]
     assert rest == "Why.\nAfter."
+
+
+def test_a_failed_write_puts_back_what_the_answer_already_wrote(port: Path) -> None:
+    before = read_files(port)
+    # The second file cannot be written (its folder would be a file): the first, already
+    # written, is put back and the new one removed.
+    files = {"physics.py": "GRAVITY = 1.0\n", "new.py": "x = 1\n", "env.py/x.py": "y = 2\n"}
+    with pytest.raises(OSError):
+        apply_edits(port, files)
+    assert read_files(port) == before
+    assert not (port / "new.py").exists()
