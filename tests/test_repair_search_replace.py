@@ -9,9 +9,16 @@ from pathlib import Path
 
 import pytest
 
+from envport.pipeline.prompting import PromptBuilder, target_info
+from envport.pipeline.sources import read_sources
+from envport.prompts.render import Prompts
 from envport.repair.apply import apply_edits, read_files
 from envport.repair.edits import EditParseError
 from envport.repair.search_replace import parse_edit_answer, split_edits
+from envport.runs.state import RunState
+from envport.spec import load_spec
+
+from helpers import CARTPOLE
 
 FENCE = "```"
 ENV = (
@@ -324,3 +331,55 @@ def test_a_failed_write_puts_back_what_the_answer_already_wrote(port: Path) -> N
         apply_edits(port, files)
     assert read_files(port) == before
     assert not (port / "new.py").exists()
+
+
+# --- the prompts that offer the format ---------------------------------------------------------
+
+
+def prompt_builder() -> PromptBuilder:
+    spec = load_spec(CARTPOLE)
+    return PromptBuilder(Prompts(), spec, read_sources(spec), target_info("numpy"))
+
+
+def run_state(**changes: object) -> RunState:
+    spec = load_spec(CARTPOLE)
+    base = RunState(
+        run_id="r",
+        spec_source="s",
+        spec_name="cartpole",
+        target="numpy",
+        model="replay:x",
+        modules=spec.target("numpy").modules,
+        entry=spec.target("numpy").entry,
+    )
+    return base.model_copy(update=changes)
+
+
+def test_repairs_and_optimisation_offer_edits_and_generation_does_not() -> None:
+    builder = prompt_builder()
+    files = {"physics.py": "G = 1\n", "env.py": "E = 1\n"}
+    repair = builder.repair(run_state(phase="composed", iteration=1), files)
+    optimize = builder.optimize(run_state(phase="optimize"), files)
+    generate, _ = builder.generate(run_state(), {})
+    for text in (repair, optimize):
+        assert "### Edit: physics.py\n<<<<<<< SEARCH\n" in text
+        assert "must occur exactly once" in text
+    assert "<<<<<<< SEARCH" not in generate
+    reask = builder.reask("edit 1 (`env.py`): ...", False, [], False, edits=True)
+    assert "`### Edit: <path>` and SEARCH/REPLACE blocks" in reask
+    assert "### Edit" not in builder.reask("no block", False, [], False)
+
+
+def test_the_example_the_prompt_shows_parses_and_applies(port: Path) -> None:
+    """The format as the prompt states it, its placeholders filled in, is what the parser
+    takes: the template and the parser cannot drift apart."""
+    shown = Prompts().render("answer_edits.j2", example_path="env.py").splitlines()
+    start = shown.index("### Edit: env.py")
+    end = shown.index(">>>>>>> REPLACE", start)
+    example = [
+        "    reward = np.where(done, 0.0, 1.0)" if line.startswith("<the current") else line
+        for line in shown[start : end + 1]
+    ]
+    example = ["    reward = 1.0" if line.startswith("<the lines") else line for line in example]
+    parsed = parse_edit_answer("\n".join(shown[:start] + example), port, read_files(port))
+    assert parsed.files == {"env.py": ENV.replace("np.where(done, 0.0, 1.0)", "1.0")}
