@@ -5,6 +5,8 @@ The answer texts below are scripted test inputs (hand-written), not model output
 
 from __future__ import annotations
 
+import difflib
+import json
 from pathlib import Path
 
 import pytest
@@ -18,7 +20,7 @@ from envport.repair.search_replace import parse_edit_answer, split_edits
 from envport.runs.state import RunState
 from envport.spec import load_spec
 
-from helpers import CARTPOLE
+from helpers import CARTPOLE, ROOT
 
 FENCE = "```"
 ENV = (
@@ -383,3 +385,52 @@ def test_the_example_the_prompt_shows_parses_and_applies(port: Path) -> None:
     example = ["    reward = 1.0" if line.startswith("<the lines") else line for line in example]
     parsed = parse_edit_answer("\n".join(shown[:start] + example), port, read_files(port))
     assert parsed.files == {"env.py": ENV.replace("np.where(done, 0.0, 1.0)", "1.0")}
+
+
+# --- the shipped replay sessions' repairs, as edits ---------------------------------------------
+
+
+def as_edits(before: dict[str, str], after: dict[str, str]) -> str:
+    """An answer of search/replace edits that turns `before` into `after`: each hunk with
+    the fewest lines of context that make its SEARCH lines occur once."""
+    parts = ["The fix, as edits."]
+    for path, new_text in after.items():
+        old, new = before[path].splitlines(), new_text.splitlines()
+        parts.append(f"### Edit: {path}")
+        for context in range(1, len(old) + 1):
+            groups = list(difflib.SequenceMatcher(None, old, new).get_grouped_opcodes(context))
+            searches = [old[group[0][1] : group[-1][2]] for group in groups]
+            if all(s and occurrences(old, s) == 1 for s in searches):
+                break
+        for group, search in zip(groups, searches, strict=True):
+            replace = new[group[0][3] : group[-1][4]]
+            parts += ["<<<<<<< SEARCH", *search, "=======", *replace, ">>>>>>> REPLACE"]
+    return "\n".join(parts) + "\n"
+
+
+def occurrences(lines: list[str], search: list[str]) -> int:
+    size = len(search)
+    return sum(lines[i : i + size] == search for i in range(len(lines) - size + 1))
+
+
+SESSIONS = sorted(ROOT.glob("examples/*/replay/*/session.json"))
+
+
+@pytest.mark.parametrize("session", SESSIONS, ids=lambda p: "/".join(p.parts[-4:-1]))
+def test_every_shipped_repair_sent_as_edits_gives_the_same_port(
+    session: Path, tmp_path: Path
+) -> None:
+    entries = json.loads(session.read_text())["entries"]
+    answers = {e["answer_file"]: e["phase"] for e in entries}
+    files: dict[str, str] = {}
+    repairs = 0
+    for name, phase in answers.items():
+        text = (session.parent / name).read_text()
+        parsed = parse_edit_answer(text, tmp_path, files)
+        if phase == "repair" and any(path in files for path in parsed.files):
+            changed = {p: t for p, t in parsed.files.items() if p in files and files[p] != t}
+            edits = as_edits(files, changed)
+            assert parse_edit_answer(edits, tmp_path, files).files == changed
+            repairs += 1
+        files.update(parsed.files)
+    assert repairs >= 1
