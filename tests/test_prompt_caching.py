@@ -83,6 +83,7 @@ def test_a_run_keeps_its_prefix_byte_identical_and_counts_cache_reads(
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert api.pending == 0 and api.hits["openai"] == 3
+    assert f"({2 * CACHED:,} read from the prompt cache)" in result.stdout
     (run,) = [p for p in out.iterdir() if p.is_dir()]
     records = events(run)
 
@@ -123,6 +124,8 @@ def test_a_run_keeps_its_prefix_byte_identical_and_counts_cache_reads(
     shown = envport("review", str(run), env=clean_env())
     assert shown.returncode == 0, shown.stderr
     assert f"{2 * CACHED:,} read from the prompt cache" in shown.stdout
+    report = (run / "reports" / "report.html").read_text()
+    assert f"({2 * CACHED:,} read from the prompt cache)</div>" in report
 
 
 def request(task: str) -> ModelRequest:
