@@ -47,6 +47,8 @@ SCRIPTED_EDIT_REPAIR = """The terminating step earns 1.0 in the reference.
 >>>>>>> REPLACE
 ```
 """
+# Its first try quotes the line without its indentation: found 0 times, so re-asked.
+SCRIPTED_EDIT_MISQUOTED = SCRIPTED_EDIT_REPAIR.replace("SEARCH\n        reward", "SEARCH\nreward")
 PRICES = '[models."fake-model"]\ninput = 2.0\noutput = 8.0\ncache_read = 0.5\ncache_write = 2.0\n'
 CACHED = 1500  # prompt tokens the fake server reports as read from its cache
 FAST = RetryPolicy(attempts=2, initial_wait=0.001, max_wait=0.01)
@@ -69,7 +71,8 @@ def test_a_run_keeps_its_prefix_byte_identical_and_counts_cache_reads(
         [
             Answer(PHYSICS, input_tokens=400),  # the first call writes the cache
             Answer(ENV_BUGGY, input_tokens=500, cache_read_tokens=CACHED),
-            Answer(SCRIPTED_EDIT_REPAIR, input_tokens=700, cache_read_tokens=CACHED),
+            Answer(SCRIPTED_EDIT_MISQUOTED, input_tokens=700, cache_read_tokens=CACHED),
+            Answer(SCRIPTED_EDIT_REPAIR, input_tokens=900, cache_read_tokens=CACHED),
         ]
     )
     prices = tmp_path / "prices.toml"
@@ -82,8 +85,8 @@ def test_a_run_keeps_its_prefix_byte_identical_and_counts_cache_reads(
         env=clean_env(ENVPORT_PRICES=str(prices)),
     )
     assert result.returncode == 0, result.stdout + result.stderr
-    assert api.pending == 0 and api.hits["openai"] == 3
-    assert f"({2 * CACHED:,} read from the prompt cache)" in result.stdout
+    assert api.pending == 0 and api.hits["openai"] == 4
+    assert f"({3 * CACHED:,} read from the prompt cache)" in result.stdout
     (run,) = [p for p in out.iterdir() if p.is_dir()]
     records = events(run)
 
@@ -98,10 +101,20 @@ def test_a_run_keeps_its_prefix_byte_identical_and_counts_cache_reads(
     assert len({first[len(context) :] for first in firsts}) == 3  # the tasks differ
     assert "### Edit: <path>" in firsts[2] and "### Edit:" not in firsts[0]  # repairs only
 
+    # The misquoted edit was re-asked, quoting which edit, which file, why, and where.
+    reask = bodies[3]["messages"]
+    assert reask[-2] == {"role": "assistant", "content": SCRIPTED_EDIT_MISQUOTED}
+    told = reask[-1]["content"]
+    assert "edit 1 (`env.py`): its SEARCH lines occur 0 times in `env.py`" in told
+    assert "|         reward = np.where(terminated, 0.0, 1.0)" in told  # the nearest line
+    assert "SEARCH/REPLACE blocks" in told
+    errors = [e["error"] for e in records if e["event"] == "parse_error"]
+    assert len(errors) == 1 and "the port is unchanged" in errors[0]
+
     # Cache reads counted apart from fresh input and priced at their own rate.
     calls = [e for e in records if e["event"] == "model_call"]
     reads = [c["usage"]["cache_read_tokens"] for c in calls]
-    assert reads == [0, CACHED, CACHED]
+    assert reads == [0, CACHED, CACHED, CACHED]
     for call in calls:
         usage = call["usage"]
         expected = (
@@ -123,9 +136,9 @@ def test_a_run_keeps_its_prefix_byte_identical_and_counts_cache_reads(
 
     shown = envport("review", str(run), env=clean_env())
     assert shown.returncode == 0, shown.stderr
-    assert f"{2 * CACHED:,} read from the prompt cache" in shown.stdout
+    assert f"{3 * CACHED:,} read from the prompt cache" in shown.stdout
     report = (run / "reports" / "report.html").read_text()
-    assert f"({2 * CACHED:,} read from the prompt cache)</div>" in report
+    assert f"({3 * CACHED:,} read from the prompt cache)</div>" in report
 
 
 def request(task: str) -> ModelRequest:
