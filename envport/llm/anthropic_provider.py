@@ -6,6 +6,13 @@ import os
 from typing import Any
 
 import anthropic
+from anthropic.types import (
+    AssistantMessageParam,
+    MessageParam,
+    TextBlockParam,
+    UserMessageParam,
+)
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
 
 from envport.errors import EnvportError
 from envport.llm import answers
@@ -71,20 +78,29 @@ class AnthropicModel:
             secrets=(self.client.api_key, self.client.auth_token),
         )
 
-    def request_params(self, request: ModelRequest) -> dict[str, Any]:
-        """The Messages API body, with the stable prefix as its own cached block."""
-        messages: list[dict[str, Any]] = [
-            {"role": m.role, "content": [{"type": "text", "text": m.text}]}
-            for m in request.messages
-        ]
-        if request.stable_prefix:
-            prefix_block = {
-                "type": "text",
-                "text": request.stable_prefix,
-                "cache_control": {"type": "ephemeral"},
-            }
-            messages[0]["content"].insert(0, prefix_block)
-        params: dict[str, Any] = {
+    def request_params(self, request: ModelRequest) -> MessageCreateParamsNonStreaming:
+        """The Messages API body (typed by the SDK's own request types, so mypy checks its
+        shape). The stable prefix is the first block of the first user turn, marked with
+        `cache_control`: the cached prefix is then the system prompt and that block, which
+        stay byte-identical across the calls of a run (a breakpoint caches everything before
+        it). The 5-minute cache, the default, is the one priced as `cache_write`."""
+        messages: list[MessageParam] = []
+        for index, m in enumerate(request.messages):
+            blocks: list[TextBlockParam] = []
+            if index == 0 and request.stable_prefix:
+                blocks.append(
+                    {
+                        "type": "text",
+                        "text": request.stable_prefix,
+                        "cache_control": {"type": "ephemeral"},
+                    }
+                )
+            blocks.append({"type": "text", "text": m.text})
+            if m.role == "user":
+                messages.append(UserMessageParam(role="user", content=blocks))
+            else:
+                messages.append(AssistantMessageParam(role="assistant", content=blocks))
+        params: MessageCreateParamsNonStreaming = {
             "model": self.model_id,
             "max_tokens": request.max_tokens,
             "messages": messages,

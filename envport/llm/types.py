@@ -81,6 +81,20 @@ class TokenUsage(BaseModel):
             + self.cache_write_tokens
         )
 
+    def cache_note(self) -> str:
+        """The prompt cache's share of the total, for review and report ("" without one)."""
+        parts = []
+        if self.cache_read_tokens:
+            parts.append(f"{self.cache_read_tokens:,} read from the prompt cache")
+        if self.cache_write_tokens:
+            parts.append(f"{self.cache_write_tokens:,} written to it")
+        return ", ".join(parts)
+
+    def described(self) -> str:
+        """ "N tokens", with the prompt cache's share in brackets when there is one."""
+        note = self.cache_note()
+        return f"{self.total:,} tokens" + (f" ({note})" if note else "")
+
     def __add__(self, other: TokenUsage) -> TokenUsage:
         return TokenUsage(
             input_tokens=self.input_tokens + other.input_tokens,

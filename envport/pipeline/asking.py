@@ -73,15 +73,17 @@ class Asker:
         *,
         required: list[str],
         plan: bool = False,
+        edits: bool = False,
     ) -> tuple[T | None, str | None]:
-        """Ask; an unusable answer gets one re-ask that quotes the parse error."""
+        """Ask; an unusable answer gets one re-ask that quotes the parse error. `edits`: the
+        answer may use search/replace edits, and the re-ask says so."""
         messages = [Message(role="user", text=task)]
         response = self._call(state, self._request(state, purpose, messages))
         try:
             return parse(response.text), None
         except EditParseError as error:
             self._parse_error(state, purpose, str(error))
-            reask = self.builder.reask(str(error), response.truncated, required, plan)
+            reask = self.builder.reask(str(error), response.truncated, required, plan, edits)
         messages += [
             Message(role="assistant", text=response.text),
             Message(role="user", text=reask),

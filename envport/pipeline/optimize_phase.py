@@ -14,7 +14,7 @@ from envport.pipeline.decisions import Benched, Checked, StartBenched, Unchanged
 from envport.pipeline.optimize import snapshot
 from envport.pipeline.phases import StepContext, StepResult, write_answer
 from envport.repair.apply import read_files
-from envport.repair.edits import parse_answer
+from envport.repair.search_replace import parse_edit_answer
 from envport.spec import PortSpec, load_spec
 
 
@@ -43,12 +43,14 @@ def _round(ctx: StepContext) -> StepResult:
     state = ctx.state
     number = state.optimization.rounds_done + 1
     port_files = ctx.builder.target.port_files
+    files = read_files(ctx.run.port, port_files)
     parsed, error = ctx.asker.ask(
         state,
         Purpose(phase="optimize", iteration=number),
-        ctx.builder.optimize(state, read_files(ctx.run.port, port_files)),
-        lambda text: parse_answer(text, ctx.run.port, [], port_files),
+        ctx.builder.optimize(state, files),
+        lambda text: parse_edit_answer(text, ctx.run.port, files, port_files=port_files),
         required=[],
+        edits=True,
     )
     if parsed is None:
         return decide(state, Unusable(error or "unparseable"))

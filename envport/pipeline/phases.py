@@ -29,6 +29,7 @@ from envport.pipeline.recorder import Recorder
 from envport.pipeline.schedule import Checker
 from envport.repair.apply import AppliedEdit, apply_edits, read_files
 from envport.repair.edits import ParsedAnswer, parse_answer
+from envport.repair.search_replace import parse_edit_answer
 from envport.runs.layout import RunDir
 from envport.runs.spec_copy import write_planned_spec
 from envport.runs.state import COMPOSED, RunState
@@ -90,13 +91,24 @@ def model_step(ctx: StepContext) -> StepResult:
     purpose = Purpose(
         phase=kind, module=None if scope == COMPOSED else scope, iteration=state.iteration
     )
-    task, required = _task(ctx, kind)
+    files = read_files(ctx.run.port, ctx.builder.target.port_files)
+    task, required = _task(ctx, kind, files)
+    # A repair may answer with search/replace edits to the port's files as they are now;
+    # a module is generated whole.
+    edits = kind != "generate"
     parsed, error = ctx.asker.ask(
         state,
         purpose,
         task,
-        lambda text: parse_answer(text, ctx.run.port, required, ctx.builder.target.port_files),
+        lambda text: (
+            parse_edit_answer(
+                text, ctx.run.port, files, required, port_files=ctx.builder.target.port_files
+            )
+            if edits
+            else parse_answer(text, ctx.run.port, required, ctx.builder.target.port_files)
+        ),
         required=required,
+        edits=edits,
     )
     if parsed is None:
         return decide(state, Unusable(error or "unparseable"))
@@ -107,10 +119,9 @@ def model_step(ctx: StepContext) -> StepResult:
     return decide(state, Checked(scope=runs[0].outcomes, outcomes=outcomes))
 
 
-def _task(ctx: StepContext, kind: str) -> tuple[str, list[str]]:
+def _task(ctx: StepContext, kind: str, files: dict[str, str]) -> tuple[str, list[str]]:
     """The step's prompt and the files its answer must contain."""
     state = ctx.state
-    files = read_files(ctx.run.port, ctx.builder.target.port_files)
     if kind == "generate":
         return ctx.builder.generate(state, files)
     # A module whose generation failed is still owed whole.

@@ -182,6 +182,7 @@ class PromptBuilder:
             # Widened context: the reference whole, cut parts included (only when sliced).
             whole_sources=self.sources if stuck and self.sliced != self.sources else [],
             target=self.target,
+            edit_format=True,
         )
 
     def optimize(self, state: RunState, files: dict[str, str]) -> str:
@@ -212,9 +213,17 @@ class PromptBuilder:
             notes=state.notes,
             files=normalise_files(files),
             example_path=sorted(files)[0] if files else self.target.file(state.entry),
+            edit_format=True,
         )
 
-    def reask(self, error: str, truncated: bool, required: list[str], plan: bool) -> str:
+    def reask(
+        self, error: str, truncated: bool, required: list[str], plan: bool, edits: bool = False
+    ) -> str:
         return self.prompts.render(
-            "reask.j2", error=error, truncated=truncated, required=required, plan=plan
+            "reask.j2",
+            error=error,
+            truncated=truncated,
+            required=required,
+            plan=plan,
+            edit_format=edits,
         )

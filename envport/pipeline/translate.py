@@ -228,7 +228,7 @@ def _print_paths(run: RunDir, state: RunState, console: Console) -> None:
     verdict = "verified" if state.status == "verified" else f"gave up: {state.reason}"
     console.print(
         f"{verdict} ({state.spec_name} -> {state.target}, {state.step} steps, "
-        f"{state.elapsed_s:.1f} s, {state.usage.total:,} tokens, ${state.cost_usd:.4f})",
+        f"{state.elapsed_s:.1f} s, {state.usage.described()}, ${state.cost_usd:.4f})",
         style="bold green" if state.status == "verified" else "bold red",
         markup=False,
         highlight=False,

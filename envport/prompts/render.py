@@ -23,6 +23,7 @@ TEMPLATES = (
     "plan.j2",
     "reask.j2",
     "answer_format.j2",
+    "answer_edits.j2",
     "target_jax.j2",
     "target_numpy.j2",
     "target_rust.j2",

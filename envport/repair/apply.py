@@ -40,14 +40,31 @@ def unified_diff(path: str, before: str, after: str) -> str:
 
 
 def apply_edits(directory: Path, files: dict[str, str]) -> list[AppliedEdit]:
-    """Write whole files (paths already checked by the parser) and say what changed."""
+    """Write whole files (paths already checked by the parser) and say what changed.
+
+    All or none: each file is replaced atomically, and a write that fails (a full disk, a
+    permission) puts back the files this call already wrote before the error goes on, so an
+    answer's edits never land half. (A kill between two files is undone by the step's
+    replay, which resets the port to the last commit.)"""
     applied = []
-    for relative, content in files.items():
-        target = directory / relative
-        before = target.read_text(encoding="utf-8") if target.is_file() else ""
-        if before != content:
-            write_atomically(target, content)
-        applied.append(AppliedEdit(relative, unified_diff(relative, before, content), not before))
+    written: list[tuple[Path, str | None]] = []
+    try:
+        for relative, content in files.items():
+            target = directory / relative
+            existed = target.is_file()
+            before = target.read_text(encoding="utf-8") if existed else ""
+            if before != content:
+                write_atomically(target, content)
+                written.append((target, before if existed else None))
+            diff = unified_diff(relative, before, content)
+            applied.append(AppliedEdit(relative, diff, not before))
+    except BaseException:
+        for target, previous in reversed(written):
+            if previous is None:
+                target.unlink(missing_ok=True)
+            else:
+                write_atomically(target, previous)
+        raise
     return applied
 
 

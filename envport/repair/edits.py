@@ -36,9 +36,9 @@ CASE_SUFFIX = ".toml"
 MAX_NAME_BYTES = 200
 MAX_PATH_CHARS = 1024
 
-_FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
+FENCE = re.compile(r"^ {0,3}(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
 # A drive prefix is matched only so that such paths can be refused by name.
-_PATH_TOKEN = re.compile(r"^(?:[A-Za-z]:)?[\w.\-/\\]*[\w\-]\.[A-Za-z][A-Za-z0-9]{0,5}$")
+PATH_TOKEN = re.compile(r"^(?:[A-Za-z]:)?[\w.\-/\\]*[\w\-]\.[A-Za-z][A-Za-z0-9]{0,5}$")
 _HEADER_WORDS = re.compile(r"^(?:file(?:name)?|path|new file|updated file)\s*[:=]?\s*", re.I)
 _ELISION = re.compile(
     r"^\s*#.*(?:\.\.\.|…).*(?:unchanged|rest of|existing code|same as before|as before)", re.I
@@ -67,7 +67,7 @@ class _Block:
     info: str = ""
 
 
-def _lines(text: str) -> list[str]:
+def answer_lines(text: str) -> list[str]:
     """The answer's lines, split where Python ends a line (LF, CRLF, CR) and nowhere else:
     `str.splitlines` also splits at form feeds and Unicode line separators, which would
     change a file that holds one in a string or a comment."""
@@ -75,7 +75,7 @@ def _lines(text: str) -> list[str]:
     return lines[:-1] if lines and not lines[-1] else lines
 
 
-def _clean_header(line: str) -> str | None:
+def header_path(line: str) -> str | None:
     """The path a Markdown header line names, if the line is only a path (with decoration)."""
     text = line.strip()
     if not text or len(text) > 160:
@@ -88,18 +88,18 @@ def _clean_header(line: str) -> str | None:
     text = text.strip("`'\" ")
     # "env.py (updated):", "env.py:" and "`env.py`" all name env.py.
     text = re.sub(r"\s*\([^)]{0,40}\)\s*", "", text).rstrip(":").strip("`'\" ")
-    if _PATH_TOKEN.match(text):
+    if PATH_TOKEN.match(text):
         return text
     # "Here is the fixed `env.py`:" introduces the block below it.
     quoted = re.findall(r"`([^`\s]+)`", line)
-    paths = [q for q in quoted if _PATH_TOKEN.match(q)]
+    paths = [q for q in quoted if PATH_TOKEN.match(q)]
     return paths[0] if line.rstrip().endswith(":") and len(paths) == 1 else None
 
 
-def _info_path(info: str) -> str | None:
+def info_path(info: str) -> str | None:
     for token in re.split(r"[\s:]+", info.strip()):
         token = re.sub(r"^(?:title|path|file|filename)=", "", token).strip("`'\"{}")
-        if _PATH_TOKEN.match(token):
+        if PATH_TOKEN.match(token):
             return token
     return None
 
@@ -108,7 +108,7 @@ def _first_line_path(body: list[str]) -> str | None:
     if not body:
         return None
     match = re.match(r"^\s*(?:#|//)\s*(?:file(?:name)?|path)\s*:\s*(\S+)\s*$", body[0], re.I)
-    return match.group(1) if match and _PATH_TOKEN.match(match.group(1)) else None
+    return match.group(1) if match and PATH_TOKEN.match(match.group(1)) else None
 
 
 def _closing_candidates(lines: list[str], start: int, fence: str, stop: int) -> list[int]:
@@ -121,7 +121,7 @@ def _closing_candidates(lines: list[str], start: int, fence: str, stop: int) -> 
     tracked = None
     bare = []
     for index in range(start + 1, stop):
-        match = _FENCE.match(lines[index])
+        match = FENCE.match(lines[index])
         if not match or match.group("fence")[0] != fence[0]:
             continue
         if len(match.group("fence")) < len(fence):
@@ -156,23 +156,23 @@ def _header_before(lines: list[str], start: int, floor: int) -> str | None:
     index = start - 1
     while index >= floor and index >= start - 3:
         if lines[index].strip():
-            return _clean_header(lines[index])
+            return header_path(lines[index])
         index -= 1
     return None
 
 
 def _blocks(text: str) -> list[_Block]:
-    lines = _lines(text)
+    lines = answer_lines(text)
     blocks: list[_Block] = []
     floor = 0
     index = 0
     while index < len(lines):
-        match = _FENCE.match(lines[index])
+        match = FENCE.match(lines[index])
         if not match:
             index += 1
             continue
         fence, info = match.group("fence"), match.group("info")
-        path = _info_path(info) or _header_before(lines, index, floor)
+        path = info_path(info) or _header_before(lines, index, floor)
         # A file block can only end before the next block that names a file.
         stop = _next_file_opener(lines, index, fence) or len(lines)
         candidates = _closing_candidates(lines, index, fence, stop)
@@ -198,17 +198,17 @@ def _blocks(text: str) -> list[_Block]:
 def _next_file_opener(lines: list[str], start: int, fence: str) -> int | None:
     """The line where the next file block begins (its header line), if any."""
     for index in range(start + 1, len(lines)):
-        match = _FENCE.match(lines[index])
+        match = FENCE.match(lines[index])
         if not match or not match.group("info").strip():
             continue
         if match.group("fence") != fence:  # a ~~~ block inside a ``` file is its content
             continue
-        if _info_path(match.group("info")):
+        if info_path(match.group("info")):
             return index
         header = index - 1
         while header > start and not lines[header].strip():
             header -= 1
-        if header > start and _clean_header(lines[header]):
+        if header > start and header_path(lines[header]):
             return header
     return None
 
@@ -276,13 +276,17 @@ def parse_answer(
     port_dir: Path,
     required: list[str] | None = None,
     port_files: tuple[str, ...] = PORT_SUFFIXES,
+    *,
+    may_be_empty: bool = False,
 ) -> ParsedAnswer:
     """The whole files and proposed tests in a model answer.
 
     `required` lists port paths the answer must contain (the module being generated);
     `port_files` the endings of the file names the port may have (`port_path`).
+    `may_be_empty`: an answer without file blocks is prose only, not an error (the text
+    left once search/replace edits were taken out of an answer).
     """
-    if not text.strip():
+    if not text.strip() and not may_be_empty:
         raise EditParseError("the answer is empty")
     blocks = _blocks(text)
     _adopt_lone_block(blocks, required or [])
@@ -302,7 +306,7 @@ def parse_answer(
             parsed.tests[relative] = content
         else:
             parsed.files[relative] = content
-    if not parsed.files and not parsed.tests:
+    if not parsed.files and not parsed.tests and not may_be_empty:
         raise EditParseError(
             "no fenced code block with a file path was found; put each whole file in a fenced "
             "block preceded by a line `### File: <path>`"
@@ -316,7 +320,7 @@ def parse_answer(
         raise EditParseError(
             f"the answer has no whole-file block for {', '.join(f'`{m}`' for m in missing)}"
         )
-    lines = _lines(text)
+    lines = answer_lines(text)
     kept = [True] * len(lines)
     for block in blocks:
         for index in range(block.start, min(block.end + 1, len(lines))):
@@ -349,9 +353,9 @@ def _adopt_lone_block(blocks: list[_Block], required: list[str]) -> None:
 
 def extract_block(text: str, languages: tuple[str, ...]) -> str | None:
     """The body of the first fenced block tagged with one of `languages` (for plans)."""
-    lines = _lines(text)
+    lines = answer_lines(text)
     for index, line in enumerate(lines):
-        match = _FENCE.match(line)
+        match = FENCE.match(line)
         if not match:
             continue
         info = match.group("info").strip().lower()

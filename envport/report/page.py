@@ -288,6 +288,7 @@ def render(run: RunDir, bench: list[Path] | None = None) -> str:
         levels=level_summary(outcomes),
         results=results,
         total_tokens=timeline.usage.total,
+        prompt_cache=timeline.usage.cache_note(),
         total_usd=timeline.cost_usd,
         cost_plot=_cost_plot(views),
         benches=_bench_views(run, bench or []),

@@ -72,7 +72,7 @@ def header(state: RunState) -> Text:
     if state.reason:
         text.append(safe(f" ({state.reason})"))
     text.append(
-        f"\n{state.step} steps, {state.calls_text()}, {state.usage.total:,} tokens, "
+        f"\n{state.step} steps, {state.calls_text()}, {state.usage.described()}, "
         f"{money(state.cost_usd)}, "
         f"{state.elapsed_s:.1f} s"
     )
@@ -115,9 +115,7 @@ def overview(state: RunState, timeline: Timeline, run_arg: str) -> RenderableTyp
         f"envport review {run_arg} --iteration K",
         style="dim",
     )
-    total = Text(
-        f"total: {timeline.usage.total:,} tokens, {money(timeline.cost_usd)}", style="bold"
-    )
+    total = Text(f"total: {timeline.usage.described()}, {money(timeline.cost_usd)}", style="bold")
     return Group(header(state), Text(""), iteration_table(timeline), Text(""), total, hint)
 
 
@@ -156,7 +154,7 @@ def _prompt(prompt: PromptEvent, timeline: Timeline, full: bool) -> list[Rendera
 def _answer(answer: AnswerEvent, call: ModelCallEvent | None) -> list[RenderableType]:
     bits = [answer.model]
     if call is not None:
-        bits.append(f"{call.usage.total:,} tokens, {money(call.cost_usd)}")
+        bits.append(f"{call.usage.described()}, {money(call.cost_usd)}")
     if answer.cached:
         bits.append("from the cache")
     bits.append(f"stop {answer.stop_reason}")
@@ -196,7 +194,7 @@ def detail(iteration: Iteration, timeline: Timeline, *, full: bool, color: bool)
     parts: list[RenderableType] = [
         Text(
             f"iteration {iteration.step}: {safe(iteration.label)} - {len(iteration.calls)} "
-            f"model calls, {iteration.usage.total:,} tokens, {money(iteration.cost_usd)}",
+            f"model calls, {iteration.usage.described()}, {money(iteration.cost_usd)}",
             style="bold",
         )
     ]
