@@ -130,11 +130,16 @@ class StateSpec(_Strict):
     def _structured(cls, data: Any) -> Any:
         if not isinstance(data, dict) or "fields" not in data:
             return data
-        if "declared" in data:
-            raise ValueError("declare a field's structure as a table under `state.fields`")
         if not isinstance(data["fields"], dict):
             return data
-        paths, declared = _flatten_fields(data["fields"])
+        fields = dict(data["fields"])
+        # A spec dumped by `model_dump` (a test's, a run's copy) carries its declarations
+        # beside the flat paths: fold them back in so the dump loads as it was.
+        for name, declaration in dict(data.get("declared") or {}).items():
+            if not isinstance(declaration, dict | FieldSpec):
+                raise ValueError("declare a field's structure as a table under `state.fields`")
+            fields[name] = declaration
+        paths, declared = _flatten_fields(fields)
         return {**data, "fields": paths, "declared": declared}
 
     @model_validator(mode="after")

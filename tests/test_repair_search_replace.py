@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -364,7 +365,8 @@ def test_repairs_and_optimisation_offer_edits_and_generation_does_not() -> None:
     optimize = builder.optimize(run_state(phase="optimize"), files)
     generate, _ = builder.generate(run_state(), {})
     for text in (repair, optimize):
-        assert "### Edit: physics.py\n<<<<<<< SEARCH\n" in text
+        # The example names a file of this port.
+        assert re.search(r"### Edit: (physics|env)\.py\n<<<<<<< SEARCH\n", text)
         assert "must occur exactly once" in text
     assert "<<<<<<< SEARCH" not in generate
     reask = builder.reask("edit 1 (`env.py`): ...", False, [], False, edits=True)
@@ -422,15 +424,20 @@ def test_every_shipped_repair_sent_as_edits_gives_the_same_port(
 ) -> None:
     entries = json.loads(session.read_text())["entries"]
     answers = {e["answer_file"]: e["phase"] for e in entries}
+    # The session's directory is named after its target (replay/<target>).
+    port_files = target_info(session.parent.name).port_files
     files: dict[str, str] = {}
     repairs = 0
     for name, phase in answers.items():
+        if phase == "plan":
+            continue  # a plan answers with the modules in TOML, not with files
         text = (session.parent / name).read_text()
-        parsed = parse_edit_answer(text, tmp_path, files)
+        parsed = parse_edit_answer(text, tmp_path, files, port_files=port_files)
         if phase == "repair" and any(path in files for path in parsed.files):
             changed = {p: t for p, t in parsed.files.items() if p in files and files[p] != t}
             edits = as_edits(files, changed)
-            assert parse_edit_answer(edits, tmp_path, files).files == changed
+            again = parse_edit_answer(edits, tmp_path, files, port_files=port_files)
+            assert again.files == changed
             repairs += 1
         files.update(parsed.files)
     assert repairs >= 1

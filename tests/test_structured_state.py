@@ -11,13 +11,15 @@ import pytest
 from hypothesis import given, settings
 
 from envport.errors import SpecError
-from envport.spec import load_spec
+from envport.spec import PortSpec, load_spec
 from envport.structure import OverCapacity, canonical, decode, encode, leaf_names, violated
 from envport.targets.reference import Reference
 from envport.verifiers.cases import Case, given_state, load_cases, play_case
 from envport.verifiers.divergence import FieldDiff
 from envport.verifiers.l1 import field_diffs
 from envport.verifiers.strategies import state_strategy
+
+from helpers import ROOT
 
 CARDS = "\n".join(f'"{v}" = {v}' for v in range(2, 11))
 SPEC = f"""
@@ -165,3 +167,13 @@ def test_a_proposed_case_gives_a_hand_by_its_cards(tmp_path: Path) -> None:
     usable, unusable = load_cases(cases_dir, spec)
     assert [name for name, _ in usable] == ["a.toml#0"]
     assert unusable == ["a.toml case 1: unknown state field hand.players"]
+
+
+def test_a_dumped_structured_spec_loads_as_it_was() -> None:
+    """Tests and run copies write a spec back from `model_dump`: its declarations, dumped
+    beside the flat paths, must fold back into the same fields."""
+    spec = load_spec(ROOT / "examples" / "blackjack" / "envport.toml")
+    again = PortSpec.model_validate(spec.model_dump(mode="json", exclude_none=True))
+    assert again.state.declared == spec.state.declared
+    assert again.state.fields == spec.state.fields
+    assert again.state.declared  # the example does declare structure
