@@ -18,7 +18,13 @@ import pytest
 
 from envport.spec import load_spec
 from envport.verifiers.divergence import VerifyReport
-from envport.verifiers.selfcheck import apply_mutant, level_table, load_mutants, run_selfcheck
+from envport.verifiers.selfcheck import (
+    Mutant,
+    apply_mutant,
+    level_table,
+    load_mutants,
+    run_selfcheck,
+)
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import ROOT
@@ -69,13 +75,22 @@ def test_the_natural_variant_differs_only_in_its_options() -> None:
 
 
 def test_a_divergence_names_the_hands_leaf_path_and_card(tmp_path: Path) -> None:
-    mutant = next(m for m in load_mutants(BLACKJACK) if m.id == "numpy-hit-takes-second-card")
-    port = apply_mutant(mutant, BLACKJACK / "ports" / "numpy", tmp_path / "port")
+    overwrite = Mutant(
+        id="numpy-add-card-overwrites",
+        target="numpy",
+        file="cards.py",
+        old="cards[rows, lengths[rows]] = np.asarray(new_cards)[rows]",
+        new="cards[rows, lengths[rows] - 1] = np.asarray(new_cards)[rows]",
+        what="a new card overwrites the last one held",
+    )
+    port = apply_mutant(overwrite, BLACKJACK / "ports" / "numpy", tmp_path / "port")
     report = run(BLACKJACK, port, "numpy", levels=("l1",), shrink=False)
     probe = next(level for level in report.levels if level.name == "l1.cards.dealer_play")
     assert not probe.passed
-    (diff,) = [d for d in probe.divergences[0].fields if d.field.startswith("hand.player[")]
-    assert re.fullmatch(r"hand\.player\[\d+\]", diff.field)
+    fields = probe.divergences[0].fields
+    diff = fields[0]  # e.g. `hand.dealer[1]: expected 10, got 2`
+    assert re.fullmatch(r"hand\.(player|dealer)\[\d+\]", diff.field)
+    # The card replaced and the card put there, by name.
     assert {diff.expected, diff.actual} <= CARD_NAMES
     assert f"{diff.field}: expected {diff.expected}, got {diff.actual}" in report.text()
 

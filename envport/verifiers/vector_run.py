@@ -11,6 +11,7 @@ import numpy as np
 
 from envport.serve import ops
 from envport.spec import PortSpec
+from envport.structure import canonical
 from envport.verifiers.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import FieldDiff
 from envport.verifiers.l1 import field_diffs
@@ -230,7 +231,8 @@ class VectorRun:
                 )
             self.tally.draws_obs.append(obs[env])
             if row is not None:
-                self.tally.draws_state.append(row)
+                # Items past a list's length are not state (docs/structured-state.md).
+                self.tally.draws_state.append(canonical(self.spec.state, row))
                 self.ref.write(int(env), row)
             else:
                 self.synced[env] = False
