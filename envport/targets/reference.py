@@ -119,8 +119,9 @@ class Reference:
         logging.getLogger("gymnasium").setLevel(logging.ERROR)
         warnings.filterwarnings("ignore", module="gymnasium")
         self.env = make_env(spec)
-        self._reader = _import_attr(spec.state.read, "state.read", spec) if spec.state.read else None
-        self._writer = _import_attr(spec.state.write, "state.write", spec) if spec.state.write else None
+        state = spec.state
+        self._reader = _import_attr(state.read, "state.read", spec) if state.read else None
+        self._writer = _import_attr(state.write, "state.write", spec) if state.write else None
         if not spec.state.fields and not (self._reader and self._writer):
             raise SpecError("key `state`: give `fields` or both `read` and `write` bridges")
         self.action_space = self.env.action_space

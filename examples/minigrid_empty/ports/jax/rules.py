@@ -29,9 +29,8 @@ def front_pos(agent_pos, agent_dir):
 
 
 def turn(agent_dir, action):
-    return jnp.where(
-        action == LEFT, (agent_dir + 3) % 4, jnp.where(action == RIGHT, (agent_dir + 1) % 4, agent_dir)
-    )
+    left, right = (agent_dir + 3) % 4, (agent_dir + 1) % 4
+    return jnp.where(action == LEFT, left, jnp.where(action == RIGHT, right, agent_dir))
 
 
 def toggled(cell, carrying):

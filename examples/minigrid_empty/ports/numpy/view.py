@@ -81,10 +81,8 @@ def image(grid, agent_pos, agent_dir, carrying, see_through_walls):
     """uint8[B, 7, 7, 3]: visible cells' codes (an empty cell (1, 0, 0)), unseen ones zeros,
     and what each agent carries in its own cell."""
     cells = view_cells(grid, agent_pos, agent_dir)
-    if see_through_walls:
-        mask = np.ones(cells.shape[:3], dtype=bool)
-    else:
-        mask = visibility(cells)
+    # A room that sees through walls (Empty) shows every cell of the view.
+    mask = np.ones(cells.shape[:3], dtype=bool) if see_through_walls else visibility(cells)
     cells = np.where((cells[..., 0] <= 1)[..., None], NOTHING, cells)
     shown = np.where(mask[..., None], cells, 0)
     shown[:, HALF, VIEW - 1] = carrying
