@@ -109,12 +109,12 @@ class Tables(HTMLParser):
             self.tables[-1]["rows"][-1].append((found.get("class") or "", found.get("title") or ""))
 
 
-def fast_copy(source: Path, destination: Path) -> Path:
+def fast_copy(source: Path, destination: Path, l1_examples: int = 200) -> Path:
     copy = destination / source.name
     shutil.copytree(source, copy, ignore=shutil.ignore_patterns("ports", "__pycache__"))
     spec = copy / "envport.toml"
     text = spec.read_text()
-    for pattern, value in (("l1", 200), ("l2", 10), ("l3", 10)):
+    for pattern, value in (("l1", l1_examples), ("l2", 10), ("l3", 10)):
         key = "examples" if pattern != "l3" else "episodes"
         text, count = re.subn(rf"(\[levels\.{pattern}\]\n{key} = )\d+", rf"\g<1>{value}", text)
         assert count == 1, pattern
@@ -122,28 +122,18 @@ def fast_copy(source: Path, destination: Path) -> Path:
     return copy
 
 
-def test_the_doorkey_session_is_labelled_hand_written() -> None:
-    session = read_session(DOORKEY / "replay" / "numpy")
+@pytest.mark.parametrize("example, target", [(EMPTY, "jax"), (DOORKEY, "numpy")])
+def test_the_sessions_are_labelled_hand_written(example: Path, target: str) -> None:
+    session = read_session(example / "replay" / target)
     assert session.entries and {e.source for e in session.entries} == {"hand-written"}
 
 
-@pytest.mark.slow
-def test_doorkey_translates_offline_and_the_report_draws_both_grids(tmp_path: Path) -> None:
-    spec = fast_copy(DOORKEY, tmp_path)
+def translated(spec: Path, target: str, out: Path) -> Path:
+    """`envport translate` offline (no key: the example's replay session); the run."""
     env = {k: v for k, v in os.environ.items() if k not in KEY_ENVS}
-    out = tmp_path / "runs"
+    words = ["translate", str(spec), "--target", target, "--out", str(out)]
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "envport",
-            "translate",
-            str(spec),
-            "--target",
-            "numpy",
-            "--out",
-            str(out),
-        ],
+        [sys.executable, "-m", "envport", *words],
         capture_output=True,
         text=True,
         timeout=400,
@@ -155,7 +145,28 @@ def test_doorkey_translates_offline_and_the_report_draws_both_grids(tmp_path: Pa
     (run,) = out.iterdir()
     assert json.loads((run / "run.json").read_text())["status"] == "verified"
     report = json.loads((run / "reports" / "verify.json").read_text())
-    assert report["passed"] and {lv["level"] for lv in report["levels"]} >= {"l1", "l2", "l3"}
+    assert report["passed"] and {lv["level"] for lv in report["levels"]} >= {"l2", "l3"}
+    return run
+
+
+def first_failure(run: Path) -> str:
+    for line in (run / "transcript.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "check" and not event["passed"]:
+            return next(o["failures"][0] for o in event["outcomes"] if not o["passed"])
+    return ""
+
+
+@pytest.mark.slow
+def test_empty_translates_to_jax_offline(tmp_path: Path) -> None:
+    run = translated(fast_copy(EMPTY, tmp_path, l1_examples=40), "jax", tmp_path / "runs")
+    # The session's first rules module turns the wrong way; L1's probe said so.
+    assert "agent_dir" in first_failure(run)
+
+
+@pytest.mark.slow
+def test_doorkey_translates_offline_and_the_report_draws_both_grids(tmp_path: Path) -> None:
+    run = translated(fast_copy(DOORKEY, tmp_path), "numpy", tmp_path / "runs")
 
     # The session's rules module picks up with a full hand: L1's probe shows it on the grid.
     parser = Tables()
