@@ -166,7 +166,8 @@ def test_empty_translates_to_jax_offline(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_doorkey_translates_offline_and_the_report_draws_both_grids(tmp_path: Path) -> None:
-    run = translated(fast_copy(DOORKEY, tmp_path), "numpy", tmp_path / "runs")
+    # The spec's own 400 L1 examples: the slip needs a full hand facing a pickable object.
+    run = translated(fast_copy(DOORKEY, tmp_path, l1_examples=400), "numpy", tmp_path / "runs")
 
     # The session's rules module picks up with a full hand: L1's probe shows it on the grid.
     parser = Tables()
