@@ -95,18 +95,24 @@ class Tables(HTMLParser):
         super().__init__()
         self.tables: list[dict] = []
         self.field = ""
+        self.inside = False  # within a grid table (the page has other tables)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         found = dict(attrs)
-        if tag == "div" and "grid-pair" in (found.get("class") or ""):
+        classes = (found.get("class") or "").split()
+        if tag == "div" and "grid-pair" in classes:
             self.field = found.get("data-field") or ""
-        if tag == "table" and "grid" in (found.get("class") or "").split():
-            side = (found.get("class") or "").split()[1]
-            self.tables.append({"side": side, "field": self.field, "rows": []})
-        if tag == "tr" and self.tables and self.tables[-1] is not None:
+        if tag == "table" and "grid" in classes:
+            self.inside = True
+            self.tables.append({"side": classes[1], "field": self.field, "rows": []})
+        if self.inside and tag == "tr":
             self.tables[-1]["rows"].append([])
-        if tag == "td" and self.tables and self.tables[-1]["rows"]:
+        if self.inside and tag == "td":
             self.tables[-1]["rows"][-1].append((found.get("class") or "", found.get("title") or ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self.inside = False
 
 
 def fast_copy(source: Path, destination: Path, l1_examples: int = 200) -> Path:

@@ -79,6 +79,9 @@ def _cell(
         f"{picture.channels[c]} {n}" if c < len(picture.channels) else n
         for c, n in enumerate(names)
     )
+    if first in ("empty", "unseen"):
+        # Nothing there: the other codes are padding (MiniGrid's (1, 0, 0)).
+        shown = f"{picture.channels[0]} {first}" if picture.channels else first
     label = first[:2] if not first.isdigit() else first
     if first == "door" and len(names) > 2:
         label = {"open": "D_", "closed": "D", "locked": "DL"}.get(names[2], "D")
