@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from envport.errors import SpecError
 from envport.llm.replay import read_session
 from envport.report.grids import grid_view
 from envport.spec import load_spec
@@ -185,3 +186,11 @@ def test_doorkey_translates_offline_and_the_report_draws_both_grids(tmp_path: Pa
     differing = [cell for row in port for cell in row if "differs" in cell[0]]
     assert differing and all("type empty" in title for _, title in differing)
     assert any("marked" in cell[0] for row in reference for cell in row)
+
+
+def test_a_missing_reference_harness_file_is_one_spec_error(tmp_path: Path) -> None:
+    copy = tmp_path / "spec"
+    shutil.copytree(EMPTY, copy, ignore=shutil.ignore_patterns("ports", "replay"))
+    (copy / "harness" / "reference.py").unlink()
+    with pytest.raises(SpecError, match=r"key `reference.entry`: harness file .* does not exist"):
+        Reference(load_spec(copy))
