@@ -21,10 +21,19 @@ from pydantic import (
 )
 
 from envport.errors import SpecError
-from envport.state_spec import LENGTH_SUFFIX, Bound, FieldSpec, StateSpec
+from envport.state_spec import LENGTH_SUFFIX, Bound, FieldSpec, GridSpec, StateSpec
 
 # The state's declarations live in envport.state_spec; importers name them from here.
-__all__ = ["LENGTH_SUFFIX", "Bound", "FieldSpec", "PortSpec", "SpecError", "StateSpec", "load_spec"]
+__all__ = [
+    "LENGTH_SUFFIX",
+    "Bound",
+    "FieldSpec",
+    "GridSpec",
+    "PortSpec",
+    "SpecError",
+    "StateSpec",
+    "load_spec",
+]
 
 SPEC_FILENAME = "envport.toml"
 # The target registry's names (envport.targets.registry; the spec sits below it, so the
@@ -207,6 +216,16 @@ class RandomnessSpec(_Strict):
 
 class ObservationSpec(_Strict):
     names: list[str] = Field(default_factory=list, description="one name per component")
+    # The observation's first components are a grid (MiniGrid's egocentric image): `shape`
+    # says how many and how they are laid out (C order).
+    grid: GridSpec | None = None
+
+    @field_validator("grid")
+    @classmethod
+    def _grid_shape(cls, value: GridSpec | None) -> GridSpec | None:
+        if value is not None and (value.shape is None or value.marker is not None):
+            raise ValueError("an observation grid needs `shape` and takes no `marker`")
+        return value
 
 
 class PortSpec(_Strict):

@@ -95,6 +95,29 @@ def _flatten_fields(
     return paths, declared
 
 
+class GridSpec(_Strict):
+    """A grid of cells, indexed [x][y] with each cell's codes on the last axis (MiniGrid's
+    (type, colour, state)): a state field, or the observation's first components. The HTML
+    report draws the reference's and the port's side by side at a divergence."""
+
+    # [X, Y] or [X, Y, C]; required for the observation (a flat array), else read off the value.
+    shape: list[int] | None = Field(default=None, min_length=2, max_length=3)
+    channels: list[str] = Field(default_factory=list, description="names of the last axis")
+    # Channel -> the name of each code (code i is names[i]), for labels and tooltips.
+    codes: dict[str, list[str]] = Field(default_factory=dict)
+    # A state field holding (x, y) of a cell to mark (the agent); not for the observation.
+    marker: str | None = None
+
+    @model_validator(mode="after")
+    def _known_channels(self) -> GridSpec:
+        unknown = set(self.codes) - set(self.channels)
+        if unknown:
+            raise ValueError(f"`codes` names `{sorted(unknown)[0]}`, which is not in `channels`")
+        if self.shape is not None and min(self.shape) < 1:
+            raise ValueError("expected a `shape` of positive sizes")
+        return self
+
+
 class StateSpec(_Strict):
     """How the harness reads and writes the reference's state.
 
@@ -124,6 +147,8 @@ class StateSpec(_Strict):
     # its start and every state it reaches can be written into the reference; fields not
     # named keep the reference's own value after its reset (a step counter starts at 0).
     from_observation: dict[str, list[int]] = Field(default_factory=dict)
+    # State fields that are grids of cells (drawn as pictures in the HTML report).
+    grids: dict[str, GridSpec] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod

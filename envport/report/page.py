@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from envport.errors import EnvportError
 from envport.report import plots
+from envport.report.grids import GridView, grid_views
 from envport.review.terminal import prompt_label, safe
 from envport.review.timeline import (
     CALL_FAILED_EVENTS,
@@ -46,6 +47,7 @@ BENCH_GLOB = "bench*.json"
 class DivergenceView:
     text: str
     plot: str | None = None
+    grids: list[GridView] = field(default_factory=list)
 
 
 @dataclass
@@ -145,7 +147,11 @@ def _level_view(level: dict[str, Any]) -> LevelView:
     for index, divergence in enumerate(result.divergences):
         data = divergence.model_dump(mode="json")
         views.append(
-            DivergenceView(divergence.text(), _plot(data) if index < PLOTS_PER_LEVEL else None)
+            DivergenceView(
+                divergence.text(),
+                _plot(data) if index < PLOTS_PER_LEVEL else None,
+                grid_views(data) if index < PLOTS_PER_LEVEL else [],
+            )
         )
     return LevelView(result.name, result.passed, result.summary(), views)
 

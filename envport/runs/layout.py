@@ -100,6 +100,10 @@ def _freeze_harness_files(spec_file: Path, root: Path) -> None:
     if spec.randomness is not None:
         named.append(spec.randomness.harness)
     named.append(spec.reference.rules)  # a black-box spec's rules document
+    # A reference factory or state bridge given as a file beside the spec (`x.py:function`).
+    for target in (spec.reference.entry, spec.state.read, spec.state.write):
+        module = (target or "").partition(":")[0]
+        named.append(module if module.endswith(".py") else None)
     frozen: list[Path] = []
     for relative in named:
         if not relative or Path(relative).is_absolute():

@@ -6,8 +6,11 @@ code is kept at arm's length (docs/design.md, contract 7).
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import logging
+import sys
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -16,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from envport.errors import SpecError
+from envport.runs import harness
 from envport.spec import PortSpec
 from envport.structure import decode, encode
 from envport.targets.randomness import NoiseRecorder
@@ -23,8 +27,38 @@ from envport.targets.randomness import NoiseRecorder
 State = dict[str, np.ndarray]
 
 
-def _import_attr(target: str, key: str) -> Callable[..., Any]:
+def _harness_module(spec: PortSpec, relative: str, key: str) -> Any:
+    """A harness file beside the spec (`harness/reference.py`), imported once per path: a
+    reference factory or a state bridge that is the spec's own code, not an installed
+    package. Checked like probes against the run's frozen copy (envport.runs.harness)."""
+    path = spec.harness_file(relative)
+    if not path.is_file():
+        raise SpecError(f"key `{key}`: harness file {path} does not exist")
+    harness.check(path)
+    name = f"envport_reference_harness_{hashlib.sha256(str(path).encode()).hexdigest()[:12]}"
+    if name in sys.modules:
+        return sys.modules[name]
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise SpecError(f"key `{key}`: {path} cannot be loaded")
+    module = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except ImportError as error:
+        del sys.modules[name]
+        raise SpecError(f"key `{key}`: {path} cannot import: {error}") from None
+    return module
+
+
+def _import_attr(target: str, key: str, spec: PortSpec | None = None) -> Callable[..., Any]:
     module_name, _, attr = target.partition(":")
+    if module_name.endswith(".py") and spec is not None:
+        module = _harness_module(spec, module_name, key)
+        try:
+            return getattr(module, attr)
+        except AttributeError:
+            raise SpecError(f"key `{key}`: {module_name} has no `{attr}`") from None
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -50,7 +84,7 @@ def make_env(spec: PortSpec) -> Any:
             ) from None
         except TypeError as error:
             raise SpecError(f"key `reference.kwargs`: {error}") from None
-    factory = _import_attr(spec.reference.entry, "reference.entry")
+    factory = _import_attr(spec.reference.entry, "reference.entry", spec)
     try:
         return factory(**spec.reference.kwargs)
     except TypeError as error:
@@ -86,9 +120,10 @@ class Reference:
         logging.getLogger("gymnasium").setLevel(logging.ERROR)
         warnings.filterwarnings("ignore", module="gymnasium")
         self.env = make_env(spec)
-        self._reader = _import_attr(spec.state.read, "state.read") if spec.state.read else None
-        self._writer = _import_attr(spec.state.write, "state.write") if spec.state.write else None
-        if not spec.state.names and not (self._reader and self._writer):
+        state = spec.state
+        self._reader = _import_attr(state.read, "state.read", spec) if state.read else None
+        self._writer = _import_attr(state.write, "state.write", spec) if state.write else None
+        if not state.names and not (self._reader and self._writer):
             raise SpecError("key `state`: give `fields` or both `read` and `write` bridges")
         self.action_space = self.env.action_space
         self.observation_space = self.env.observation_space

@@ -13,6 +13,7 @@ import numpy as np
 
 from envport.spec import PortSpec
 from envport.verifiers.divergence import FieldDiff
+from envport.verifiers.grids import attach_obs_picture
 
 STEP_FIELDS = ("obs", "reward", "terminated", "truncated")
 
@@ -171,5 +172,6 @@ def divergent_steps(
                     rtol=None if tolerance is None else tolerance[1],
                 )
             )
+        attach_obs_picture(spec, expected.obs[step], actual.obs[step], diffs)
         found.append((int(step), diffs))
     return found

@@ -16,6 +16,20 @@ from envport.verifiers.replay import Replay
 LEVEL_TIMES = ("l1", "l2", "cases", "l3", "l4")
 
 
+class GridPicture(BaseModel):
+    """A grid field whole, reference and port, where the spec declares it a grid: the HTML
+    report draws both (envport.report.grids). Self-contained, so a report read back from a
+    transcript needs no spec."""
+
+    field: str
+    channels: list[str] = Field(default_factory=list)
+    codes: dict[str, list[str]] = Field(default_factory=dict)
+    expected: list[Any]  # nested [x][y] (or [x][y][channel]) integers
+    actual: list[Any]
+    marker_expected: list[int] | None = None
+    marker_actual: list[int] | None = None
+
+
 class FieldDiff(BaseModel):
     field: str
     expected: Any
@@ -23,6 +37,8 @@ class FieldDiff(BaseModel):
     difference: float | None = None
     atol: float | None = None
     rtol: float | None = None
+    # On the first differing component of a grid field: the whole grid on both sides.
+    picture: GridPicture | None = None
 
     def line(self) -> str:
         text = f"{self.field}: expected {_fmt(self.expected)}, got {_fmt(self.actual)}"

@@ -29,6 +29,7 @@ from envport.targets.reference import Reference, Transition
 from envport.targets.registry import TargetName
 from envport.verifiers.compare import STEP_FIELDS, Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
+from envport.verifiers.grids import attach_state_pictures
 from envport.verifiers.hypo import (
     SHRINK_SECONDS,
     PortGone,
@@ -168,6 +169,7 @@ def field_diffs(
                         rtol=rtol,
                     )
                 )
+    attach_state_pictures(spec, expected, actual, diffs, label)
     return diffs
 
 

@@ -1,0 +1,81 @@
+"""Grid pictures at a divergence: where the spec declares a state field (`state.grids`) or
+the observation's first components (`observation.grid`) a grid of cells, the first differing
+component's FieldDiff carries both whole grids, so the report can draw them side by side.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from envport.spec import GridSpec, PortSpec
+from envport.verifiers.divergence import FieldDiff, GridPicture
+
+
+def _marker(grid: GridSpec, state: dict[str, Any]) -> list[int] | None:
+    if grid.marker is None or grid.marker not in state:
+        return None
+    value = np.asarray(state[grid.marker]).reshape(-1)
+    return [int(v) for v in value[:2]] if value.size >= 2 else None
+
+
+def _picture(
+    grid: GridSpec, name: str, want: np.ndarray, got: np.ndarray, markers: tuple[Any, Any]
+) -> GridPicture:
+    return GridPicture(
+        field=name,
+        channels=list(grid.channels),
+        codes=dict(grid.codes),
+        expected=np.asarray(want).astype(np.int64).tolist(),
+        actual=np.asarray(got).astype(np.int64).tolist(),
+        marker_expected=markers[0],
+        marker_actual=markers[1],
+    )
+
+
+def attach_state_pictures(
+    spec: PortSpec,
+    expected: dict[str, Any],
+    actual: dict[str, Any],
+    diffs: list[FieldDiff],
+    label: str = "",
+) -> None:
+    """Give the first differing component of each declared grid field both whole grids."""
+    for key, grid in spec.state.grids.items():
+        if key not in expected or key not in actual:
+            continue
+        want, got = np.asarray(expected[key]), np.asarray(actual[key])
+        if want.shape != got.shape or want.ndim < 2 or got.dtype.kind not in "biu":
+            continue
+        prefix = f"{label}{key}["
+        first = next((d for d in diffs if d.field.startswith(prefix)), None)
+        if first is not None:
+            markers = (_marker(grid, expected), _marker(grid, actual))
+            first.picture = _picture(grid, f"{label}{key}", want, got, markers)
+    # A probe's or a transition's observation, compared as a field of its own.
+    if not label and "obs" in expected and "obs" in actual:
+        attach_obs_picture(spec, np.asarray(expected["obs"]), np.asarray(actual["obs"]), diffs)
+
+
+def attach_obs_picture(
+    spec: PortSpec, want_obs: np.ndarray, got_obs: np.ndarray, diffs: list[FieldDiff]
+) -> None:
+    """The observation's grid (its first prod(shape) components, C order) on the first
+    differing obs component inside it."""
+    grid = spec.observation.grid
+    if grid is None or grid.shape is None:
+        return
+    size = int(np.prod(grid.shape))
+    want, got = np.asarray(want_obs).reshape(-1), np.asarray(got_obs).reshape(-1)
+    if want.size < size or got.size < size or got.dtype.kind not in "biu":
+        return
+    inside = {f"obs[{i}]" for i in range(size)} | {
+        f"obs.{name}" for name in spec.observation.names[:size]
+    }
+    first = next((d for d in diffs if d.field in inside), None)
+    if first is not None:
+        shape = tuple(grid.shape)
+        first.picture = _picture(
+            grid, "obs", want[:size].reshape(shape), got[:size].reshape(shape), (None, None)
+        )
