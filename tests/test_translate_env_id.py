@@ -5,14 +5,10 @@ hand-written replay session examples/mountaincar_continuous/replay/jax (labelled
 session.json) MountainCarContinuous-v0 is planned, ported to JAX, repaired once and verified
 offline. A spec path keeps working as before (tests/test_translate.py::test_usage_errors and
 ::test_quickstart_translates_cartpole_to_jax_offline run one).
-
-Until `envport init` is part of this tree the runs use tests/fixtures/mountaincar_continuous,
-a hand-written spec of the shape init writes (see `ENV_ARGUMENT`).
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import signal
@@ -32,16 +28,11 @@ from run_fixtures import clean_env, envport
 
 ENV = "gymnasium:MountainCarContinuous-v0"
 SESSION = ROOT / "examples" / "mountaincar_continuous" / "replay" / "jax"
-FIXTURE = ROOT / "tests" / "fixtures" / "mountaincar_continuous"
-INIT = importlib.util.find_spec("envport.init") is not None
-# What the runs translate: the environment itself once init exists; until then the spec it
-# would infer, hand-written (the lead switches this when init is merged).
-ENV_ARGUMENT = ENV if INIT else str(FIXTURE)
 
 
 def translate_args(out: Path) -> list[str]:
     model = f"replay:{SESSION}"
-    return ["translate", ENV_ARGUMENT, "--target", "jax", "--model", model, "--out", str(out)]
+    return ["translate", ENV, "--target", "jax", "--model", model, "--out", str(out)]
 
 
 def only_run(out: Path) -> Path:
@@ -131,9 +122,8 @@ def test_translate_an_env_id_to_jax_verifies_offline(tmp_path: Path) -> None:
     result = envport(*translate_args(out), env=clean_env(TMPDIR=str(scratch)))
     run = only_run(out)
     assert_verified(result, run)
-    if INIT:
-        assert f"envport: inferred the spec from {ENV} -> {run / 'envport.toml'}" in result.stdout
-        assert run_state(run)["spec_source"] == ENV
+    assert f"envport: inferred the spec from {ENV} -> {run / 'envport.toml'}" in result.stdout
+    assert run_state(run)["spec_source"] == ENV
     assert not list(scratch.glob("envport-init-*"))
     # The model planned the modules; the frozen spec holds the plan it made.
     planned = load_spec(run / "envport.toml").target("jax")
