@@ -216,11 +216,11 @@ def _levels(inf: Inference) -> str:
     out = ["[levels.l1]\nexamples = 200\n\n[levels.l2]\nexamples = 40\nsteps = 25\n"]
     out.append("batch = [1, 7, 33]\n\n")
     limit = (
-        f"the registry's max_episode_steps ({inf.limit})"
+        f"L3 plays episodes of the registry's max_episode_steps ({inf.limit}) steps."
         if inf.limit
-        else "no time limit is registered: 500"
+        else "No time limit is registered: L3 plays episodes of 500 steps."
     )
-    out.append(comment(f"L3 plays episodes of {limit} steps."))
+    out.append(comment(limit))
     out.append(f'[levels.l3]\nepisodes = 100\nsteps = {inf.steps}\nmode = "both"\n')
     chaos = inf.chaos
     if chaos is not None and chaos.first is not None:
