@@ -1,7 +1,7 @@
 """Blackjack-v1, the structured-state example: both known-good ports verify L1-L3 under
 both option sets (the registered sab=True, and natural=True), the variant's ports differ
-only in their defaults, a mutant's divergence names leaf paths and card names, the replay
-session translates offline, and (slow) every behaviour-changing mutant is caught.
+only in their defaults, a mutant's divergence names leaf paths and card names, and every
+mutant's edit applies exactly once (the self-check itself: benchmarks/mutation_check.py).
 
 Budgets are cut to keep the module fast: fewer L1 examples and L2 sequences than the specs
 ask for, and the sampler tests at a given sample size.
