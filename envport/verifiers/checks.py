@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from envport.errors import EnvportError
 from envport.targets.registry import TARGET_NAMES, target
-from envport.verifiers import cases, l1, l1_landings, l2, l3_lanes, l3_replay, reverse
+from envport.verifiers import cases, l1, l1_landings, l2, l3_lanes, l3_ray, l3_replay, reverse
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.replay import Replay
@@ -188,9 +188,21 @@ class L3Rollouts(Check):
 
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
         replay, options = ctx.replays["l3"], ctx.l3
-        found = l3_lanes.run_l3(
-            ctx.spec, options, replay, ctx.worker, ctx.reference, ctx.lane_workers
-        )
+        if ctx.options.executor == "ray":
+            found = l3_ray.run_l3(
+                ctx.spec,
+                str(ctx.spec_file.resolve()),
+                ctx.load,
+                options,
+                replay,
+                ctx.options.timeout,
+                ctx.options.address,
+                ctx.options.workers,
+            )
+        else:
+            found = l3_lanes.run_l3(
+                ctx.spec, options, replay, ctx.worker, ctx.reference, ctx.lane_workers
+            )
         if options.only_episode is None and options.batch is None:
             # Not a replay itself: each replay line must show its divergence again.
             l3_replay.confirm_replays(ctx.spec, options, replay, ctx.worker, ctx.reference, found)

@@ -45,6 +45,10 @@ class VerifyOptions:
     # The port cannot load a state (envpool, compiled vector envs): start the reference from
     # the port's own start states instead (envport.verifiers.reverse).
     reverse: bool = False
+    # Where L3's chunks run: "local" (lanes on this machine) or "ray" (tasks on a Ray
+    # cluster: `address`, else $RAY_ADDRESS, else a local Ray started for the run).
+    executor: str = "local"
+    address: str | None = None
 
 
 def check_options(options: VerifyOptions, l3_options: L3Options) -> None:
@@ -64,6 +68,11 @@ def check_options(options: VerifyOptions, l3_options: L3Options) -> None:
         raise EnvportError(f"--episode {batch[0]}-{batch[1]}: expected A-B within 0..{last}")
     if options.reverse:
         _check_reverse(options)
+    if options.executor == "ray" and options.port_server is not None:
+        raise EnvportError(
+            "--port-server does not go with --executor ray: each Ray worker starts the port "
+            "in a sandboxed worker of its own"
+        )
 
 
 def _check_reverse(options: VerifyOptions) -> None:
