@@ -10,15 +10,33 @@ line and exit 2.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
+import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_batch import (
+    CALLS_PER_RUN,
+    MODELS,
+    SECRET,
+    batch_command,
+    batch_file,
+    canonical,
+    run_dirs,
+    safe_to_kill,
+    status,
+)
+from test_batch import model as batch_model
 
-from envport.errors import PortError
+from envport.batch.money import Ledger
+from envport.errors import EnvportError, PortError
+from envport.runs.layout import RunLock
 from envport.spec import load_spec
 from envport.targets.registry import load_request
 from envport.verifiers import l3, l3_ray
@@ -26,7 +44,9 @@ from envport.verifiers.replay import replays
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
+from fake_api import FakeAPI
 from helpers import CARTPOLE, NUMPY_PORT, ROOT
+from run_fixtures import clean_env, fast_spec
 
 ray = pytest.importorskip("ray")
 
@@ -85,6 +105,83 @@ def test_without_ray_the_ray_executor_is_one_line_and_exit_2(tmp_path: Path) -> 
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr
     assert "--executor ray needs Ray" in lines[0] and "envport[ray]" in lines[0]
+
+
+# --- envport batch --executor ray (before the module's Ray starts: the batch starts its own)
+
+
+@pytest.fixture
+def api() -> Iterator[FakeAPI]:
+    with FakeAPI(responder=batch_model) as server:
+        yield server
+
+
+def test_total_cap_ledger_decides_as_the_local_rule() -> None:
+    ledger = Ledger(1.0, {"a": 0.25, "b": 0.0, "c": 0.0})
+    assert ledger.ask("b", 0.5).action == "start"  # 0.25 spent + 0.5 handed out
+    waiting = ledger.ask("c", 0.5)
+    assert waiting.action == "wait"  # b might still spend its whole cap
+    ledger.ended("b", 0.1)
+    assert ledger.ask("c", 0.5).action == "start"  # 0.25 + 0.1 + 0.5 <= 1.0
+    ledger.ended("c", 0.6)
+    assert ledger.ask("b", 0.5).action == "never"  # nothing running, no room left
+
+
+@pytest.mark.slow
+def test_a_batch_on_ray_killed_mid_run_resumes_without_repeating_a_model_request(
+    tmp_path: Path, api: FakeAPI
+) -> None:
+    spec = fast_spec(tmp_path / "spec")
+    runs = "".join(f'\n[[runs]]\nmodel = "openai:{name}"\n' for name in MODELS[:2])
+    path = batch_file(
+        tmp_path,
+        f'concurrency = 1\n[defaults]\nspec = "{spec}"\ntarget = "numpy"\n'
+        f'base_url = "{api.openai_base_url}"\n{runs}',
+    )
+    out = tmp_path / "runs" / "BATCH"
+    env = clean_env(OPENAI_API_KEY=SECRET)
+    env.pop("RAY_ADDRESS", None)
+    command = [*batch_command(path), "--executor", "ray"]
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    )
+    try:
+        deadline = time.monotonic() + 150
+        while not (out.is_dir() and safe_to_kill(run_dirs(out))):
+            assert process.poll() is None, "the batch ended before the kill point"
+            assert time.monotonic() < deadline, "never reached a kill point"
+            time.sleep(0.01)
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        process.kill()
+    before = run_dirs(out)
+    unfinished = [name for name, run in before.items() if status(run) != "verified"]
+    assert unfinished, "the kill came after the last run"
+    for name in unfinished:  # the runs on Ray died with the batch: no lock held
+        lock, gone_by = RunLock(before[name]), time.monotonic() + 30
+        while True:
+            try:
+                lock.acquire()
+                break
+            except EnvportError:
+                assert time.monotonic() < gone_by, f"{name}: its process outlived the batch"
+                time.sleep(0.1)
+        lock.release()
+
+    again = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0, again.stdout + again.stderr
+    after = run_dirs(out)
+    assert len(after) == 2 and all(status(run) == "verified" for run in after.values())
+    repeats = Counter(canonical(request.body) for request in api.requests)
+    assert max(repeats.values()) == 1, "a model request was sent twice"
+    assert api.total_hits == CALLS_PER_RUN * 2
+    for file in out.rglob("*"):
+        if file.is_file():
+            assert SECRET.encode() not in file.read_bytes(), file
+
+
+# --- envport verify --executor ray ---------------------------------------------------------
 
 
 def _report(port: Path, executor: str) -> Any:
@@ -171,3 +268,46 @@ def test_a_port_that_hangs_on_a_ray_worker_fails_within_its_timeout(
 
 def _where(payload: str) -> str:
     return (HOSTILE / payload).read_text().splitlines()[0].removeprefix("# where: ").strip()
+
+
+def _kill_a_chunk_worker(killed: list[int], stop: threading.Event) -> None:
+    """SIGKILL the first Ray worker process seen running a chunk (its title says so)."""
+    while not stop.is_set():
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                command = Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if command.startswith(b"ray::check_chunk"):
+                os.kill(int(pid), signal.SIGKILL)
+                killed.append(int(pid))
+                return
+        time.sleep(0.005)
+
+
+@pytest.mark.slow
+def test_a_ray_worker_killed_mid_run_changes_nothing_in_the_report(
+    local_ray: Any, tmp_path: Path
+) -> None:
+    mutant = next(m for m in load_mutants(CARTPOLE) if m.id == "numpy-theta-threshold")
+    port = apply_mutant(mutant, NUMPY_PORT, tmp_path / "numpy")
+    spec, spec_file, load, _, replay, timeout = _job(port)
+    options = l3.L3Options(episodes=2000, steps=200, mode="both")
+    replay = replays(str(CARTPOLE), str(port), VerifyOptions(), 2000, 200, True)["l3"]
+    calm = l3_ray.run_l3(spec, spec_file, load, options, replay, timeout, lanes=2)
+    killed: list[int] = []
+    stop = threading.Event()
+    killer = threading.Thread(target=_kill_a_chunk_worker, args=(killed, stop))
+    killer.start()
+    try:
+        disturbed = l3_ray.run_l3(spec, spec_file, load, options, replay, timeout, lanes=2)
+    finally:
+        stop.set()
+        killer.join()
+    assert killed, "no chunk was seen running"
+    assert [lv.model_dump(exclude={"seconds"}) for lv in disturbed] == [
+        lv.model_dump(exclude={"seconds"}) for lv in calm
+    ]
+    assert calm[0].episodes == 2000 and calm[0].diverged_episodes > 0

@@ -55,7 +55,8 @@ def connect(address: str | None = None) -> ModuleType:
     address = address or os.environ.get(ADDRESS_VARIABLE) or None
     try:
         ray.init(
-            address=address,
+            # "local": a new instance, never a cluster someone left running with `ray start`.
+            address=address or "local",
             include_dashboard=False,
             logging_level=logging.WARNING,
             # The workers' own prints are not the driver's output (a port's never reaches

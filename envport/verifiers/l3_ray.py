@@ -32,9 +32,11 @@ from envport.verifiers import l3, l3_lanes
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.replay import Replay
 
-# CPUs a chunk task asks for: a task keeps two processes (its reference and its port
-# worker) busy in turn, as a local lane does, so two run per core.
-TASK_CPUS = 0.5
+# CPUs a chunk task asks for. A task keeps its reference and its port worker busy in turn
+# (one process at a time), so one per CPU fills the cores. Not half a CPU: Ray keeps only
+# as many idle worker processes as the node has CPUs, so the extra ones would be ended
+# between runs and start cold (a new process, the port loaded again) every time.
+TASK_CPUS = 1.0
 # Tries for a chunk whose worker or node died (not for a port's failure: that is an answer).
 CHUNK_RETRIES = 3
 # Beyond the port's own timeouts (loading, free-running, resync), what one chunk may take
@@ -135,9 +137,9 @@ def run_l3(
     lanes: int | None = None,
 ) -> list[LevelResult]:
     """L3 as Ray tasks, one per chunk; `lanes` sizes the chunks as that many local lanes
-    would (None: two per CPU of the cluster)."""
+    would (None: one per CPU of the cluster)."""
     ray = cluster.connect(address)
-    lanes = lanes or 2 * cluster.cluster_cpus(ray)
+    lanes = lanes or cluster.cluster_cpus(ray)
     size, chunks = plan_chunks(options, lanes)
     job = ray.put(ChunkJob(spec_file, load, options, replay, size, timeout))
     task = ray.remote(check_chunk).options(num_cpus=TASK_CPUS, max_retries=CHUNK_RETRIES)
