@@ -42,12 +42,30 @@ RESULTS = ROOT / "benchmarks" / "results" / "ray_scaling.json"
 
 def timed_verify(episodes: int, workers: int, executor: str) -> dict[str, float]:
     options = VerifyOptions(levels=("l3",), episodes=episodes, workers=workers, executor=executor)
+    cpu = time.process_time()
     report = verify(str(EXAMPLE), str(PORT), options)
     assert report.passed, report.error or report.text()
     return {
         "l3_s": report.seconds["l3"],
         "total_s": report.seconds["total"],
         "transitions": float(sum(level.steps_compared for level in report.levels)),
+        # This process's CPU over the whole verify: on Ray, the driver's share of the work.
+        "driver_cpu_s": time.process_time() - cpu,
+    }
+
+
+def driver_cost(episodes: int, lanes: int) -> dict[str, float]:
+    """Many small chunks (sized for `lanes` lanes) on Ray: the driver's CPU per chunk, what
+    limits how many chunks a second one driver can take in."""
+    options = l3.L3Options(episodes=episodes, steps=500, mode="both")
+    chunks = len(l3_ray.plan_chunks(options, lanes)[1])
+    run = timed_verify(episodes, lanes, "ray")
+    return {
+        "small_chunks": float(chunks),
+        "small_chunk_episodes": episodes / chunks,
+        "small_chunks_l3_s": run["l3_s"],
+        "small_chunks_throughput": run["transitions"] / run["l3_s"],
+        "driver_cpu_per_chunk_s": run["driver_cpu_s"] / chunks,
     }
 
 
@@ -111,6 +129,7 @@ def main() -> None:
             runs[executor].append(timed_verify(args.episodes, args.workers, executor))
     noop = noop_round_trip()
     chunks = chunk_overhead(args.episodes, args.workers)
+    small = driver_cost(args.episodes, 60)
     ray.shutdown()
     transitions = runs["local"][0]["transitions"]
     local_best = min(r["l3_s"] for r in runs["local"])
@@ -131,6 +150,8 @@ def main() -> None:
         "ray_node_throughput_warm": transitions / ray_warm,
         "noop_task_round_trip_s": noop,
         **chunks,
+        **small,
+        "ray_driver_cpu_s": min(r["driver_cpu_s"] for r in runs["ray"]),
     }
     table = Table(title=f"L3 on CartPole, {args.episodes} episodes, both modes, numpy port")
     for column in ("set-up", "L3 s", "transitions/s", "vs local lanes"):
@@ -159,6 +180,11 @@ def main() -> None:
         f"no-op task round trip {noop * 1e3:.2f} ms; a chunk of {chunks['chunk_episodes']:.0f} "
         f"episodes: body {chunks['chunk_body_s']:.3f} s, wall {chunks['chunk_wall_s']:.3f} s, "
         f"overhead {chunks['overhead_per_chunk_s'] * 1e3:.1f} ms"
+    )
+    console.print(
+        f"{small['small_chunks']:.0f} chunks of ~{small['small_chunk_episodes']:.0f} episodes: "
+        f"L3 {small['small_chunks_l3_s']:.2f} s, driver CPU per chunk "
+        f"{small['driver_cpu_per_chunk_s'] * 1e3:.2f} ms"
     )
     RESULTS.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     console.print(f"wrote {RESULTS.relative_to(ROOT)}")
