@@ -69,6 +69,28 @@ def local_ray() -> Iterator[Any]:
             os.environ["ANTHROPIC_API_KEY"] = saved
 
 
+VERIFY_L3 = [sys.executable, "-m", "envport", "verify", str(CARTPOLE), "--port", str(NUMPY_PORT)]
+VERIFY_L3 += ["--levels", "l3"]
+
+
+def test_a_cluster_address_where_nothing_listens_is_one_line_and_exit_2() -> None:
+    # RAY_ADDRESS as a user sets it; port 9 (discard) on loopback: nothing listens there.
+    env = {**os.environ, "RAY_ADDRESS": "127.0.0.1:9"}
+    done = subprocess.run(
+        [*VERIFY_L3, "--executor", "ray"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=env,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "envport: --executor ray: no Ray cluster answers at 127.0.0.1:9 (Connection refused); "
+        "start one with `ray start --head` or fix --address / $RAY_ADDRESS"
+    ]
+
+
 def test_without_ray_the_ray_executor_is_one_line_and_exit_2(tmp_path: Path) -> None:
     # A real interpreter in which `import ray` fails, as on an install without the extra.
     (tmp_path / "sitecustomize.py").write_text(

@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
+import socket
 from types import ModuleType
 
 from envport.errors import EnvportError
@@ -16,6 +18,10 @@ from envport.errors import EnvportError
 EXECUTORS = ("local", "ray")
 # Where `--address` is read from when the flag is not given (Ray's own variable).
 ADDRESS_VARIABLE = "RAY_ADDRESS"
+# How long joining waits for a cluster's head to answer at all: Ray itself retries for
+# minutes on an address where nothing listens.
+REACH_TIMEOUT_S = 10.0
+_HOST_PORT = re.compile(r"^(?P<host>[^:/]+|\[[^\]]+\]):(?P<port>\d+)$")
 
 
 def add_executor_options(parser: argparse.ArgumentParser, what: str) -> None:
@@ -53,6 +59,8 @@ def connect(address: str | None = None) -> ModuleType:
     if ray.is_initialized():
         return ray
     address = address or os.environ.get(ADDRESS_VARIABLE) or None
+    if address is not None:
+        _reach(address)
     try:
         ray.init(
             # "local": a new instance, never a cluster someone left running with `ray start`.
@@ -75,3 +83,20 @@ def connect(address: str | None = None) -> ModuleType:
 def cluster_cpus(ray: ModuleType) -> int:
     """The CPUs the cluster offers now (at least 1)."""
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def _reach(address: str) -> None:
+    """A head at `host:port` that does not accept a connection is one line now, not Ray's
+    minutes of retries (other forms, such as ray:// client addresses, are left to Ray)."""
+    found = _HOST_PORT.match(address)
+    if found is None:
+        return
+    host, port = found["host"].strip("[]"), int(found["port"])
+    try:
+        socket.create_connection((host, port), timeout=REACH_TIMEOUT_S).close()
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise EnvportError(
+            f"--executor ray: no Ray cluster answers at {address} ({reason}); start one with "
+            f"`ray start --head` or fix --address / ${ADDRESS_VARIABLE}"
+        ) from None
