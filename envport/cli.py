@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 from envport import interrupts
 from envport.errors import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
 from envport.exits import finish, leave
+from envport.scale.cluster import add_executor_options
 from envport.targets.registry import AUTO, TARGET_CHOICES
 
 # What `envport --help` says the tool is (this module's docstring is about the module).
@@ -102,6 +103,7 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         help="L3 lanes, each a reference player and a port worker (default: one per core "
         "when there are at least 250 episodes per lane)",
     )
+    add_executor_options(p, "L3's chunks")
     p.add_argument(
         "--reverse-injection",
         action="store_true",
@@ -142,6 +144,8 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         cases=args.cases,
         reverse=args.reverse_injection,
         strict_bounds=args.strict_bounds,
+        executor=args.executor,
+        address=args.address,
     )
 
 

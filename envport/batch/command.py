@@ -10,6 +10,8 @@ import argparse
 
 from rich.console import Console
 
+from envport.scale.cluster import add_executor_options
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -23,6 +25,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="also retry runs that gave up or failed (with the batch file's current limits)",
     )
+    add_executor_options(parser, "the runs")
     parser.set_defaults(func=run)
 
 
@@ -37,4 +40,7 @@ def run(args: argparse.Namespace) -> int:
     if not console.is_terminal:
         # A log has no width: whole lines read better than a table wrapped at 80 columns.
         console = Console(highlight=False, width=160)
-    return BatchRunner(plan, console, retry_failed=args.retry_failed).run()
+    runner = BatchRunner(
+        plan, console, retry_failed=args.retry_failed, executor=args.executor, address=args.address
+    )
+    return runner.run()

@@ -18,15 +18,15 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from envport import interrupts
-from envport.batch.child import PARENT_ENV, hand_over
+from envport.batch.child import PARENT_ENV, hand_over, order_json
 from envport.batch.config import BatchPlan, PlannedRun
 from envport.batch.display import RunRow, make_display, summary_table
-from envport.batch.money import decide
+from envport.batch.money import Ledger, Money
 from envport.batch.slots import BatchLock, Slot, read_manifest, write_manifest
 from envport.errors import EXIT_DIVERGED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TERMINATED
 from envport.pipeline.command import command_words
@@ -34,6 +34,10 @@ from envport.pipeline.model_choice import public_url
 from envport.review.timeline import level_summary, read_timeline
 from envport.runs.options import RunOptions
 from envport.runs.state import RunState
+from envport.scale import cluster
+
+if TYPE_CHECKING:
+    from envport.batch.ray_runs import RayRun
 
 POLL_S = 0.25
 # How long runs get to save their state after Ctrl-C before they are killed (also safe).
@@ -50,7 +54,8 @@ class Entry:
     row: RunRow
     mode: str = "fresh"  # fresh, resume, or skip
     spent: float = 0.0
-    process: subprocess.Popen | None = None
+    # A local process, or (--executor ray) a Ray task looked at the same way.
+    process: subprocess.Popen | RayRun | None = None
     log: IO[bytes] | None = None
     log_offset: int = 0
     record: dict[str, Any] = field(default_factory=dict)
@@ -91,8 +96,20 @@ def _last_error(log: Path, offset: int) -> str:
 
 
 class BatchRunner:
-    def __init__(self, plan: BatchPlan, console: Console, *, retry_failed: bool) -> None:
+    def __init__(
+        self,
+        plan: BatchPlan,
+        console: Console,
+        *,
+        retry_failed: bool,
+        executor: str = "local",
+        address: str | None = None,
+    ) -> None:
         self.plan = plan
+        self.executor = executor
+        self.address = address
+        self.ray: Any = None
+        self.ledger: Money = Ledger(plan.total_usd, {})
         self.console = console
         self.retry_failed = retry_failed
         self.interrupted = False
@@ -119,6 +136,7 @@ class BatchRunner:
             self.manifest = read_manifest(out)
             self.manifest.update(format="envport-batch/1", file=str(self.plan.file))
             self.entries = [self._prepare(planned) for planned in self.plan.runs]
+            self._open_ledger()
             self._save_manifest()
             self.display.start(self._rows())
             try:
@@ -144,6 +162,18 @@ class BatchRunner:
             if not any(e.running or e.row.status in ("queued", "waiting") for e in self.entries):
                 return
             time.sleep(POLL_S)
+
+    def _open_ledger(self) -> None:
+        """What each run spent, from its journal: the ledger starts from that, here or (on
+        Ray) in an actor, so a batch started again after a kill counts what was paid."""
+        spent = {entry.planned.id: entry.spent for entry in self.entries}
+        if self.executor != "ray":
+            self.ledger = Ledger(self.plan.total_usd, spent)
+            return
+        from envport.batch.ray_runs import RemoteLedger
+
+        self.ray = cluster.connect(self.address)
+        self.ledger = RemoteLedger(self.ray, self.plan.total_usd, spent)
 
     def _rows(self) -> list[RunRow]:
         return [entry.row for entry in self.entries]
@@ -188,14 +218,7 @@ class BatchRunner:
                 continue
             if len(running) >= self.plan.concurrency:
                 return
-            others = sum(
-                (e.row.budget_usd or 0.0) if e.running else e.spent
-                for e in self.entries
-                if e is not entry
-            )
-            decision = decide(
-                self.plan.total_usd, entry.planned.budget_usd, entry.spent, others, len(running)
-            )
+            decision = self.ledger.ask(entry.planned.id, entry.planned.budget_usd)
             if decision.action == "start":
                 self._launch(entry, decision.budget_usd)
                 running.append(entry)
@@ -220,18 +243,25 @@ class BatchRunner:
         log.write(f"\n=== {stamp} envport {shlex.join(command_words(options))}\n".encode())
         log.flush()
         entry.log_offset = log.tell()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", PARENT_ENV: str(os.getpid())}
-        entry.process = subprocess.Popen(
-            [sys.executable, "-m", "envport.batch.child"],
-            stdin=subprocess.PIPE,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-            # Its own session: a terminal's Ctrl-C reaches the batch alone, which passes one
-            # SIGINT on to each run (two would cut a run's own clean stop short).
-            start_new_session=True,
-        )
-        hand_over(entry.process, options)
+        if self.ray is not None:
+            from envport.batch.ray_runs import RayRun
+
+            log.flush()
+            entry.process = RayRun(self.ray, order_json(options).encode(), str(entry.slot.log))
+        else:
+            env = {**os.environ, "PYTHONUNBUFFERED": "1", PARENT_ENV: str(os.getpid())}
+            process = subprocess.Popen(
+                [sys.executable, "-m", "envport.batch.child"],
+                stdin=subprocess.PIPE,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                # Its own session: a terminal's Ctrl-C reaches the batch alone, which passes
+                # one SIGINT on to each run (two would cut a run's own clean stop short).
+                start_new_session=True,
+            )
+            hand_over(process, options)
+            entry.process = process
         entry.log = log
         entry.row.status = "running"
         entry.row.detail = "resuming" if options.command == "resume" else "starting"
@@ -273,6 +303,7 @@ class BatchRunner:
             entry.log = None
         state = entry.slot.state()
         entry.spent = entry.slot.spent_usd()
+        self.ledger.ended(entry.planned.id, entry.spent)
         row = entry.row
         error = _last_error(entry.slot.log, entry.log_offset)
         # Stopped by the user (through the batch, or by a signal sent to the run itself).

@@ -97,6 +97,28 @@ class Coverage:
                 count.reached_low = _extreme(np.fmin, count.reached_low, lowest)
                 count.reached_high = _extreme(np.fmax, count.reached_high, highest)
 
+    def absorb(self, other: Coverage) -> None:
+        """Add another count's states (a chunk counted on another process or node)."""
+        with self._lock:
+            self.episodes += other.episodes
+            self.states += other.states
+            self.outside += other.outside
+            for name, theirs in other.fields.items():
+                count = self.fields[name]
+                count.outside += theirs.outside
+                for side, extreme in (("reached_low", np.fmin), ("reached_high", np.fmax)):
+                    if getattr(theirs, side) is not None:
+                        mine = getattr(count, side)
+                        setattr(count, side, _extreme(extreme, mine, getattr(theirs, side)))
+
+    # A lock cannot be pickled: a chunk's count travels between processes without one.
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k != "_lock"}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def share(self, name: str) -> float:
         return self.fields[name].outside / self.states if self.states else 0.0
 

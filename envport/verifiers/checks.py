@@ -15,7 +15,7 @@ from typing import ClassVar
 
 from envport.errors import EnvportError
 from envport.targets.registry import TARGET_NAMES, target
-from envport.verifiers import cases, l1, l1_landings, l2, l3_lanes, l3_replay, reverse
+from envport.verifiers import cases, l1, l1_landings, l2, l3_lanes, l3_ray, l3_replay, reverse
 from envport.verifiers.bounds_coverage import Coverage
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.divergence import LevelResult
@@ -193,9 +193,22 @@ class L3Rollouts(Check):
         # The bounds' coverage of the states play reaches, over the whole plan (a replay of
         # a few episodes says nothing about it).
         coverage = Coverage.of(ctx.spec) if whole and ctx.spec.state.bounds else None
-        found = l3_lanes.run_l3(
-            ctx.spec, options, replay, ctx.worker, ctx.reference, ctx.lane_workers, coverage
-        )
+        if ctx.options.executor == "ray":
+            found = l3_ray.run_l3(
+                ctx.spec,
+                str(ctx.spec_file.resolve()),
+                ctx.load,
+                options,
+                replay,
+                ctx.options.timeout,
+                ctx.options.address,
+                ctx.options.workers,
+                coverage,
+            )
+        else:
+            found = l3_lanes.run_l3(
+                ctx.spec, options, replay, ctx.worker, ctx.reference, ctx.lane_workers, coverage
+            )
         if whole:
             # Not a replay itself: each replay line must show its divergence again.
             l3_replay.confirm_replays(ctx.spec, options, replay, ctx.worker, ctx.reference, found)

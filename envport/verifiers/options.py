@@ -48,6 +48,10 @@ class VerifyOptions:
     # Fail (not only warn) when more than 1% of the states L3's reference visits lie outside
     # a field's `[state.bounds]` (envport.verifiers.bounds_coverage).
     strict_bounds: bool = False
+    # Where L3's chunks run: "local" (lanes on this machine) or "ray" (tasks on a Ray
+    # cluster: `address`, else $RAY_ADDRESS, else a local Ray started for the run).
+    executor: str = "local"
+    address: str | None = None
 
 
 def check_options(options: VerifyOptions, l3_options: L3Options) -> None:
@@ -67,6 +71,11 @@ def check_options(options: VerifyOptions, l3_options: L3Options) -> None:
         raise EnvportError(f"--episode {batch[0]}-{batch[1]}: expected A-B within 0..{last}")
     if options.reverse:
         _check_reverse(options)
+    if options.executor == "ray" and options.port_server is not None:
+        raise EnvportError(
+            "--port-server does not go with --executor ray: each Ray worker starts the port "
+            "in a sandboxed worker of its own"
+        )
 
 
 def _check_reverse(options: VerifyOptions) -> None:

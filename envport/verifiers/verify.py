@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from envport.errors import PortError
+from envport.scale import cluster
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetName
 from envport.verifiers import l3_lanes
@@ -36,6 +37,11 @@ def verify(
     ctx = build_context(spec_arg, port_arg, options, shown_as)
     report = ctx.report
     lanes = reference_workers(options, ctx.l3) if "l3" in ctx.levels else 0
+    if options.executor == "ray" and "l3" in ctx.levels:
+        # Joined (or started) before any worker: a missing Ray or an unreachable cluster is
+        # a usage error, and L3's lanes are Ray's tasks, not local processes.
+        cluster.connect(options.address)
+        lanes = 1
     with contextlib.ExitStack() as stack:
         worker = port_side(options, ctx.load, ctx.probes_file)
         stack.enter_context(worker)
