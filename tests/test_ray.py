@@ -234,6 +234,9 @@ def test_the_report_is_the_same_over_local_lanes_and_over_ray(
         assert here.error is None and there.error is None, (here.error, there.error)
         assert here.passed is there.passed is passes
         assert _levels(here) == _levels(there)
+        # The bounds' coverage too: counted per chunk on Ray, merged on the driver.
+        (bounds,) = [lv for lv in there.levels if lv.name == "l3.bounds"]
+        assert bounds.steps_compared > 0 and here.warnings == there.warnings
         if not passes:
             first = there.levels[0].divergences[0]
             assert first.episode == here.levels[0].divergences[0].episode
