@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from envport.serve.client import PortWorker
@@ -36,3 +37,40 @@ def started_worker(example: Path, port: Path, target: str) -> PortWorker:
     worker = PortWorker(timeout=300, load=load_request(load_spec(example), port, target))
     worker.receive()
     return worker
+
+
+def plant_code(port: Path, code: str, where: str = "import") -> Path:
+    """Hostile `code` planted in a port copy's env.py: at import time (appended to the
+    module) or at the top of `step` ("step")."""
+    env = port / "env.py"
+    text = env.read_text()
+    if where == "import":
+        text += "\n\n" + code
+    else:
+        body = "".join(f"        {line}\n" if line.strip() else "\n" for line in code.splitlines())
+        marker = "    def step(self, actions):\n"
+        text = text.replace(marker, marker + body)
+    env.write_text(text)
+    return port
+
+
+def payload_place(code: str) -> str:
+    """Where a hostile payload asks to be planted: its first line, `# where: import|step`."""
+    return code.splitlines()[0].removeprefix("# where: ").strip()
+
+
+def assert_lock_freed(run: Path, seconds: float) -> None:
+    """The run's lock becomes free within `seconds`: whatever held it (a run's process that
+    dies with its batch) is gone. Dying takes a moment under load."""
+    from envport.errors import EnvportError
+    from envport.runs.layout import RunLock
+
+    lock, gone_by = RunLock(run), time.monotonic() + seconds
+    while True:
+        try:
+            lock.acquire()
+            break
+        except EnvportError:
+            assert time.monotonic() < gone_by, f"{run.name}: its process outlived the batch"
+            time.sleep(0.1)
+    lock.release()

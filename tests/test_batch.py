@@ -22,15 +22,14 @@ from envport.batch.child import order_json, read_order
 from envport.batch.config import load_batch
 from envport.batch.money import decide
 from envport.cli import main
-from envport.errors import EnvportError
 from envport.pipeline.command import command_words
 from envport.runs.journal import read_events
-from envport.runs.layout import RunLock, create_run
+from envport.runs.layout import create_run
 from envport.runs.state import RunState
 from envport.spec import load_spec
 
 from fake_api import Answer, FakeAPI, Status
-from helpers import ROOT
+from helpers import ROOT, assert_lock_freed
 from run_fixtures import (
     CORRECT_ENV,
     DRIFTING_PHYSICS,
@@ -335,16 +334,7 @@ def test_killed_batch_resumes_without_repeating_a_model_request(
     assert unfinished, "the kill came after the last run"
     # The runs died with the batch: none still holds its run lock.
     for name in unfinished:
-        lock, gone_by = RunLock(before[name]), time.monotonic() + 20
-        while True:
-            try:
-                lock.acquire()
-                break
-            except EnvportError:
-                # Dying takes a moment under load: the child gets its death signal, then exits.
-                assert time.monotonic() < gone_by, f"{name}: its process outlived the batch"
-                time.sleep(0.1)
-        lock.release()
+        assert_lock_freed(before[name], 20)
     hits_at_kill = api.total_hits
 
     result = subprocess.run(

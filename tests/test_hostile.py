@@ -17,7 +17,7 @@ import pytest
 
 from envport.serve import jail
 
-from helpers import CARTPOLE, ROOT
+from helpers import CARTPOLE, ROOT, payload_place, plant_code
 
 HOSTILE = Path(__file__).parent / "hostile"
 SECRET = "sk-hostile-test-SECRET-4242"
@@ -49,16 +49,7 @@ EXPECTED = {
 
 def plant(payload: Path, port: Path) -> None:
     code = payload.read_text()
-    where = code.splitlines()[0].removeprefix("# where: ").strip()
-    env = port / "env.py"
-    text = env.read_text()
-    if where == "import":
-        text += "\n\n" + code
-    else:
-        body = "".join(f"        {line}\n" if line.strip() else "\n" for line in code.splitlines())
-        marker = "    def step(self, actions):\n"
-        text = text.replace(marker, marker + body)
-    env.write_text(text)
+    plant_code(port, code, payload_place(code))
 
 
 def tree_digest(root: Path) -> str:

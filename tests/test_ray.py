@@ -35,8 +35,7 @@ from test_batch import (
 from test_batch import model as batch_model
 
 from envport.batch.money import Ledger
-from envport.errors import EnvportError, PortError
-from envport.runs.layout import RunLock
+from envport.errors import PortError
 from envport.spec import load_spec
 from envport.targets.registry import load_request
 from envport.verifiers import l3, l3_ray
@@ -45,7 +44,7 @@ from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
 from fake_api import FakeAPI
-from helpers import CARTPOLE, NUMPY_PORT, ROOT
+from helpers import CARTPOLE, NUMPY_PORT, ROOT, assert_lock_freed, payload_place, plant_code
 from run_fixtures import clean_env, fast_spec
 
 ray = pytest.importorskip("ray")
@@ -104,19 +103,7 @@ def test_without_ray_the_ray_executor_is_one_line_and_exit_2(tmp_path: Path) -> 
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     env.pop("RAY_ADDRESS", None)
     done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "envport",
-            "verify",
-            str(CARTPOLE),
-            "--port",
-            str(NUMPY_PORT),
-            "--levels",
-            "l3",
-            "--executor",
-            "ray",
-        ],
+        [*VERIFY_L3, "--executor", "ray"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -189,15 +176,7 @@ def test_a_batch_on_ray_killed_mid_run_resumes_without_repeating_a_model_request
     unfinished = [name for name, run in before.items() if status(run) != "verified"]
     assert unfinished, "the kill came after the last run"
     for name in unfinished:  # the runs on Ray died with the batch: no lock held
-        lock, gone_by = RunLock(before[name]), time.monotonic() + 30
-        while True:
-            try:
-                lock.acquire()
-                break
-            except EnvportError:
-                assert time.monotonic() < gone_by, f"{name}: its process outlived the batch"
-                time.sleep(0.1)
-        lock.release()
+        assert_lock_freed(before[name], 30)
     hits_at_kill = api.total_hits
 
     again = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=240)
@@ -255,17 +234,8 @@ def _job(port: Path, timeout: float = 60.0) -> tuple[Any, ...]:
 
 
 def _planted(port_copy: Path, payload: str, where: str = "import") -> Path:
-    env = port_copy / "env.py"
     code = (HOSTILE / payload).read_text() if payload.endswith(".py") else payload
-    text = env.read_text()
-    if where == "import":
-        text += "\n\n" + code
-    else:
-        body = "".join(f"        {line}\n" if line.strip() else "\n" for line in code.splitlines())
-        marker = "    def step(self, actions):\n"
-        text = text.replace(marker, marker + body)
-    env.write_text(text)
-    return port_copy
+    return plant_code(port_copy, code, where)
 
 
 @pytest.mark.parametrize(
@@ -301,7 +271,7 @@ def test_a_port_that_hangs_on_a_ray_worker_fails_within_its_timeout(
 
 
 def _where(payload: str) -> str:
-    return (HOSTILE / payload).read_text().splitlines()[0].removeprefix("# where: ").strip()
+    return payload_place((HOSTILE / payload).read_text())
 
 
 def _kill_a_chunk_worker(killed: list[int], stop: threading.Event) -> None:
