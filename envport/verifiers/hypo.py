@@ -88,7 +88,9 @@ def draws_independent_of_the_process() -> Iterator[None]:
     alone, and the replay command a divergence prints did not reproduce it. Inside this
     context that harvested pool is empty. Hypothesis's built-in constants (nan, inf, zero,
     integer and float boundaries) are a separate, fixed pool and are still drawn: they help
-    find bugs and do not depend on the process.
+    find bugs and do not depend on the process. Nothing of the reference is lost: it lives in
+    site-packages, which Hypothesis never harvests; the constants it compares against are
+    drawn by envport itself (`Draws`), from the spec and the reference, in every process.
 
     Patched at the provider module rather than through a custom backend: a backend other
     than "hypothesis" turns off the engine's tree-guided generation, and that tree draws
