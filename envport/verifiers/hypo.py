@@ -12,8 +12,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import hypothesis.internal.conjecture.engine
+import hypothesis.internal.conjecture.providers
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.configuration import set_hypothesis_home_dir
+from hypothesis.internal.constants_ast import Constants
 from hypothesis.reporting import with_reporter
 
 from envport.cache_home import cache_home
@@ -69,6 +71,46 @@ def shrink_time_limit(seconds: int) -> Iterator[None]:
     finally:
         if previous is not None:
             engine.MAX_SHRINKING_SECONDS = previous
+
+
+def _no_local_constants() -> Constants:
+    return Constants()
+
+
+@contextmanager
+def draws_independent_of_the_process() -> Iterator[None]:
+    """Make a check's draws a function of its seed alone, not of what else ran before it.
+
+    Hypothesis mixes into its draws, now and then, constants it harvests from the source of
+    every "local" (not stdlib, not site-packages) module loaded in the process: envport's
+    own modules (installed editable), an example's harness, whatever a test imported. So
+    L2 run after L1 (which loaded more modules) drew other inputs than `verify --levels l2`
+    alone, and the replay command a divergence prints did not reproduce it. Inside this
+    context that harvested pool is empty. Hypothesis's built-in constants (nan, inf, zero,
+    integer and float boundaries) are a separate, fixed pool and are still drawn: they help
+    find bugs and do not depend on the process. Nothing of the reference is lost: it lives in
+    site-packages, which Hypothesis never harvests; the constants it compares against are
+    drawn by envport itself (`Draws`), from the spec and the reference, in every process.
+
+    Patched at the provider module rather than through a custom backend: a backend other
+    than "hypothesis" turns off the engine's tree-guided generation, and that tree draws
+    through the default provider anyway. Uses Hypothesis internals where present (a test
+    pins the behaviour, so an upgrade that moves them fails loudly)."""
+    providers = hypothesis.internal.conjecture.providers
+    harvest = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if harvest is None or cache is None:
+        yield
+        return
+    # The cache holds (built-in, harvested) pools per draw's constraints: filled before this
+    # context (harvested pool full) or inside it (empty), it is wrong on the other side.
+    cache.cache.clear()
+    providers._get_local_constants = _no_local_constants
+    try:
+        yield
+    finally:
+        providers._get_local_constants = harvest
+        cache.cache.clear()
 
 
 class PortGone(BaseException):

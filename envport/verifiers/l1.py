@@ -34,6 +34,7 @@ from envport.verifiers.hypo import (
     SHRINK_SECONDS,
     PortGone,
     captured_reports,
+    draws_independent_of_the_process,
     hypothesis_settings,
     port_failures_abort,
     shrink_time_limit,
@@ -199,7 +200,11 @@ def _drive(run: L1Run, check: Callable[..., None], name: str, module: str | None
     )
     level = LevelResult(level="l1", mode=name, passed=True)
     try:
-        with shrink_time_limit(SHRINK_SECONDS), captured_reports():
+        with (
+            shrink_time_limit(SHRINK_SECONDS),
+            captured_reports(),
+            draws_independent_of_the_process(),
+        ):
             test()
     except PortGone as gone:
         raise gone.error from None

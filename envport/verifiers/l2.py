@@ -36,6 +36,7 @@ from envport.verifiers.hypo import (
     SHRINK_SECONDS,
     PortGone,
     captured_reports,
+    draws_independent_of_the_process,
     hypothesis_settings,
     port_failures_abort,
     shrink_time_limit,
@@ -250,7 +251,11 @@ def check_interaction(
     level = LevelResult(level="l2", mode="interaction", passed=True, episodes=examples)
     _COUNTS["steps"] = 0
     try:
-        with shrink_time_limit(SHRINK_SECONDS), captured_reports():
+        with (
+            shrink_time_limit(SHRINK_SECONDS),
+            captured_reports(),
+            draws_independent_of_the_process(),
+        ):
             run_state_machine_as_test(machine, settings=settings)
     except PortGone as gone:
         raise gone.error from None
