@@ -99,7 +99,7 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
     code, _, err = _bench("--port", str(NUMPY_PORT), "--batch-sizes", "32,0")
     _one_line(code, err, 2, "--batch-sizes")
     code, _, err = _bench("--port", str(NUMPY_PORT), "--anchor", "brax:ant", *QUICK)
-    _one_line(code, err, 2, "expected gymnax:EnvId")
+    _one_line(code, err, 2, "expected gymnax:EnvId or xminigrid:EnvId")
     code, _, err = _bench("--port", str(tmp_path / "absent"))
     _one_line(code, err, 2, "no such port directory")
 
@@ -146,3 +146,40 @@ def test_subjects_take_turns_in_an_order_that_flips_every_round() -> None:
     # Each subject's answers, in the order of its rounds.
     assert answers[0] == ["0@1", "0@6", "0@7", "0@12"]
     assert answers[2] == ["2@3", "2@4", "2@9", "2@10"]
+
+
+MINIGRID_EMPTY = ROOT / "examples" / "minigrid_empty"
+
+
+def test_bench_structured_example_with_xminigrid_anchor(tmp_path: Path) -> None:
+    """MiniGrid: a harness-file reference with a structured state, its JAX port, and
+    xminigrid's closest env as the anchor, all in one report."""
+    results = tmp_path / "sps.json"
+    done = run_envport(
+        "bench", str(MINIGRID_EMPTY), "--port", str(MINIGRID_EMPTY / "ports" / "jax"),
+        "--batch-sizes", "8", "--anchor", "xminigrid:MiniGrid-Empty-8x8",
+        "--json", str(results), *QUICK,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = {(r["name"], r["batch"]): r for r in json.loads(results.read_text())["rows"]}
+    assert set(rows) == {
+        ("reference", 1),
+        ("reference SyncVectorEnv", 4),
+        ("jax port", 8),
+        ("xminigrid:MiniGrid-Empty-8x8", 8),
+    }
+    assert all(row["sps"] > 0 for row in rows.values())
+    anchor = rows[("xminigrid:MiniGrid-Empty-8x8", 8)]
+    assert anchor["kind"] == "anchor" and anchor["backend"] == "xminigrid"
+    assert anchor["compile_s"] > 0 and set(anchor["loops"]) == {"scan", "python"}
+    assert "xminigrid:MiniGrid-Empty-8x8" in done.stdout
+
+
+def test_an_unknown_xminigrid_env_is_the_anchors_failure() -> None:
+    code, _, err = _bench(
+        "--port", str(NUMPY_PORT), "--batch-sizes", "8", "--anchor", "xminigrid:MiniGrid-Nope",
+        *QUICK,
+    )  # fmt: skip
+    _one_line(code, err, 2, "--anchor xminigrid:MiniGrid-Nope: anchor failed in `bench`")
+    assert "has no env 'MiniGrid-Nope'" in err and "MiniGrid-Empty-8x8" in err
+    assert "port failed" not in err

@@ -231,7 +231,8 @@ class L4Evaluate(Op):
 
 @dataclass(frozen=True)
 class Bench(Op):
-    """Steps per second of the port, or of an anchor named `gymnax:EnvId` (no port needed)."""
+    """Steps per second of the port, or of an anchor named `gymnax:EnvId` or
+    `xminigrid:EnvId` (no port needed)."""
 
     op = "bench"
     batch: int

@@ -2,9 +2,9 @@
 
 Every implementation runs the same workload: `batch` envs stepped `steps` times with actions
 cycled from a pool the driver drew from the reference's action space, and an env that ends
-restarted. JAX ports and gymnax anchors (same loop, same compilation) and Rust ports restart
-an env from the state its slot started in (its own reset's for JAX, a reference start state
-for Rust, whose ABI has no reset); the NumPy port's `VectorEnv` autoresets itself.
+restarted. JAX ports and anchors (gymnax, xminigrid: same loop, same compilation) and Rust
+ports restart an env from the state its slot started in (its own reset's for JAX, a reference
+start state for Rust, whose ABI has no reset); the NumPy port's `VectorEnv` autoresets itself.
 
 The first request for a workload prepares it (compiles, timed apart) and runs it once
 untimed to warm caches; every request then times `repeats` runs. The driver asks for one
@@ -20,10 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from envport.targets.anchors import load_anchor
 from envport.targets.loader import ContractError
 from envport.targets.registry import TARGET_NAMES, TargetName, target
-
-ANCHORS = ("gymnax",)
 
 
 @dataclass
@@ -89,7 +88,7 @@ def _prepare(
     backend = subject.backend
     if backend in TARGET_NAMES and target(backend).bench_needs_start_states and states is None:
         raise ContractError(f"a {backend} port's bench needs reference start states")
-    if backend in (TargetName.JAX, "gymnax"):
+    if backend in (TargetName.JAX, "gymnax", "xminigrid"):
         return _prepare_jax(subject, batch, steps, actions, seed)
     if backend == TargetName.NUMPY:
         return _prepare_numpy(subject, batch, steps, actions, seed)
@@ -115,42 +114,12 @@ def best_of(run: Callable[[], None], batch: int, steps: int, repeats: int) -> di
     return {"sps": max(runs), "sps_runs": runs}
 
 
-# ---- JAX ports and gymnax anchors ----
-
-
-class GymnaxAnchor:
-    """A gymnax env from `gymnax.make`, driven through its transition before autoreset."""
-
-    backend = "gymnax"
-
-    def __init__(self, name: str) -> None:
-        import gymnax
-
-        self.env, self.params = gymnax.make(name)
-
-    def reset(self, key: Any) -> Any:
-        return self.env.reset_env(key, self.params)
-
-    def step(self, key: Any, state: Any, action: Any) -> Any:
-        obs, state, reward, terminated, _ = self.env.step_env(key, state, action, self.params)
-        return obs, state, reward, terminated | self.env.is_truncated(state, self.params)
-
-
-_anchors: dict[str, Any] = {}
-
-
-def load_anchor(name: str) -> Any:
-    kind, _, env_id = name.partition(":")
-    if kind not in ANCHORS or not env_id:
-        raise ContractError(f"anchor {name!r}: expected gymnax:EnvId (e.g. gymnax:CartPole-v1)")
-    if name not in _anchors:
-        _anchors[name] = GymnaxAnchor(env_id)
-    return _anchors[name]
+# ---- JAX ports and anchors ----
 
 
 def _jax_functions(port: Any) -> tuple[Callable, Callable]:
     """reset(key) -> (obs, state) and step(key, state, action) -> (obs, state, reward, done)."""
-    if port.backend == "gymnax":
+    if port.backend in ("gymnax", "xminigrid"):  # anchors offer the loop's signatures
         return port.reset, port.step
     entry, params = port.entry, port.params
 

@@ -42,7 +42,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         default=DEFAULT_BATCH_SIZES,
         help=f"comma list (default {','.join(map(str, DEFAULT_BATCH_SIZES))})",
     )
-    p.add_argument("--anchor", help="a hand-written implementation to compare: gymnax:EnvId")
+    p.add_argument(
+        "--anchor",
+        help="a published JAX implementation to compare: gymnax:EnvId or xminigrid:EnvId",
+    )
     p.add_argument("--steps", type=_positive, default=1000, help="steps per env in a timed run")
     p.add_argument("--repeats", type=_positive, default=3, help="timed runs; the best counts")
     p.add_argument(

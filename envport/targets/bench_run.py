@@ -22,6 +22,7 @@ from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
 from envport.serve.ops import Bench, LoadPort
 from envport.spec import PortSpec, load_spec, spec_path
+from envport.targets.anchors import ANCHOR_USAGE, anchor_kind
 from envport.targets.bench import best_of
 from envport.targets.bench_report import BenchReport, BenchRow, machine
 from envport.targets.reference import Reference, make_env
@@ -65,9 +66,8 @@ def port_subject(spec: PortSpec, port_arg: str, target: str) -> Subject:
 
 
 def anchor_subject(name: str) -> Subject:
-    kind, _, env_id = name.partition(":")
-    if kind != "gymnax" or not env_id:
-        raise EnvportError(f"--anchor {name!r}: expected gymnax:EnvId (e.g. gymnax:CartPole-v1)")
+    if anchor_kind(name) is None:
+        raise EnvportError(f"--anchor {name!r}: {ANCHOR_USAGE}")
     return Subject(kind="anchor", anchor=name)
 
 
@@ -95,10 +95,15 @@ def start_states(reference: Reference, count: int) -> dict[str, np.ndarray]:
 
 def reference_rows(spec: PortSpec, options: BenchOptions) -> list[BenchRow]:
     """The reference as users meet it: one env from `make`, and a SyncVectorEnv of a few."""
+    import gymnasium as gym
+
     reference = Reference(spec)
     env = reference.env
     gymnasium = spec.reference.entry.startswith("gymnasium:")
     name = "gymnasium" if gymnasium else "reference"
+    # A harness `make` (MiniGrid's, wrapped to present its observation as an array) is still
+    # a Gymnasium env, and SyncVectorEnv is how its users batch it.
+    vectorisable = isinstance(env, gym.Env)
     transitions = REFERENCE_FACTOR * options.steps
     drawn = samples(env.action_space, transitions, options.seed)
     # Python scalars for a Discrete space, as a user's loop would pass them.
@@ -121,13 +126,13 @@ def reference_rows(spec: PortSpec, options: BenchOptions) -> list[BenchRow]:
             **best_of(single, 1, transitions, options.repeats),
         )
     ]
-    if gymnasium:
-        rows.append(_sync_row(spec, options))
+    if vectorisable:
+        rows.append(_sync_row(spec, options, f"{name} SyncVectorEnv"))
     env.close()
     return rows
 
 
-def _sync_row(spec: PortSpec, options: BenchOptions) -> BenchRow:
+def _sync_row(spec: PortSpec, options: BenchOptions, name: str) -> BenchRow:
     from gymnasium.vector import SyncVectorEnv
 
     count = options.sync_envs
@@ -143,7 +148,7 @@ def _sync_row(spec: PortSpec, options: BenchOptions) -> BenchRow:
     timed = best_of(run, count, steps, options.repeats)
     envs.close()
     return BenchRow(
-        name="gymnasium SyncVectorEnv",
+        name=name,
         kind="reference",
         backend="gymnasium",
         batch=count,

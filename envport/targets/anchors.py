@@ -1,0 +1,99 @@
+"""Anchors: published JAX implementations of an env, timed beside a port as its yardstick.
+
+An anchor is named `kind:EnvId` and offers what the bench's JAX loop drives:
+`reset(key) -> (obs, state)` and `step(key, state, action) -> (obs, state, reward, done)`,
+`done` before any autoreset (the loop restarts an ended env itself, the same way for ports
+and anchors). Its actions are the reference's: the loop cycles actions drawn from the
+reference's action space, and an anchor whose codes differ translates them.
+
+Anchors are the user's trusted choice but still run in the worker, beside the port, so
+both are timed under the same conditions; nothing here is imported by the driver except
+the names below (the worker imports gymnax or xminigrid on first use).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from envport.targets.loader import ContractError
+
+ANCHORS = ("gymnax", "xminigrid")
+ANCHOR_USAGE = "expected gymnax:EnvId or xminigrid:EnvId (e.g. gymnax:CartPole-v1)"
+
+
+class GymnaxAnchor:
+    """A gymnax env from `gymnax.make`, driven through its transition before autoreset."""
+
+    backend = "gymnax"
+
+    def __init__(self, name: str) -> None:
+        import gymnax
+
+        self.env, self.params = gymnax.make(name)
+
+    def reset(self, key: Any) -> Any:
+        return self.env.reset_env(key, self.params)
+
+    def step(self, key: Any, state: Any, action: Any) -> Any:
+        obs, state, reward, terminated, _ = self.env.step_env(key, state, action, self.params)
+        return obs, state, reward, terminated | self.env.is_truncated(state, self.params)
+
+
+# MiniGrid's action codes (left, right, forward, pickup, drop, toggle, done) as xminigrid's
+# (0 forward, 1 turn clockwise, 2 turn counter-clockwise, 3 pick up, 4 put down, 5 toggle).
+# xminigrid has no `done` (a no-op in MiniGrid); it is sent as toggle, also a no-op unless
+# the agent faces a door or a box.
+MINIGRID_TO_XMINIGRID = (2, 1, 0, 3, 4, 5, 5)
+
+
+class XMiniGridAnchor:
+    """An xminigrid env from `xminigrid.make`, stepped without its autoreset wrappers.
+
+    Its state is xminigrid's TimeStep (state, observation, reward, step type); an env is
+    done when the step type is LAST (the goal reached, or `max_steps` steps taken).
+    """
+
+    backend = "xminigrid"
+
+    def __init__(self, name: str) -> None:
+        import jax.numpy as jnp
+        import xminigrid
+
+        if name not in xminigrid.registered_environments():
+            # xminigrid's own error lists every id on one very long line.
+            raise ContractError(
+                f"xminigrid has no env {name!r}; its MiniGrid ones are "
+                + ", ".join(e for e in xminigrid.registered_environments() if "MiniGrid-" in e)
+            )
+        self.env, self.params = xminigrid.make(name)
+        self.actions = jnp.asarray(MINIGRID_TO_XMINIGRID, dtype=jnp.int32)
+
+    def reset(self, key: Any) -> Any:
+        timestep = self.env.reset(self.params, key)
+        return timestep.observation, timestep
+
+    def step(self, key: Any, state: Any, action: Any) -> Any:
+        import jax.numpy as jnp
+
+        code = self.actions[jnp.clip(action, 0, len(MINIGRID_TO_XMINIGRID) - 1)]
+        timestep = self.env.step(self.params, state, code)
+        return timestep.observation, timestep, timestep.reward, timestep.last()
+
+
+_KINDS = {"gymnax": GymnaxAnchor, "xminigrid": XMiniGridAnchor}
+_anchors: dict[str, Any] = {}
+
+
+def anchor_kind(name: str) -> str | None:
+    """The anchor's kind (`gymnax`, `xminigrid`), or None when `name` is not `kind:EnvId`."""
+    kind, _, env_id = name.partition(":")
+    return kind if kind in ANCHORS and env_id else None
+
+
+def load_anchor(name: str) -> Any:
+    kind = anchor_kind(name)
+    if kind is None:
+        raise ContractError(f"anchor {name!r}: {ANCHOR_USAGE}")
+    if name not in _anchors:
+        _anchors[name] = _KINDS[kind](name.partition(":")[2])
+    return _anchors[name]
