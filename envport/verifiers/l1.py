@@ -15,15 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
 from hypothesis.errors import Flaky, Unsatisfiable
 
 from envport.errors import PortError
 from envport.serve import ops
 from envport.serve.ops import Requester
 from envport.spec import PortSpec
-from envport.structure import canonical, enum_name
+from envport.structure import canonical, enum_name, violated
 from envport.targets.randomness import example_seed, noise_args
 from envport.targets.reference import Reference, Transition
 from envport.targets.registry import TargetName
@@ -178,8 +179,15 @@ def _identical(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> list[str]:
     return [k for k in a if k not in b or not np.array_equal(a[k], b[k], equal_nan=True)]
 
 
-def _drive(run: L1Run, check: Callable[..., None], name: str, module: str | None) -> LevelResult:
-    """Run one hypothesis check; a failure becomes a divergence with the shrunk input."""
+def _drive(
+    run: L1Run,
+    check: Callable[..., None],
+    name: str,
+    module: str | None,
+    arrange: Callable[..., tuple[dict[str, Any], Any]] | None = None,
+) -> LevelResult:
+    """Run one hypothesis check; a failure becomes a divergence with the shrunk input.
+    `arrange` (a probe's, see probes.py) turns each drawn input into the one checked."""
     started = time.perf_counter()
     counter = {"examples": 0}
 
@@ -190,13 +198,25 @@ def _drive(run: L1Run, check: Callable[..., None], name: str, module: str | None
         with port_failures_abort():
             check(state, action, counter["examples"])
 
+    def arranged(state: dict[str, np.ndarray], action: Any, data: st.DataObject) -> None:
+        assert arrange is not None
+
+        def pick(low: int, high: int) -> int:
+            return int(data.draw(st.integers(int(low), int(high))))
+
+        state, action = arrange(state, action, pick)
+        assume(violated(run.spec.state, state) is None)
+        counted(state, action)
+
+    strategies: dict[str, st.SearchStrategy[Any]] = {
+        "state": state_strategy(run.spec, draws),
+        "action": action_strategy(run.reference.action_space, draws),
+    }
+    body: Callable[..., None] = counted
+    if arrange is not None:
+        strategies["data"], body = st.data(), arranged
     test = hypothesis_seed(run.seed)(
-        hypothesis_settings(run.examples, run.shrink)(
-            given(
-                state=state_strategy(run.spec, draws),
-                action=action_strategy(run.reference.action_space, draws),
-            )(counted)
-        )
+        hypothesis_settings(run.examples, run.shrink)(given(**strategies)(body))
     )
     level = LevelResult(level="l1", mode=name, passed=True)
     try:
@@ -276,7 +296,7 @@ def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
             if diffs:
                 raise Divergent(diffs, inputs, f"jit({probe.name}) differs from {probe.name}")
 
-    return _drive(run, check, probe.name, probe.module)
+    return _drive(run, check, probe.name, probe.module, probe.arrange_fn)
 
 
 def check_transition(run: L1Run, entry: str) -> LevelResult:

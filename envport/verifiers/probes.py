@@ -14,6 +14,20 @@ without loading the port's framework.
     @dynamics.expect
     def _(before, action, after, transition):
         return {"physics": after["physics"]}
+
+A probe may also arrange its inputs: `arrange(state, action, pick)` runs in the verifier on
+each state the spec's strategy drew, before the reference sees it, and returns the
+`(state, action)` to check. It turns a drawn state into the situation the probe is about
+(an agent facing a door while carrying something) when the spec's uniform draws would
+reach it too rarely. `pick(low, high)` is an integer from low to high inclusive, drawn by
+the verifier's search (so seeded and shrunk like any other input). An arranged state the
+spec's `state.valid` rules out is not checked.
+
+    @door.arrange
+    def _(state, action, pick):
+        grid = state["grid"].copy()
+        ...
+        return {**state, "grid": grid}, action
 """
 
 from __future__ import annotations
@@ -36,6 +50,7 @@ class Probe:
     name: str  # "module.function"
     call: Callable[..., Outputs]
     expect_fn: Callable[..., Outputs] | None = None
+    arrange_fn: Callable[..., tuple[dict[str, Any], Any]] | None = None
 
     @property
     def module(self) -> str:
@@ -43,6 +58,12 @@ class Probe:
 
     def expect(self, fn: Callable[..., Outputs]) -> Callable[..., Outputs]:
         self.expect_fn = fn
+        return fn
+
+    def arrange(
+        self, fn: Callable[..., tuple[dict[str, Any], Any]]
+    ) -> Callable[..., tuple[dict[str, Any], Any]]:
+        self.arrange_fn = fn
         return fn
 
 
