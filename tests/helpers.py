@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -74,3 +75,39 @@ def assert_lock_freed(run: Path, seconds: float) -> None:
             assert time.monotonic() < gone_by, f"{run.name}: its process outlived the batch"
             time.sleep(0.1)
     lock.release()
+
+
+# What could point a run at a real model: never in an offline translate's environment.
+KEY_ENVS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+
+
+def translated_offline(spec: Path, target: str, out: Path, timeout: float = 400) -> Path:
+    """`envport translate` as a subprocess with no key (the example's replay session
+    answers), asserted verified with L2 and L3 passed on the whole port; the run."""
+    env = {k: v for k, v in os.environ.items() if k not in KEY_ENVS}
+    words = ["translate", str(spec), "--target", target, "--out", str(out)]
+    result = subprocess.run(
+        [sys.executable, "-m", "envport", *words],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=ROOT,
+        env=env,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "(hand-written answers)" in result.stdout
+    (run,) = out.iterdir()
+    assert json.loads((run / "run.json").read_text())["status"] == "verified"
+    report = json.loads((run / "reports" / "verify.json").read_text())
+    assert report["passed"] and {lv["level"] for lv in report["levels"]} >= {"l2", "l3"}
+    return run
+
+
+def check_failures(run: Path) -> list[str]:
+    """The first failure line of every failed check outcome in the run's transcript, in order."""
+    found = []
+    for line in (run / "transcript.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "check":
+            found += [o["failures"][0] for o in event["outcomes"] if not o["passed"]]
+    return found

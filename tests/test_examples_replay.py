@@ -14,15 +14,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from envport.llm.replay import read_session
 
-from helpers import ROOT
+from helpers import KEY_ENVS, ROOT, check_failures
 
-KEY_ENVS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 # (pattern in envport.toml, replacement): fewer examples and episodes than the examples ask.
 FAST = [
     (r"(\[levels\.l2\]\nexamples = )\d+", r"\g<1>10"),
@@ -55,15 +53,6 @@ def translate(spec: Path, target: str, out: Path) -> subprocess.CompletedProcess
         cwd=ROOT,
         env={**env, "PYTHONUNBUFFERED": "1"},
     )
-
-
-def check_failures(run: Path) -> list[str]:
-    found = []
-    for line in (run / "transcript.jsonl").read_text().splitlines():
-        event: dict[str, Any] = json.loads(line)
-        if event["event"] == "check":
-            found += [o["failures"][0] for o in event["outcomes"] if not o["passed"]]
-    return found
 
 
 @pytest.mark.parametrize("name, target", [("acrobot", "jax"), ("frozenlake", "numpy")])

@@ -8,12 +8,8 @@ mutants.
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import shutil
-import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -28,11 +24,10 @@ from envport.targets.reference import Reference
 from envport.verifiers.divergence import GridPicture
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 
-from helpers import ROOT
+from helpers import ROOT, check_failures, translated_offline
 
 EMPTY = ROOT / "examples" / "minigrid_empty"
 DOORKEY = ROOT / "examples" / "minigrid_doorkey"
-KEY_ENVS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 
 
 def test_the_bridge_reads_back_what_minigrid_makes_of_a_drawn_state() -> None:
@@ -135,38 +130,13 @@ def test_the_sessions_are_labelled_hand_written(example: Path, target: str) -> N
     assert session.entries and {e.source for e in session.entries} == {"hand-written"}
 
 
-def translated(spec: Path, target: str, out: Path) -> Path:
-    """`envport translate` offline (no key: the example's replay session); the run."""
-    env = {k: v for k, v in os.environ.items() if k not in KEY_ENVS}
-    words = ["translate", str(spec), "--target", target, "--out", str(out)]
-    result = subprocess.run(
-        [sys.executable, "-m", "envport", *words],
-        capture_output=True,
-        text=True,
-        timeout=400,
-        cwd=ROOT,
-        env=env,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "(hand-written answers)" in result.stdout
-    (run,) = out.iterdir()
-    assert json.loads((run / "run.json").read_text())["status"] == "verified"
-    report = json.loads((run / "reports" / "verify.json").read_text())
-    assert report["passed"] and {lv["level"] for lv in report["levels"]} >= {"l2", "l3"}
-    return run
-
-
 def first_failure(run: Path) -> str:
-    for line in (run / "transcript.jsonl").read_text().splitlines():
-        event = json.loads(line)
-        if event["event"] == "check" and not event["passed"]:
-            return next(o["failures"][0] for o in event["outcomes"] if not o["passed"])
-    return ""
+    return next(iter(check_failures(run)), "")
 
 
 @pytest.mark.slow
 def test_empty_translates_to_jax_offline(tmp_path: Path) -> None:
-    run = translated(fast_copy(EMPTY, tmp_path, l1_examples=40), "jax", tmp_path / "runs")
+    run = translated_offline(fast_copy(EMPTY, tmp_path, l1_examples=40), "jax", tmp_path / "runs")
     # The session's first rules module turns the wrong way; L1's probe said so.
     assert "agent_dir" in first_failure(run)
 
@@ -174,7 +144,9 @@ def test_empty_translates_to_jax_offline(tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_doorkey_translates_offline_and_the_report_draws_both_grids(tmp_path: Path) -> None:
     # The spec's own 400 L1 examples: the slip needs a full hand facing a pickable object.
-    run = translated(fast_copy(DOORKEY, tmp_path, l1_examples=400), "numpy", tmp_path / "runs")
+    run = translated_offline(
+        fast_copy(DOORKEY, tmp_path, l1_examples=400), "numpy", tmp_path / "runs"
+    )
 
     # The session's rules module picks up with a full hand: L1's probe shows it on the grid.
     parser = Tables()
