@@ -1,5 +1,6 @@
-"""The MiniGrid examples (Empty-8x8, DoorKey-5x5): the state bridge, the mutants' edits, the
-hand-written DoorKey session translating offline, and the report's grid pictures.
+"""The MiniGrid examples (Empty-8x8, DoorKey-5x5): the state bridge, every known-good port
+verifying L1-L3, the mutants' edits, the hand-written sessions translating offline, and the
+report's grid pictures.
 
 `envport verify examples/minigrid_<name> --port examples/minigrid_<name>/ports/<target>`
 runs the full budgets; `python benchmarks/mutation_check.py examples/minigrid_<name>` the
@@ -22,7 +23,9 @@ from envport.report.grids import grid_view
 from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.verifiers.divergence import GridPicture
+from envport.verifiers.l1 import field_diffs
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
+from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import ROOT, check_failures, translated_offline
 
@@ -46,6 +49,17 @@ def test_the_bridge_reads_back_what_minigrid_makes_of_a_drawn_state() -> None:
     assert back["grid"][2, 2].tolist() == [2, 0, 0]
     assert back["grid"][3, 1].tolist() == [4, 2, 2]
     assert back["carrying"].tolist() == [5, 4, 0]
+
+
+@pytest.mark.parametrize("target", ["numpy", "jax"])
+@pytest.mark.parametrize("example", [EMPTY, DOORKEY], ids=["empty", "doorkey"])
+def test_known_good_ports_verify(example: Path, target: str) -> None:
+    # Budgets cut to keep the suite fast (JAX compiles every batch shape it meets); every
+    # check and probe still runs, the rules.facing_door probe included.
+    options = VerifyOptions(target=target, examples=40, episodes=20)
+    report = verify(str(example), str(example / "ports" / target), options)
+    assert report.passed, report.text()
+    assert {level.level for level in report.levels} == {"l1", "l2", "l3"}
 
 
 @pytest.mark.parametrize("example, least", [(EMPTY, 15), (DOORKEY, 15)])
@@ -82,6 +96,25 @@ def test_the_grid_view_marks_differing_cells_and_the_agent() -> None:
     assert view.reference[1][1].differs and not view.reference[0][1].differs
     assert view.reference[1][2].marked and view.port[1][2].marked
     assert view.reference[1][1].title == "grid[1][1] = type door, colour 4, state locked"
+
+
+def test_a_grid_divergence_names_the_cell_channel_and_codes() -> None:
+    spec = load_spec(DOORKEY)
+    reference = Reference(spec)
+    reference.reset(0)
+    want = reference.read_state()
+    grid = want["grid"].copy()
+    grid[2, 1] = [4, 4, 2]  # a locked yellow door
+    want = {**want, "grid": grid}
+    got_grid = grid.copy()
+    got_grid[2, 1, 2] = 0  # the port opened it
+    got_grid[3, 3, 0] = 5  # and put a key where the reference has something else
+    diffs = field_diffs(spec, want, {**want, "grid": got_grid})
+    shown = {d.field: (d.expected, d.actual) for d in diffs}
+    assert shown["grid[2][1].state"] == ("door(locked)", "door(open)")
+    assert shown["grid[3][3].type"][1] == "key"
+    # The first differing cell carries both whole grids for the report's picture.
+    assert diffs[0].picture is not None and diffs[0].picture.field == "grid"
 
 
 class Tables(HTMLParser):

@@ -13,6 +13,31 @@ from envport.spec import GridSpec, PortSpec
 from envport.verifiers.divergence import FieldDiff, GridPicture
 
 
+def _code_name(grid: GridSpec, channel: int, code: int) -> str:
+    names = grid.codes.get(grid.channels[channel], [])
+    return names[code] if 0 <= code < len(names) else str(code)
+
+
+def cell_component(
+    grid: GridSpec, name: str, index: tuple[int, ...], want: np.ndarray, got: np.ndarray
+) -> tuple[str, str, str] | None:
+    """A differing component of a declared grid of cells (`want`/`got` shaped [X, Y, C],
+    `index` = (x, y, c)) named by cell and channel, its values by their code names:
+    `grid[3][4].state`, `door(locked)` against `door(open)`. A channel other than the first
+    (the object's type) shows the cell's type around its value, so a door's state or a
+    key's colour reads as what it is. None where the grid declares no channels for it."""
+    if len(index) != 3 or len(grid.channels) != want.shape[-1]:
+        return None
+    x, y, c = index
+    field = f"{name}[{x}][{y}].{grid.channels[c]}"
+
+    def value(cells: np.ndarray) -> str:
+        own = _code_name(grid, c, int(cells[x, y, c]))
+        return own if c == 0 else f"{_code_name(grid, 0, int(cells[x, y, 0]))}({own})"
+
+    return field, value(want), value(got)
+
+
 def _marker(grid: GridSpec, state: dict[str, Any]) -> list[int] | None:
     if grid.marker is None or grid.marker not in state:
         return None

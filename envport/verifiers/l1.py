@@ -30,7 +30,7 @@ from envport.targets.reference import Reference, Transition
 from envport.targets.registry import TargetName
 from envport.verifiers.compare import STEP_FIELDS, Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
-from envport.verifiers.grids import attach_state_pictures
+from envport.verifiers.grids import attach_state_pictures, cell_component
 from envport.verifiers.hypo import (
     SHRINK_SECONDS,
     PortGone,
@@ -150,14 +150,7 @@ def field_diffs(
             w, g = want[index], got[index]
             if want.dtype.kind in "biu" and got.dtype.kind in "biu":
                 if w != g:
-                    leaf = key + component.removeprefix(name)
-                    diffs.append(
-                        FieldDiff(
-                            field=component,
-                            expected=enum_name(spec.state, leaf, w.item()),
-                            actual=enum_name(spec.state, leaf, g.item()),
-                        )
-                    )
+                    diffs.append(_discrete_diff(spec, key, name, component, index, want, got))
                 continue
             atol, rtol = spec.tolerance_for(component).bounds(free_running=False)
             if not np.isclose(float(g), float(w), atol=atol, rtol=rtol):
@@ -173,6 +166,30 @@ def field_diffs(
                 )
     attach_state_pictures(spec, expected, actual, diffs, label)
     return diffs
+
+
+def _discrete_diff(
+    spec: PortSpec,
+    key: str,
+    name: str,
+    component: str,
+    index: tuple[int, ...],
+    want: np.ndarray,
+    got: np.ndarray,
+) -> FieldDiff:
+    """A differing integer component: a declared grid's by cell, channel and code names
+    (`grid[3][4].state: expected door(locked), got door(open)`), an enum's by its names."""
+    grid = spec.state.grids.get(key)
+    named = cell_component(grid, name, index, want, got) if grid is not None else None
+    if named is not None:
+        field, expected, actual = named
+        return FieldDiff(field=field, expected=expected, actual=actual)
+    leaf = key + component.removeprefix(name)
+    return FieldDiff(
+        field=component,
+        expected=enum_name(spec.state, leaf, want[index].item()),
+        actual=enum_name(spec.state, leaf, got[index].item()),
+    )
 
 
 def _identical(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> list[str]:
