@@ -72,10 +72,9 @@ VERIFY_L3 = [sys.executable, "-m", "envport", "verify", str(CARTPOLE), "--port",
 VERIFY_L3 += ["--levels", "l3"]
 
 
-def test_a_cluster_address_where_nothing_listens_is_one_line_and_exit_2() -> None:
-    # RAY_ADDRESS as a user sets it; port 9 (discard) on loopback: nothing listens there.
-    env = {**os.environ, "RAY_ADDRESS": "127.0.0.1:9"}
-    done = subprocess.run(
+def _verify_on_ray(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """`envport verify --levels l3 --executor ray` as a user runs it, in `env`."""
+    return subprocess.run(
         [*VERIFY_L3, "--executor", "ray"],
         capture_output=True,
         text=True,
@@ -83,6 +82,12 @@ def test_a_cluster_address_where_nothing_listens_is_one_line_and_exit_2() -> Non
         cwd=ROOT,
         env=env,
     )
+
+
+def test_a_cluster_address_where_nothing_listens_is_one_line_and_exit_2() -> None:
+    # RAY_ADDRESS as a user sets it; port 9 (discard) on loopback: nothing listens there.
+    env = {**os.environ, "RAY_ADDRESS": "127.0.0.1:9"}
+    done = _verify_on_ray(env)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
         "envport: --executor ray: no Ray cluster answers at 127.0.0.1:9 (Connection refused); "
@@ -102,14 +107,7 @@ def test_without_ray_the_ray_executor_is_one_line_and_exit_2(tmp_path: Path) -> 
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
     env.pop("RAY_ADDRESS", None)
-    done = subprocess.run(
-        [*VERIFY_L3, "--executor", "ray"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        env=env,
-    )
+    done = _verify_on_ray(env)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr

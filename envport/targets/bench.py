@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from envport.targets.anchors import load_anchor
+from envport.targets.anchors import ANCHORS, load_anchor
 from envport.targets.loader import ContractError
 from envport.targets.registry import TARGET_NAMES, TargetName, target
 
@@ -88,7 +88,7 @@ def _prepare(
     backend = subject.backend
     if backend in TARGET_NAMES and target(backend).bench_needs_start_states and states is None:
         raise ContractError(f"a {backend} port's bench needs reference start states")
-    if backend in (TargetName.JAX, "gymnax", "xminigrid"):
+    if backend == TargetName.JAX or backend in ANCHORS:
         return _prepare_jax(subject, batch, steps, actions, seed)
     if backend == TargetName.NUMPY:
         return _prepare_numpy(subject, batch, steps, actions, seed)
@@ -119,7 +119,7 @@ def best_of(run: Callable[[], None], batch: int, steps: int, repeats: int) -> di
 
 def _jax_functions(port: Any) -> tuple[Callable, Callable]:
     """reset(key) -> (obs, state) and step(key, state, action) -> (obs, state, reward, done)."""
-    if port.backend in ("gymnax", "xminigrid"):  # anchors offer the loop's signatures
+    if port.backend in ANCHORS:  # anchors offer the loop's signatures
         return port.reset, port.step
     entry, params = port.entry, port.params
 
