@@ -17,9 +17,35 @@ JAX_PORT = CARTPOLE / "ports" / "jax"
 NUMPY_PORT = CARTPOLE / "ports" / "numpy"
 
 
+# What a user's login shell has that a command may need. Everything else the test process
+# holds (a variable a test set, or one an import set: envpool sets MPLCONFIGDIR when imported)
+# stays out of the commands the tests run, so they see the machine a user sees.
+USER_SHELL_VARS = (
+    "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TERM",
+    "TZ", "TMPDIR", "CI",
+    # Set machine-wide on some processors here (older OpenBLAS builds crash without them).
+    "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE",
+)  # fmt: skip
+# What could point a run at a real model: never in an offline translate's environment.
+KEY_ENVS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
+
+
+def user_env(**extra: str) -> dict[str, str]:
+    """The environment of a user's shell with the project's virtualenv active and no API key
+    set, plus `extra`: built from an allow-list, never a copy of this process's environment."""
+    env = {name: os.environ[name] for name in USER_SHELL_VARS if name in os.environ}
+    venv_bin = str(Path(sys.executable).parent)
+    env["PATH"] = os.pathsep.join([venv_bin, os.environ.get("PATH", os.defpath)])
+    if sys.prefix != sys.base_prefix:
+        env["VIRTUAL_ENV"] = sys.prefix
+    env["PYTHONUNBUFFERED"] = "1"
+    env.update(extra)
+    return env
+
+
 def run_envport(*args: str, timeout: float = 300, cwd: Path = ROOT) -> subprocess.CompletedProcess:
     """Run the real command line in a subprocess, as a user or a CI job would."""
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = user_env()
     return subprocess.run(
         [sys.executable, "-m", "envport", *args],
         capture_output=True,
@@ -77,14 +103,10 @@ def assert_lock_freed(run: Path, seconds: float) -> None:
     lock.release()
 
 
-# What could point a run at a real model: never in an offline translate's environment.
-KEY_ENVS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
-
-
 def translated_offline(spec: Path, target: str, out: Path, timeout: float = 400) -> Path:
     """`envport translate` as a subprocess with no key (the example's replay session
     answers), asserted verified with L2 and L3 passed on the whole port; the run."""
-    env = {k: v for k, v in os.environ.items() if k not in KEY_ENVS}
+    env = user_env()
     words = ["translate", str(spec), "--target", target, "--out", str(out)]
     result = subprocess.run(
         [sys.executable, "-m", "envport", *words],

@@ -20,13 +20,12 @@ from pathlib import Path
 from envport.runs.spec_copy import dumps
 from envport.spec import load_spec
 
-from helpers import CARTPOLE, ROOT
+from helpers import CARTPOLE, ROOT, user_env
 
 NUMPY_SESSION = CARTPOLE / "replay" / "numpy"
 PHYSICS = (NUMPY_SESSION / "000-generate-physics.md").read_text()
 ENV_BUGGY = (NUMPY_SESSION / "000-generate-env.md").read_text()
 REPAIR = (NUMPY_SESSION / "001-repair.md").read_text()
-KEY_ENVS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 
 HOSTILE = (
     'Here is the module. <script>document.title="pwned"</script>'
@@ -47,10 +46,7 @@ PHYSICS_FIX = (
 
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment of a user with no API keys set, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if k not in KEY_ENVS}
-    env["PYTHONUNBUFFERED"] = "1"
-    env.update(extra)
-    return env
+    return user_env(**extra)
 
 
 def envport(

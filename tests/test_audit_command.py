@@ -13,6 +13,8 @@ import pytest
 import envport
 from envport.audit.command import add_parser
 
+from helpers import user_env
+
 CORPUS = Path(__file__).parent / "audit_corpus"
 PACKAGE = Path(envport.__file__).parent
 
@@ -164,7 +166,10 @@ def test_directories_skip_hidden_and_cache_dirs(
 
 def test_python_dash_m_envport_audit_when_the_cli_wires_it() -> None:
     probe = subprocess.run(
-        [sys.executable, "-m", "envport", "audit", "--help"], capture_output=True, text=True
+        [sys.executable, "-m", "envport", "audit", "--help"],
+        capture_output=True,
+        text=True,
+        env=user_env(),
     )
     if probe.returncode != 0 or "--fail-on" not in probe.stdout:
         pytest.skip("envport/cli.py does not register `audit` yet")
@@ -172,5 +177,6 @@ def test_python_dash_m_envport_audit_when_the_cli_wires_it() -> None:
         [sys.executable, "-m", "envport", "audit", str(PACKAGE), "--fail-on", "high"],
         capture_output=True,
         text=True,
+        env=user_env(),
     )
     assert result.returncode == 0, result.stdout + result.stderr

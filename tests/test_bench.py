@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT, ROOT, run_envport
+from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT, ROOT, run_envport, user_env
 
 QUICK = ["--steps", "20", "--repeats", "1", "--sync-envs", "4"]
 
@@ -119,7 +118,7 @@ def test_an_anchor_that_cannot_be_imported_is_not_called_the_port(tmp_path: Path
     broken.mkdir(parents=True)
     # What gymnax 1.0.1 does on an install that lacks the package it never declared.
     (broken / "__init__.py").write_text("import six_is_not_installed_here  # noqa\n")
-    env = {**os.environ, "PYTHONPATH": str(broken.parent), "PYTHONUNBUFFERED": "1"}
+    env = user_env(PYTHONPATH=str(broken.parent))
     done = subprocess.run(
         [sys.executable, "-m", "envport", "bench", str(CARTPOLE), "--port", str(NUMPY_PORT),
          "--batch-sizes", "8", "--anchor", "gymnax:CartPole-v1", *QUICK],

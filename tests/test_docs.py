@@ -8,14 +8,14 @@ import subprocess
 
 from envport.cli import build_parser
 
-from helpers import ROOT
+from helpers import ROOT, user_env
 
 DESIGN = ROOT / "docs" / "design.md"
 
 
 def tracked_text_files() -> dict[str, str]:
     names = subprocess.run(
-        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True, env=user_env()
     ).stdout.split()
     files = {}
     for name in names:
@@ -50,15 +50,16 @@ def test_every_design_citation_names_a_contract_the_design_has() -> None:
         assert number in contracts, f"{name} cites contract {number}"
 
 
-def _section(title: str) -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def _section(title: str, page: str = "docs/getting-started.md") -> str:
+    text = (ROOT / page).read_text(encoding="utf-8")
     start = text.index(f"### {title}\n")
-    end = text.index("\n#", start + 1)
-    return text[start:end]
+    end = text.find("\n#", start + 1)
+    return text[start:] if end < 0 else text[start:end]
 
 
 def _commands(section: str) -> list[list[str]]:
-    """The `envport ...` command lines of a README section (indented blocks and inline)."""
+    """The `envport ...` command lines of a documentation section (indented blocks and
+    inline)."""
     joined = section.replace("\\\n", " ")
     found = re.findall(r"^ {4}(envport [^\n]+)$", joined, re.M)
     found += re.findall(r"`(envport [^`]+)`", joined)
@@ -66,8 +67,8 @@ def _commands(section: str) -> list[list[str]]:
 
 
 def test_the_real_model_quickstart_and_what_to_do_when_a_run_gives_up() -> None:
-    """The README says how to run a live model and what it costs, and how to go on after a
-    run gave up; every command it shows is one envport accepts."""
+    """The documentation says how to run a live model and what it costs, and how to go on
+    after a run gave up; every command it shows is one envport accepts."""
     live = _section("With a real model")
     assert "--model anthropic:" in live and "--base-url http://localhost" in live
     assert re.search(r"[\d,]+ input and [\d,]+ output tokens", " ".join(live.split()))
@@ -81,3 +82,19 @@ def test_the_real_model_quickstart_and_what_to_do_when_a_run_gives_up() -> None:
     said = " ".join(gave_up.split())
     assert "envport resume RUN --max-iterations" in said
     assert "envport verify RUN --port RUN/port" in said
+
+
+def test_the_readme_opens_with_the_two_commands_and_links_only_pages_that_exist() -> None:
+    """A newcomer reads the two commands first, and every page the README sends them to is
+    in the repository (the site's own links are checked by `mkdocs build --strict`)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first_commands = re.findall(r"^ {4}(\S.*)$", readme, re.M)[:2]
+    assert first_commands == ["./dev quickstart", "./dev test"]
+    assert len(readme.splitlines()) < 200, "the README is an introduction; reference goes in docs/"
+    linked = re.findall(r"\]\((docs/[^)#]+)", readme)
+    assert len(linked) >= 10
+    for target in linked:
+        assert (ROOT / target).is_file(), f"README links {target}, which does not exist"
+    site = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        assert page.name in site, f"docs/{page.name} is not in mkdocs.yml's navigation"

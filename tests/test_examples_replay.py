@@ -8,7 +8,6 @@ are copied with smaller level budgets so the runs take seconds, not minutes.
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -19,7 +18,7 @@ import pytest
 
 from envport.llm.replay import read_session
 
-from helpers import KEY_ENVS, ROOT, check_failures
+from helpers import ROOT, check_failures, user_env
 
 # (pattern in envport.toml, replacement): fewer examples and episodes than the examples ask.
 FAST = [
@@ -43,7 +42,7 @@ def fast_copy(name: str, destination: Path, l1_examples: int) -> Path:
 
 
 def translate(spec: Path, target: str, out: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in KEY_ENVS}
+    env = user_env()
     words = ["translate", str(spec), "--target", target, "--out", str(out)]
     return subprocess.run(
         [sys.executable, "-m", "envport", *words],

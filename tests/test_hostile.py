@@ -17,7 +17,7 @@ import pytest
 
 from envport.serve import jail
 
-from helpers import CARTPOLE, ROOT, payload_place, plant_code
+from helpers import CARTPOLE, ROOT, payload_place, plant_code, user_env
 
 HOSTILE = Path(__file__).parent / "hostile"
 SECRET = "sk-hostile-test-SECRET-4242"
@@ -85,7 +85,7 @@ def test_hostile_port_fails_cleanly(name: str, spec_copy: Path, tmp_path: Path) 
     (home / "keep.txt").write_text("precious")
     before_home, before_spec = tree_digest(home), tree_digest(spec_copy)
     report = tmp_path / "report.json"
-    env = {**os.environ, "HOME": str(home), "OPENAI_API_KEY": SECRET, "PYTHONUNBUFFERED": "1"}
+    env = user_env(HOME=str(home), OPENAI_API_KEY=SECRET)
     started = time.monotonic()
     done = subprocess.run(
         [
@@ -148,7 +148,7 @@ def test_os_sandbox_holds_without_the_audit_hook(
     scratch.mkdir()
     before_home, before_spec = tree_digest(home), tree_digest(spec_copy)
     command = jail.command_line([sys.executable, str(script)], scratch, readable=[spec_copy])
-    env = {**os.environ, "HOME": str(home), "OPENAI_API_KEY": SECRET}
+    env = user_env(HOME=str(home), OPENAI_API_KEY=SECRET)
     driver_env = {"PATH": os.environ["PATH"], "HOME": str(home), "OPENAI_API_KEY": SECRET}
     # The driver-like parent holds the key in its environment; the attack runs without it.
     worker_env = {k: v for k, v in env.items() if k != "OPENAI_API_KEY"}

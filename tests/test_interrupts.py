@@ -30,7 +30,7 @@ from envport.serve.client import PortWorker
 from envport.serve.ops import Ping
 from envport.spec import load_spec
 
-from helpers import CARTPOLE, ROOT
+from helpers import CARTPOLE, ROOT, user_env
 from run_fixtures import clean_env
 
 SESSION = CARTPOLE / "replay" / "numpy"
@@ -196,7 +196,11 @@ except KeyboardInterrupt as interrupt:
 @pytest.mark.parametrize(("sig", "code"), [("SIGINT", 130), ("SIGTERM", 143)])
 def test_an_interrupt_a_finaliser_swallows_is_raised_again(sig: str, code: int) -> None:
     result = subprocess.run(
-        [sys.executable, "-c", SWALLOWING, sig], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", SWALLOWING, sig],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=user_env(),
     )
     assert result.stdout.strip() == f"interrupted {code}", result.stdout + result.stderr
     assert "Exception ignored" not in result.stderr, result.stderr

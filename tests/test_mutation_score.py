@@ -30,7 +30,7 @@ from envport.mutation.triage import (
     verdict,
 )
 
-from helpers import ROOT
+from helpers import ROOT, user_env
 
 MOUNTAINCAR = ROOT / "examples" / "mountaincar"
 PORT = MOUNTAINCAR / "ports" / "numpy"
@@ -80,6 +80,7 @@ def test_the_pipeline_scores_a_killed_and_an_equivalent_mutant(tmp_path: Path) -
         text=True,
         timeout=600,
         cwd=ROOT,
+        env=user_env(),
     )
     assert done.returncode == 0, done.stdout + done.stderr
     port = json.loads(out.read_text())["ports"]["mountaincar/numpy"]

@@ -44,7 +44,15 @@ from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
 from fake_api import FakeAPI
-from helpers import CARTPOLE, NUMPY_PORT, ROOT, assert_lock_freed, payload_place, plant_code
+from helpers import (
+    CARTPOLE,
+    NUMPY_PORT,
+    ROOT,
+    assert_lock_freed,
+    payload_place,
+    plant_code,
+    user_env,
+)
 from run_fixtures import clean_env, fast_spec
 
 ray = pytest.importorskip("ray")
@@ -86,7 +94,7 @@ def _verify_on_ray(env: dict[str, str]) -> subprocess.CompletedProcess:
 
 def test_a_cluster_address_where_nothing_listens_is_one_line_and_exit_2() -> None:
     # RAY_ADDRESS as a user sets it; port 9 (discard) on loopback: nothing listens there.
-    env = {**os.environ, "RAY_ADDRESS": "127.0.0.1:9"}
+    env = user_env(RAY_ADDRESS="127.0.0.1:9")
     done = _verify_on_ray(env)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
@@ -105,7 +113,7 @@ def test_without_ray_the_ray_executor_is_one_line_and_exit_2(tmp_path: Path) -> 
         "            raise ImportError('No module named ray')\n"
         "sys.meta_path.insert(0, _NoRay())\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
+    env = user_env(PYTHONPATH=str(tmp_path))
     env.pop("RAY_ADDRESS", None)
     done = _verify_on_ray(env)
     assert done.returncode == 2, done.stderr

@@ -22,7 +22,7 @@ from envport.runs.spec_copy import dumps, write_planned_spec
 from envport.runs.state import RunState, load_state, save_state
 from envport.spec import ModuleSpec, load_spec
 
-from helpers import CARTPOLE
+from helpers import CARTPOLE, user_env
 
 
 def make_state(**changes: object) -> RunState:
@@ -103,7 +103,7 @@ def test_one_process_drives_a_run_and_a_dead_ones_lock_is_taken_over(tmp_path: P
     lock.release()
     assert not (tmp_path / "run.lock").exists()
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+                          capture_output=True, text=True, check=True, env=user_env())  # fmt: skip
     (tmp_path / "run.lock").write_text(dead.stdout.strip())
     RunLock(tmp_path).acquire()
     assert (tmp_path / "run.lock").read_text() == str(os.getpid())
@@ -137,6 +137,7 @@ def lockers(root: Path, count: int) -> list[subprocess.Popen]:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env=user_env(),
         )
         for _ in range(count)
     ]

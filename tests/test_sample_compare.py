@@ -16,7 +16,7 @@ from envport.verifiers import noise_stats
 from envport.verifiers import sample_compare as sc
 from envport.verifiers import two_sample as ts
 
-from helpers import CARTPOLE
+from helpers import CARTPOLE, user_env
 
 SPEC = load_spec(CARTPOLE)
 
@@ -141,6 +141,8 @@ def test_a_classic_control_env_is_checked_without_importing_scipy() -> None:
         "assert all(v.passed for v in verdicts)\n"
         "print(sorted(m for m in sys.modules if m.startswith('scipy')))\n"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=user_env()
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

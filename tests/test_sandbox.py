@@ -16,7 +16,7 @@ from envport.runs.layout import create_run, new_run_id
 from envport.runs.state import RunState
 from envport.verifiers.probes import load_probes
 
-from helpers import CARTPOLE, NUMPY_PORT, ROOT
+from helpers import CARTPOLE, NUMPY_PORT, ROOT, user_env
 
 
 def _new_run(tmp_path: Path) -> Path:
@@ -67,7 +67,7 @@ def _path_without_bwrap(tmp_path: Path) -> str:
 
 
 def _verify(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": _path_without_bwrap(tmp_path), "PYTHONUNBUFFERED": "1"}
+    env = user_env(PATH=_path_without_bwrap(tmp_path))
     env.pop("ENVPORT_UNSAFE_NO_SANDBOX", None)
     command = [sys.executable, "-m", "envport", "verify", str(CARTPOLE)]
     command += ["--port", str(NUMPY_PORT), "--levels", "l3", "--episodes", "5", *extra]

@@ -17,7 +17,7 @@ from envport.errors import PortError
 from envport.serve.ops import Ping, StepBatch
 from envport.serve.remote import EnvClient
 
-from helpers import CARTPOLE, NUMPY_PORT, ROOT, run_envport
+from helpers import CARTPOLE, NUMPY_PORT, ROOT, run_envport, user_env
 
 
 def free_address() -> str:
@@ -33,6 +33,7 @@ def start_server(*args: str) -> subprocess.Popen:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        env=user_env(),
     )
     assert server.stdout is not None
     assert "serving" in server.stdout.readline()

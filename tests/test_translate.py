@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
 import re
 import shutil
@@ -30,13 +29,12 @@ from envport.spec import load_spec
 from envport.verifiers import verify as verify_module
 
 from fake_api import FakeAPI, Status
-from helpers import CARTPOLE, ROOT
+from helpers import CARTPOLE, ROOT, user_env
 
 SESSION = CARTPOLE / "replay" / "numpy"
 PHYSICS = (SESSION / "000-generate-physics.md").read_text()
 ENV_BUGGY = (SESSION / "000-generate-env.md").read_text()
 REPAIR = (SESSION / "001-repair.md").read_text()
-KEY_ENVS = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "ANTHROPIC_BASE_URL", "OPENAI_BASE_URL")
 SECRET = "sk-test-envport-secret-0123456789abcdef"
 
 # Scripted answers, hand-written for these tests.
@@ -66,10 +64,7 @@ SCRIPTED_HARNESS_EDIT = (
 
 def clean_env(**extra: str) -> dict[str, str]:
     """The environment of a user with no API keys set, plus `extra`."""
-    env = {k: v for k, v in os.environ.items() if k not in KEY_ENVS}
-    env["PYTHONUNBUFFERED"] = "1"
-    env.update(extra)
-    return env
+    return user_env(**extra)
 
 
 def command(*args: str) -> list[str]:
@@ -208,7 +203,8 @@ def test_quickstart_translates_cartpole_to_jax_offline(tmp_path: Path) -> None:
     outcome = (run / "reports" / "outcome.md").read_text()
     assert "3 model calls answered from the replay session" in outcome, outcome
     assert "paid" not in outcome
-    # The README's real-model quickstart says what this session's prompts and answers hold.
+    # The real-model quickstart (docs/getting-started.md) says what this session's prompts and
+    # answers hold.
     records = events(run)
     contexts = {e["sha256"]: e["text"] for e in records if e["event"] == "context"}
     prompted = sum(
@@ -219,11 +215,11 @@ def test_quickstart_translates_cartpole_to_jax_offline(tmp_path: Path) -> None:
         if p["event"] == "prompt"
     )
     answered = sum(len(a["text"]) for a in records if a["event"] == "answer")
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "docs" / "getting-started.md").read_text().split())
     said = re.search(
         r"prompts hold about ([\d,]+) characters and the answers about ([\d,]+)", readme
     )
-    assert said, "README: the real-model quickstart's measured sizes"
+    assert said, "docs/getting-started.md: the real-model quickstart's measured sizes"
     for measured, quoted in ((prompted, said[1]), (answered, said[2])):
         assert abs(measured - int(quoted.replace(",", ""))) <= 0.1 * measured, (measured, quoted)
 

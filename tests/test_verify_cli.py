@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import shutil
 import subprocess
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT, run_envport
+from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT, run_envport, user_env
 
 
 @pytest.mark.parametrize("port", [NUMPY_PORT, JAX_PORT], ids=["numpy", "jax"])
@@ -214,7 +213,9 @@ def test_l1_divergence_is_shrunk_and_replays(numpy_port_copy: Path, tmp_path: Pa
 
 def test_console_script_is_installed() -> None:
     script = shutil.which("envport") or str(Path(sys.executable).parent / "envport")
-    done = subprocess.run([script, "--help"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [script, "--help"], capture_output=True, text=True, timeout=60, env=user_env()
+    )
     assert done.returncode == 0 and "verify" in done.stdout
     # It describes the tool, not the module that parses its arguments.
     text = " ".join(done.stdout.split())
@@ -292,7 +293,7 @@ def test_verify_leaves_the_directory_it_runs_in_as_it_was(tmp_path: Path) -> Non
     """Hypothesis would keep its caches in ./.hypothesis; they go under envport's cache."""
     here, cache = tmp_path / "work", tmp_path / "cache"
     here.mkdir()
-    env = {**os.environ, "ENVPORT_CACHE_DIR": str(cache), "PYTHONUNBUFFERED": "1"}
+    env = user_env(ENVPORT_CACHE_DIR=str(cache))
     env.pop("HYPOTHESIS_STORAGE_DIRECTORY", None)
     done = subprocess.run(
         [sys.executable, "-m", "envport", "verify", str(CARTPOLE), "--port", str(NUMPY_PORT),

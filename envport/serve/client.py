@@ -29,6 +29,22 @@ def worker_environment() -> dict[str, str]:
     return env
 
 
+def scratch_homes(scratch: Path) -> dict[str, str]:
+    """Config and cache homes inside the worker's scratch, made before it starts. Libraries a
+    port imports create their folders on import (envpool makes Matplotlib's under /tmp unless
+    MPLCONFIGDIR is set), and the sandbox lets a port write only in its scratch; a variable a
+    user's shell happens to hold must not decide whether a port loads."""
+    homes = {
+        "TMPDIR": scratch,
+        "XDG_CONFIG_HOME": scratch / "config",
+        "XDG_CACHE_HOME": scratch / "cache",
+        "MPLCONFIGDIR": scratch / "config" / "matplotlib",
+    }
+    for path in homes.values():
+        path.mkdir(parents=True, exist_ok=True)
+    return {name: str(path) for name, path in homes.items()}
+
+
 def _paths_in(value: Any) -> list[Path]:
     """Absolute paths named in a load request: the port, a spec, harness files. A file's
     folder comes along (a spec's harness files sit beside it)."""
@@ -111,7 +127,7 @@ class PortWorker:
         self.process = subprocess.Popen(
             command,
             cwd=self._scratch.name,
-            env={**worker_environment(), "TMPDIR": self._scratch.name},
+            env={**worker_environment(), **scratch_homes(scratch)},
             stdin=subprocess.DEVNULL,
             stdout=self._stderr,
             stderr=self._stderr,
