@@ -182,7 +182,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="envport",
         description=DESCRIPTION,
         epilog="Start offline: envport translate examples/cartpole --target jax "
-        "(README.md has the rest).",
+        "(README.md, then docs/, has the rest).",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_verify(sub)

@@ -298,7 +298,7 @@ def _one_line(error: ValidationError) -> str:
     if first["type"] == "missing":
         return f"key `{key}` is missing"
     if first["type"] == "extra_forbidden":
-        return f"key `{key}` is not a spec key (check the spelling; see README 'Spec format')"
+        return f"key `{key}` is not a spec key (check the spelling; see docs/spec.md)"
     got = first.get("input")
     shown = "" if isinstance(got, dict | list) else f" (got {got!r})"
     return f"key `{key}`: {message}{shown}"

@@ -19,7 +19,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="translate many spec x target x model runs, concurrently, under cost caps; "
         "run again to continue",
     )
-    parser.add_argument("file", help="the batch file, BATCH.toml (see the README)")
+    parser.add_argument("file", help="the batch file, BATCH.toml (see docs/commands.md)")
     parser.add_argument(
         "--retry-failed",
         action="store_true",

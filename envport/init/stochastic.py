@@ -61,7 +61,7 @@ def table_randomness(ref: Reference, methods: list[str], index_fields: list[str]
     hand = (
         f"`step` draws from np_random ({', '.join(methods) or 'no recorded method'}) and its "
         "outcome depends on the draws: write `[randomness]` and a harness file defining "
-        "`noise_from_draws` by hand (README 'Spec format'; examples/frozenlake)"
+        "`noise_from_draws` by hand (docs/spec.md; examples/frozenlake)"
     )
     table = getattr(ref.env.unwrapped, "P", None)
     if methods != ["random"] or not isinstance(table, dict | list) or len(index_fields) != 1:

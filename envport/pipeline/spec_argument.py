@@ -66,7 +66,7 @@ def infer_spec(env: str, directory: Path, target: str) -> Path:
             raise
         raise EnvportError(
             f"{env}: this envport cannot infer a spec (no `envport init`); write "
-            f"{SPEC_FILENAME} by hand (README: Spec format) and pass its path"
+            f"{SPEC_FILENAME} by hand (docs/spec.md) and pass its path"
         ) from None
     written: Path = write_spec(env, directory, target)
     return written

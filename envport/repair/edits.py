@@ -201,7 +201,11 @@ def _next_file_opener(lines: list[str], start: int, fence: str) -> int | None:
         match = FENCE.match(lines[index])
         if not match or not match.group("info").strip():
             continue
-        if match.group("fence") != fence:  # a ~~~ block inside a ``` file is its content
+        # A ~~~ block inside a ``` file is its content, and so is a shorter fence inside a
+        # ```` file; a longer ```` fence after a file header is the next file, whose content
+        # holds ``` (a renderer lengthens the fence for it).
+        opener = match.group("fence")
+        if opener[0] != fence[0] or len(opener) < len(fence):
             continue
         if info_path(match.group("info")):
             return index
