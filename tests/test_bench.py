@@ -150,6 +150,7 @@ def test_subjects_take_turns_in_an_order_that_flips_every_round() -> None:
 MINIGRID_EMPTY = ROOT / "examples" / "minigrid_empty"
 
 
+@pytest.mark.slow
 def test_bench_structured_example_with_xminigrid_anchor(tmp_path: Path) -> None:
     """MiniGrid: a harness-file reference with a structured state, its JAX port, and
     xminigrid's closest env as the anchor, all in one report."""

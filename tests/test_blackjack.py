@@ -62,8 +62,16 @@ def run(example: Path, port: Path, target: str, **options: Any) -> VerifyReport:
     return verify(str(example), str(port), chosen)
 
 
-@pytest.mark.parametrize("target", ["numpy", "jax"])
-@pytest.mark.parametrize("example", [BLACKJACK, NATURAL], ids=["sab", "natural"])
+# The default tier verifies one structured port (sab, NumPy); the rest are in the full tier.
+@pytest.mark.parametrize(
+    ("example", "target"),
+    [
+        pytest.param(BLACKJACK, "numpy", id="sab-numpy"),
+        pytest.param(BLACKJACK, "jax", id="sab-jax", marks=pytest.mark.slow),
+        pytest.param(NATURAL, "numpy", id="natural-numpy", marks=pytest.mark.slow),
+        pytest.param(NATURAL, "jax", id="natural-jax", marks=pytest.mark.slow),
+    ],
+)
 def test_known_good_ports_verify(example: Path, target: str, tmp_path: Path) -> None:
     copy = fast_copy(example, tmp_path)
     report = run(copy, copy / "ports" / target, target)
@@ -85,6 +93,7 @@ def test_the_natural_variant_differs_only_in_its_options() -> None:
     assert load_spec(BLACKJACK).reference.kwargs == {}
 
 
+@pytest.mark.slow
 def test_a_divergence_names_the_hands_leaf_path_and_card(tmp_path: Path) -> None:
     overwrite = Mutant(
         id="numpy-add-card-overwrites",
@@ -122,6 +131,7 @@ def test_the_session_is_labelled_hand_written() -> None:
     assert session.entries and {e.source for e in session.entries} == {"hand-written"}
 
 
+@pytest.mark.slow
 def test_blackjack_translates_to_jax_offline_from_its_replay_session(tmp_path: Path) -> None:
     # The spec's 200 L1 examples: the session's slip needs a drawn hand of two aces, one
     # of them usable (60 examples do not meet one).
@@ -183,6 +193,7 @@ def mutant_verdicts(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[
     return verdicts
 
 
+@pytest.mark.slow
 def test_every_behaviour_changing_mutant_is_caught(mutant_verdicts: dict[str, list[str]]) -> None:
     mutants = {m.id: m for m in load_mutants(BLACKJACK)}
     mutants.update({f"natural/{m.id}": m for m in load_mutants(NATURAL)})

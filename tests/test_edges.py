@@ -273,8 +273,8 @@ def test_draws_for_a_discrete_space_without_accepted_values_stay_inside() -> Non
 # ---- each mutant class caught, by the check built for it ----
 
 # (example, mutant, levels run, the check that must catch it). Each is missed by the checks
-# before these draws (see docs/verification.md, Mutation self-check), except the partial chunk, which
-# L3's resync batches met too.
+# before these draws (see docs/verification.md, Mutation self-check), except the partial
+# chunk, which L3's resync batches met too.
 CAUGHT = [
     ("cartpole", "numpy-x-threshold-5th-digit", ("l1",), "l1.landings"),
     ("cartpole", "jax-theta-threshold-rounded", ("l1",), "l1.landings"),

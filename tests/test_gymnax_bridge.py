@@ -23,6 +23,7 @@ def test_gymnax_cartpole_verifies_through_its_bridge() -> None:
     assert sorted(p.name for p in BRIDGE.glob("*.py")) == ["env.py"]
 
 
+@pytest.mark.slow
 def test_gymnax_with_wrong_params_is_caught(tmp_path: Path) -> None:
     port = tmp_path / "gymnax"
     shutil.copytree(BRIDGE, port, ignore=shutil.ignore_patterns("__pycache__"))

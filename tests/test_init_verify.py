@@ -24,7 +24,17 @@ def _mutants(name: str) -> list[Mutant]:
     ]
 
 
-@pytest.mark.parametrize("name", list(EXAMPLES))
+def _default_tier_first(cases: list, first: str) -> list:
+    """Every case, those not about `first` (CartPole) marked for the full tier only."""
+    return [
+        pytest.param(*case if isinstance(case, tuple) else (case,), marks=pytest.mark.slow)
+        if (case[0] if isinstance(case, tuple) else case) != first
+        else case
+        for case in cases
+    ]
+
+
+@pytest.mark.parametrize("name", _default_tier_first(list(EXAMPLES), "cartpole"))
 def test_inferred_spec_passes_the_known_good_port(
     name: str, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -36,7 +46,7 @@ def test_inferred_spec_passes_the_known_good_port(
 FEW = [(name, m.id) for name in EXAMPLES for m in _mutants(name)[:2]]
 
 
-@pytest.mark.parametrize(("name", "mutant"), FEW)
+@pytest.mark.parametrize(("name", "mutant"), _default_tier_first(FEW, "cartpole"))
 def test_inferred_spec_fails_mutants(
     name: str, mutant: str, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:

@@ -50,6 +50,7 @@ def test_cosmic_ray_enumerates_the_file_and_each_mutant_has_its_diff() -> None:
     assert "(velocity <= 0)" in mutants[EQUIVALENT_ID].diff
 
 
+@pytest.mark.slow
 def test_the_pipeline_scores_a_killed_and_an_equivalent_mutant(tmp_path: Path) -> None:
     survivors = tmp_path / "survivors.toml"
     survivors.write_text(

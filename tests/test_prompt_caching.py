@@ -64,6 +64,7 @@ def events(run: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in (run / "transcript.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_run_keeps_its_prefix_byte_identical_and_counts_cache_reads(
     tmp_path: Path, api: FakeAPI
 ) -> None:

@@ -209,6 +209,7 @@ def _levels(report: Any) -> list[dict[str, Any]]:
     return [level.model_dump(exclude={"seconds"}) for level in report.levels]
 
 
+@pytest.mark.slow
 def test_the_report_is_the_same_over_local_lanes_and_over_ray(
     local_ray: Any, tmp_path: Path
 ) -> None:
@@ -260,6 +261,7 @@ def test_a_hostile_port_on_a_ray_worker_sees_no_key(
     assert shown in str(failed.value) and STAND_IN_KEY not in str(failed.value)
 
 
+@pytest.mark.slow
 def test_a_port_over_its_memory_limit_on_a_ray_worker_fails_as_locally(
     local_ray: Any, numpy_port_copy: Path
 ) -> None:
@@ -268,6 +270,7 @@ def test_a_port_over_its_memory_limit_on_a_ray_worker_fails_as_locally(
         l3_ray.run_l3(*_job(port))
 
 
+@pytest.mark.slow
 def test_a_port_that_hangs_on_a_ray_worker_fails_within_its_timeout(
     local_ray: Any, numpy_port_copy: Path
 ) -> None:

@@ -47,6 +47,7 @@ def stop_server(server: subprocess.Popen) -> str:
     return out
 
 
+@pytest.mark.slow
 def test_served_port_verifies_and_stops_with_a_lag_summary() -> None:
     address = free_address()
     server = start_server("--port", str(NUMPY_PORT), "--address", address, "--workers", "2")

@@ -166,7 +166,7 @@ def spec(tmp_path: Path) -> Path:
 # --- the quickstart ---------------------------------------------------------------------------
 
 
-@pytest.mark.slow
+# The default tier's one whole translate run: the README's quickstart, offline.
 def test_quickstart_translates_cartpole_to_jax_offline(tmp_path: Path) -> None:
     started = time.monotonic()
     result = envport(

@@ -42,6 +42,7 @@ def _prompt(events: list[dict], phase: str, module: str) -> str:
     return "\n".join(message["text"] for message in found[0]["messages"])
 
 
+@pytest.mark.slow
 @needs_cargo
 def test_translate_cartpole_to_rust_offline_repairs_a_compile_error_and_a_bug(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

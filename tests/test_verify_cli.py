@@ -184,6 +184,7 @@ def test_l3_divergence_report_and_replay_command(numpy_port_copy: Path, tmp_path
     )
 
 
+@pytest.mark.slow
 def test_l1_divergence_is_shrunk_and_replays(numpy_port_copy: Path, tmp_path: Path) -> None:
     _gravity_mutant(numpy_port_copy)
     report_path = tmp_path / "first.json"
