@@ -95,6 +95,54 @@ def test_constants_compare_exactly_and_categories_by_chi_square() -> None:
     assert not _verdict(codes, odd, "obs").passed
 
 
+def _deal(rng: np.random.Generator, n: int, coupled: bool) -> dict[str, np.ndarray]:
+    """Four cards from a Blackjack deck; `coupled`: the fourth is the second's draw again."""
+    deck = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10])
+    cards = rng.choice(deck, size=(n, 4))
+    if coupled:
+        cards[:, 3] = cards[:, 1]
+    return {f"state.hand[{i}]": cards[:, i] for i in range(4)}
+
+
+def test_components_drawn_together_are_told_apart_only_jointly() -> None:
+    rng = np.random.default_rng(5)
+    reference, coupled = _deal(rng, 6000, False), _deal(rng, 6000, True)
+    # Alone, every card of the coupled deal is drawn as the reference draws it ...
+    alone = sc.compare_all(SPEC, reference, coupled, 1e-3, 0.05, 0.95)
+    assert all(v.passed for v in alone)
+    # ... together, the whole hand's table (its common hands, the rest pooled) and its hash
+    # are not.
+    expected, got = sc.with_joint(reference, coupled)
+    failed = {v.name for v in sc.compare_all(SPEC, expected, got, 1e-3, 0.05, 0.95) if not v.passed}
+    assert failed == {"joint[discrete]", "joint[hash]"}, failed
+
+
+def test_pairs_are_tabulated_when_the_whole_table_is_too_large() -> None:
+    rng = np.random.default_rng(7)
+    wide = {f"state.cell[{i}]": rng.integers(0, 6, 3000) for i in range(6)}
+    coupled = dict(wide) | {"state.cell[5]": wide["state.cell[2]"]}
+    expected, got = sc.with_joint(wide, {k: rng.permutation(v) for k, v in coupled.items()})
+    assert "joint[discrete]" not in expected  # 6**6 hands: too many to fill a table
+    assert "joint[state.cell[2] ~ state.cell[5]]" in expected
+    # Shuffled rows keep each component's distribution and the pair's coupling is lost; the
+    # unshuffled coupled sample keeps it: only the pair's table and the hash can tell.
+    expected, got = sc.with_joint(wide, {k: v for k, v in coupled.items()})
+    failed = {v.name for v in sc.compare_all(SPEC, expected, got, 1e-3, 0.05, 0.95) if not v.passed}
+    assert "joint[state.cell[2] ~ state.cell[5]]" in failed, failed
+
+
+def test_joint_columns_raise_no_false_alarm_on_independent_draws() -> None:
+    rng = np.random.default_rng(6)
+    alarms = 0
+    for _ in range(40):
+        expected, got = sc.with_joint(_deal(rng, 3000, False), _deal(rng, 3000, False))
+        joint = {k: v for k, v in expected.items() if k.startswith("joint[")}
+        assert set(joint) == {"joint[discrete]", "joint[hash]"}
+        verdicts = sc.compare_all(SPEC, joint, {k: got[k] for k in joint}, 0.05, 0.05, 0.95)
+        alarms += not all(v.passed for v in verdicts)
+    assert alarms <= 6  # family alpha 0.05 per round
+
+
 def test_false_alarms_stay_near_alpha() -> None:
     rng = np.random.default_rng(4)
     alarms = 0

@@ -31,6 +31,7 @@ import numpy as np
 
 from envport.spec import PortSpec
 from envport.verifiers.compare import obs_names
+from envport.verifiers.joint import joint_columns
 from envport.verifiers.two_sample import (
     MAX_SAMPLES,
     chi_square_power,
@@ -268,7 +269,11 @@ def with_joint(
     reference's mean and std: their sum (`obs.joint[sum]`) and their alternating sum
     (`obs.joint[alternating]`). Independent components give projections of one spread; a
     port drawing its components from one shared draw, or correlated where the reference's
-    are not, has the right marginals and a projection twice as wide or collapsed."""
+    are not, has the right marginals and a projection twice as wide or collapsed.
+
+    Discrete components get joint columns too (envport.verifiers.joint): the whole tuple, the
+    pairs and a hash of the tuple as categories; the state's components where the sample has
+    discrete ones, else the observation's (a function of the state: the same information)."""
     groups: dict[str, list[str]] = {}
     for name, values in reference.items():
         if name in port and classify(_numeric(np.asarray(values))) == "continuous":
@@ -286,7 +291,15 @@ def with_joint(
         for label, weights in (("sum", 1.0), ("alternating", signs)):
             reference[f"{group}.joint[{label}]"] = (ref * weights).sum(axis=0)
             port[f"{group}.joint[{label}]"] = (got * weights).sum(axis=0)
-    return reference, port
+    discrete = [
+        name
+        for name, values in reference.items()
+        if name in port and "joint[" not in name
+        and classify(_numeric(np.asarray(values).reshape(-1))) == "discrete"
+    ]  # fmt: skip
+    in_state = [name for name in discrete if name.startswith("state.")]
+    ref_joint, port_joint = joint_columns(reference, port, in_state or discrete)
+    return reference | ref_joint, port | port_joint
 
 
 def design_samples(

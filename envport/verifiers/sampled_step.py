@@ -123,10 +123,15 @@ def check_sampled_step(
     least = 1.0
     for index, (state, action) in enumerate(zip(conditions, condition_actions, strict=True)):
         rows = slice(index * repeat, (index + 1) * repeat)
+        # Per condition the outcome's components go together (a slip decides the next
+        # cell and the reward): compared jointly too, not only one by one.
+        joint_expected, joint_got = sample_compare.with_joint(
+            {k: v[rows] for k, v in expected.items()}, {k: v[rows] for k, v in got.items()}
+        )
         verdicts = sample_compare.compare_all(
             spec,
-            {k: v[rows] for k, v in expected.items()},
-            {k: v[rows] for k, v in got.items()},
+            joint_expected,
+            joint_got,
             half / len(conditions),
             config.shift,
             config.power,
