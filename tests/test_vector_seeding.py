@@ -19,7 +19,7 @@ from helpers import ROOT, started_worker
 EXAMPLES = ROOT / "examples"
 
 
-@pytest.mark.parametrize("name", ["cartpole", "frozenlake", "taxi", "pendulum"])
+@pytest.mark.parametrize("name", ["cartpole", "frozenlake", "taxi", "pendulum", "blackjack"])
 def test_gymnasiums_sync_vector_env_keeps_every_promise(name: str) -> None:
     spec = load_spec(EXAMPLES / name)
     reference = vector_seeding.ReferenceVector(spec)
@@ -31,6 +31,7 @@ SEEDING_MUTANTS = [
     ("cartpole", "numpy-partial-reset-ignores-seed", "after another history"),
     ("cartpole", "numpy-constant-seed", "ignores the seed"),
     ("frozenlake", "numpy-partial-reset-ignores-seed", "ignores the seed of a partial reset"),
+    ("blackjack", "numpy-unseeded-reset-reseeds", "must draw on from the generator"),
 ]
 
 

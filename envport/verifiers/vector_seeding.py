@@ -17,6 +17,10 @@ of the reference does, and this check drives the port alone through each:
    seeded partial reset differ under two seeds (its resets, or the draws of the steps that
    follow, as in a slippery lake with a fixed start), the port's differ too (a partial reset
    that ignores its seed fails).
+4. Resets continue the stream: after `reset(seed=s)`, a `reset()` and a partial reset without
+   a seed draw on from the generator the seeded reset started, so where the reference's
+   start other envs than `reset(seed=s)` gave, the port's must not give back the same ones
+   (a port that reseeds from the last seed on every reset replays the same starts forever).
 """
 
 from __future__ import annotations
@@ -163,8 +167,10 @@ def check_seeding(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[D
                     replay,
                 )
             ]
-    return _partial_seed_matters(spec, worker, seed, first, replay) or _seed_matters(
-        spec, worker, seed, replay
+    return (
+        _partial_seed_matters(spec, worker, seed, first, replay)
+        or _seed_matters(spec, worker, seed, replay)
+        or _resets_continue_the_stream(spec, worker, seed, replay)
     )
 
 
@@ -241,6 +247,52 @@ def _seed_matters(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[D
             replay,
         )
     ]
+
+
+def _stream(target: Any, seed: int) -> list[tuple[str, dict[str, np.ndarray]]]:
+    """A seeded reset, then the unseeded resets that must continue its generator."""
+    opened = target.request(ops.VectorOpen(num_envs=BATCH))
+    calls: list[tuple[str, Any]] = [
+        (f"reset(seed={seed})", ops.VectorReset(seed=seed)),
+        ("reset() without a seed", ops.VectorReset(seed=None)),
+    ]
+    if opened.get("reset_options"):
+        every = np.ones(BATCH, dtype=bool)
+        calls.append(("reset(options=reset_mask) of every env without a seed",
+                      ops.VectorReset(seed=None, mask=every)))  # fmt: skip
+    played = []
+    for call, op in calls:
+        answer = target.request(op)
+        outputs = {"obs": np.asarray(answer["obs"])}
+        if answer.get("state") is not None:
+            outputs |= {f"state.{k}": np.asarray(v) for k, v in answer["state"].items()}
+        played.append((call, outputs))
+    return played
+
+
+def _resets_continue_the_stream(
+    spec: PortSpec, worker: Any, seed: int, replay: str
+) -> list[Divergence]:
+    stream_seed = seed * 100_003 + SEED_OFFSET + 31
+    reference = _stream(ReferenceVector(spec), stream_seed)
+    port = _stream(worker, stream_seed)
+    (_, ref_first), (seeded, port_first) = reference[0], port[0]
+    for (call, ref_out), (_, port_out) in zip(reference[1:], port[1:], strict=False):
+        moved_on = not np.array_equal(ref_out["obs"], ref_first["obs"], equal_nan=True)
+        if moved_on and not _differences(port_first, port_out, None):
+            return [
+                _divergence(
+                    f"{call} after {seeded} gave back the very envs {seeded} gave, where the "
+                    "reference's start others: a reset without a seed must draw on from the "
+                    "generator the seeded reset started (Gymnasium's SyncVectorEnv does), "
+                    "not reseed it with the last seed",
+                    [FieldDiff(field="obs[env 0]", expected="another start than after "
+                               f"{seeded}", actual=_show(port_out["obs"][0]))],
+                    seed,
+                    replay,
+                )
+            ]  # fmt: skip
+    return []
 
 
 def _late_starts(spec: PortSpec, ref: VectorReference) -> dict[str, np.ndarray]:
