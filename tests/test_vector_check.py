@@ -80,8 +80,13 @@ VECTOR_MUTANTS = [
     ("cartpole", "numpy-autoreset-no-reset", "the autoreset gave a state no reference reset gives"),
     ("cartpole", "numpy-autoreset-terminal-obs", "the autoreset gave a state no reference"),
     ("cartpole", "numpy-reset-keeps-pending", "the step differs"),
-    ("pendulum", "numpy-autoreset-counter", "the autoreset gave a state no reference"),
+    ("pendulum", "numpy-autoreset-counter", "gave a state no reference reset gives"),
     ("taxi", "numpy-partial-reset-all", "a partial reset changed an env outside its mask"),
+    (
+        "mountaincar",
+        "numpy-partial-reset-takes-pending",
+        "a partial reset changed an env outside its mask",
+    ),
     ("frozenlake", "numpy-autoreset-terminal-obs", "the autoreset gave a state no reference"),
 ]
 

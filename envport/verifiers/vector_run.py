@@ -25,6 +25,10 @@ BATCHES = (1, 3, 8, 13, 33)
 STEPS = 60
 # Late-loaded envs are 1..LATE_SPAN steps from the step limit.
 LATE_SPAN = 40
+# The first step at which a partial reset may come (when an env is pending an autoreset).
+PARTIAL_AT = STEPS // 3
+# Envs loaded to end together on the step before PARTIAL_AT (those the batch has).
+TOGETHER = (0, 3)
 SEED_OFFSET = 6_270_000
 
 
@@ -82,7 +86,7 @@ class VectorRun:
         partial_done = full_done = False
         for t in range(STEPS):
             pending = self.ref.pending.any()
-            if partial_ok and not partial_done and t >= STEPS // 3 and (pending or t >= STEPS // 2):
+            if partial_ok and not partial_done and t >= PARTIAL_AT and (pending or t >= STEPS // 2):
                 self._partial_reset(t)
                 partial_done = True
             elif not full_done and t >= 2 * STEPS // 3 and (pending or t >= 5 * STEPS // 6):
@@ -134,13 +138,21 @@ class VectorRun:
         self.tally.partial += 1
 
     def _load_starts(self) -> None:
+        """Most envs moved near the step limit. Envs 0 and 3 are put to end on the step
+        before the partial reset, all on the same step, so that several envs are
+        pending an autoreset when it comes, one inside its mask and one outside (an edge an
+        env whose episodes end at staggered steps would never produce by chance); the others
+        end at staggered steps."""
         counter = self.spec.state.step_counter
         limit = self.ref.refs[0].max_episode_steps
         late = []
         for env in range(self.batch):
             state = self.ref.read(env)
             if counter and limit and env % 3 != 2:
-                state[counter] = np.asarray(limit - 1 - (7 * env + 3 * self.batch) % LATE_SPAN)
+                steps_left = (
+                    PARTIAL_AT if env in TOGETHER else 1 + (7 * env + 3 * self.batch) % LATE_SPAN
+                )
+                state[counter] = np.asarray(limit - steps_left)
                 late.append(env)
             self.ref.write(env, state)
             self.starts.append({k: np.asarray(v).tolist() for k, v in self.ref.read(env).items()})
