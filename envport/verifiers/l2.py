@@ -43,6 +43,7 @@ from envport.verifiers.hypo import (
 )
 from envport.verifiers.l1 import Divergent, field_diffs
 from envport.verifiers.l2_batch import check_batch
+from envport.verifiers.l2_sizes import check_sizes
 from envport.verifiers.landing import ending_starts, unresolved
 from envport.verifiers.rejects import reference_rejects, unsatisfiable
 from envport.verifiers.strategies import Draws, action_strategy, draws_for, state_strategy
@@ -303,4 +304,9 @@ def run_l2(
     return [
         check_interaction(spec, reference, worker, backend or "", examples, replay, shrink, draws),
         check_batch(spec, reference, worker, seed, replay, draws.actions, backend),
+        *(
+            []
+            if backend == TargetName.JAX
+            else [check_sizes(spec, reference, worker, seed, replay, draws.actions)]
+        ),
     ]
