@@ -22,6 +22,7 @@ from envport.llm.replay import read_session
 from envport.report.grids import grid_view
 from envport.spec import load_spec
 from envport.targets.reference import Reference
+from envport.verifiers.compare import Steps, divergent_steps
 from envport.verifiers.divergence import GridPicture
 from envport.verifiers.l1 import field_diffs
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
@@ -123,6 +124,25 @@ def test_a_grid_divergence_names_the_cell_channel_and_codes() -> None:
     assert shown["grid[3][3].type"][1] == "key"
     # The first differing cell carries both whole grids for the report's picture.
     assert diffs[0].picture is not None and diffs[0].picture.field == "grid"
+
+
+def test_an_observation_divergence_names_the_view_cell_channel_and_codes() -> None:
+    """The 7x7x3 view is declared `[observation.grid]`: a step's differing obs components
+    read by cell and channel with code names, not as flat indices."""
+    spec = load_spec(DOORKEY)
+    reference = Reference(spec)
+    want = reference.reset(0)
+    got = want.copy()
+    view = got[: 7 * 7 * 3].reshape(7, 7, 3)
+    view[3, 5] = [4, 4, 0]  # the port shows an open yellow door in front of the agent
+    want_view = want[: 7 * 7 * 3].reshape(7, 7, 3).copy()
+    want_view[3, 5] = [4, 4, 2]  # where the reference shows it locked
+    want = np.concatenate([want_view.reshape(-1), want[7 * 7 * 3 :]])
+    expected, actual = Steps(want[None], *[np.zeros(1)] * 3), Steps(got[None], *[np.zeros(1)] * 3)
+    ((_, diffs),) = divergent_steps(spec, expected, actual, False, np.asarray([0]))
+    shown = {d.field: (d.expected, d.actual) for d in diffs}
+    assert shown == {"obs[3][5].state": ("door(locked)", "door(open)")}, shown
+    assert diffs[0].picture is not None and diffs[0].picture.field == "obs"
 
 
 class Tables(HTMLParser):

@@ -87,7 +87,9 @@ def attach_obs_picture(
     spec: PortSpec, want_obs: np.ndarray, got_obs: np.ndarray, diffs: list[FieldDiff]
 ) -> None:
     """The observation's grid (its first prod(shape) components, C order) on the first
-    differing obs component inside it."""
+    differing obs component inside it; every differing component inside it named by cell
+    and channel, its values by their code names, as a state grid's are
+    (`obs[1][5].state: expected door(locked), got door(open)`, not `obs[47]: expected 2, got 0`)."""
     grid = spec.observation.grid
     if grid is None or grid.shape is None:
         return
@@ -95,12 +97,19 @@ def attach_obs_picture(
     want, got = np.asarray(want_obs).reshape(-1), np.asarray(got_obs).reshape(-1)
     if want.size < size or got.size < size or got.dtype.kind not in "biu":
         return
-    inside = {f"obs[{i}]" for i in range(size)} | {
-        f"obs.{name}" for name in spec.observation.names[:size]
+    inside = {f"obs[{i}]": i for i in range(size)} | {
+        f"obs.{name}": i for i, name in enumerate(spec.observation.names[:size])
     }
+    shape = tuple(grid.shape)
+    want_grid, got_grid = want[:size].reshape(shape), got[:size].reshape(shape)
     first = next((d for d in diffs if d.field in inside), None)
     if first is not None:
-        shape = tuple(grid.shape)
-        first.picture = _picture(
-            grid, "obs", want[:size].reshape(shape), got[:size].reshape(shape), (None, None)
-        )
+        first.picture = _picture(grid, "obs", want_grid, got_grid, (None, None))
+    for diff in diffs:
+        if diff.field not in inside:
+            continue
+        index = tuple(int(i) for i in np.unravel_index(inside[diff.field], shape))
+        named = cell_component(grid, "obs", index, want_grid, got_grid)
+        if named is not None:
+            diff.field, diff.expected, diff.actual = named
+            diff.difference = diff.atol = diff.rtol = None
