@@ -102,6 +102,21 @@ class TargetSpec(_Strict):
     modules: list[ModuleSpec] = Field(default_factory=list)
     # Harness file (relative to the spec) defining L1 probes for module functions.
     probes: str | None = None
+    # A narrower state domain this target's port covers (expressions in `state.valid`'s
+    # language): L1 and L2 draw only states that meet them too, and every report says the
+    # port was verified on that restriction. For a port whose representation holds part of
+    # the reference's state space (a gridworld port that carries one object at most).
+    domain: list[str] = Field(default_factory=list)
+
+    @field_validator("domain")
+    @classmethod
+    def _domain_compiles(cls, value: list[str]) -> list[str]:
+        for expression in value:
+            try:
+                compile(expression, "<domain>", "eval")
+            except SyntaxError as error:
+                raise ValueError(f"`{expression}`: not a Python expression: {error.msg}") from None
+        return value
 
 
 class Tolerance(_Strict):

@@ -145,6 +145,41 @@ def test_an_observation_divergence_names_the_view_cell_channel_and_codes() -> No
     assert diffs[0].picture is not None and diffs[0].picture.field == "obs"
 
 
+@pytest.mark.slow
+def test_a_port_covering_part_of_the_state_space_verifies_on_its_declared_domain(
+    tmp_path: Path,
+) -> None:
+    """A port whose hand holds a key or nothing (as NAVIX's holds one key at most) fails on
+    drawn states carrying a ball; declared as its domain, it is verified on the rest, and the
+    report says so."""
+    copy = tmp_path / "doorkey"
+    shutil.copytree(DOORKEY, copy, ignore=shutil.ignore_patterns("replay", "__pycache__"))
+    env = copy / "ports" / "numpy" / "env.py"
+    old = "        self.needs_reset = np.zeros(self.num_envs, dtype=bool)\n\n    def get_state"
+    assert env.read_text().count(old) == 1
+    env.write_text(
+        env.read_text().replace(
+            old,
+            "        holds_key = self.carrying[:, :1] == 5\n"
+            "        self.carrying = np.where(holds_key, self.carrying, np.array([1, 0, 0]))\n"
+            + old,
+        )
+    )
+    options = VerifyOptions(target="numpy", levels=("l1", "l2"), examples=150)
+    before = verify(str(copy), str(copy / "ports" / "numpy"), options)
+    assert not before.passed and not before.restricted_to
+    spec = copy / "envport.toml"
+    spec.write_text(
+        spec.read_text().replace(
+            "[targets.numpy]\n", '[targets.numpy]\ndomain = ["carrying[0] in (1, 5)"]\n', 1
+        )
+    )
+    after = verify(str(copy), str(copy / "ports" / "numpy"), options)
+    assert after.passed, after.text()
+    assert after.restricted_to == ["carrying[0] in (1, 5)"]
+    assert "restricted: L1 and L2 drew only states in the port's declared domain" in after.text()
+
+
 class Tables(HTMLParser):
     """The report's grid pictures: per table its side, field, and cells (class, title)."""
 

@@ -92,6 +92,11 @@ def build_context(
     )
     check_options(options, l3_options)
     chosen = choose_target(spec, port, options.target)
+    domain = spec.target(chosen.name).domain if chosen.name in spec.targets else []
+    if domain:
+        # The port's narrower domain joins state.valid: every draw of L1 and L2 meets both.
+        state = spec.state.model_copy(update={"valid": [*spec.state.valid, *domain]})
+        spec = spec.model_copy(update={"state": state})
     levels = options.levels
     load = chosen.load(port, reverse=options.reverse)
     if options.module is not None:
@@ -128,7 +133,12 @@ def build_context(
             spec_arg, label, options, l3_options.episodes, l3_options.steps, bool(chosen.modules)
         ),
         report=VerifyReport(
-            spec=str(spec_file), port=label, passed=False, target=chosen.name, module=options.module
+            spec=str(spec_file),
+            port=label,
+            passed=False,
+            target=chosen.name,
+            module=options.module,
+            restricted_to=list(domain),
         ),
         started=started,
     )

@@ -191,9 +191,18 @@ class VerifyReport(BaseModel):
 
     # Problems with the spec that weaken the checks without failing them, one line each.
     warnings: list[str] = Field(default_factory=list)
+    # The port's declared domain (`targets.<name>.domain`): L1 and L2 drew only states
+    # meeting these expressions, so the verdict holds on that part of the state space.
+    restricted_to: list[str] = Field(default_factory=list)
 
     def text(self) -> str:
         lines = [f"warn spec: {warning}" for warning in self.warnings]
+        if self.restricted_to:
+            lines.append(
+                "restricted: L1 and L2 drew only states in the port's declared domain, "
+                + " and ".join(f"`{e}`" for e in self.restricted_to)
+                + "; the reference's states outside it were not checked"
+            )
         lines += [f"note: {note}" for note in self.notes]
         if self.error:
             lines.append(f"FAIL port: {self.error}")

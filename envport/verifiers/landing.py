@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from envport.spec import PortSpec
+from envport.structure import violated
 from envport.targets.reference import Reference, State, Transition
 
 # A relative step past the constant either way: 2e-6 is inside any rounding of the constant
@@ -246,6 +247,8 @@ def ending_starts(
     found: list[tuple[State, Any]] = []
     for _ in range(budget // len(actions)):
         state = {**base, **random_state(spec, rng), counter: np.asarray(limit - 1)}
+        if violated(spec.state, state) is not None:
+            continue  # `state.valid` (and a port's declared domain) rule it out, as any draw
         for action in actions:
             # No reset between tries: termination is a function of the state fields.
             reference.write_state(state)
