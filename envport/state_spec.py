@@ -149,6 +149,9 @@ class StateSpec(_Strict):
     from_observation: dict[str, list[int]] = Field(default_factory=dict)
     # State fields that are grids of cells (drawn as pictures in the HTML report).
     grids: dict[str, GridSpec] = Field(default_factory=dict)
+    # State fields holding one cell's codes (a carried object's type, colour, state): their
+    # channels and code names, so a divergence reads `carrying.type: expected key, got ball`.
+    cells: dict[str, GridSpec] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod

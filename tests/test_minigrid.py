@@ -118,10 +118,14 @@ def test_a_grid_divergence_names_the_cell_channel_and_codes() -> None:
     got_grid = grid.copy()
     got_grid[2, 1, 2] = 0  # the port opened it
     got_grid[3, 3, 0] = 5  # and put a key where the reference has something else
-    diffs = field_diffs(spec, want, {**want, "grid": got_grid})
+    want["carrying"] = np.array([5, 4, 0])  # a yellow key in hand
+    held = np.array([6, 4, 0])  # where the port holds a yellow ball
+    diffs = field_diffs(spec, want, {**want, "grid": got_grid, "carrying": held})
     shown = {d.field: (d.expected, d.actual) for d in diffs}
     assert shown["grid[2][1].state"] == ("door(locked)", "door(open)")
     assert shown["grid[3][3].type"][1] == "key"
+    # A field holding one cell (`state.cells`) reads by channel too, not `carrying[0]: 5, 6`.
+    assert shown["carrying.type"] == ("key", "ball")
     # The first differing cell carries both whole grids for the report's picture.
     assert diffs[0].picture is not None and diffs[0].picture.field == "grid"
 

@@ -22,18 +22,23 @@ def cell_component(
     grid: GridSpec, name: str, index: tuple[int, ...], want: np.ndarray, got: np.ndarray
 ) -> tuple[str, str, str] | None:
     """A differing component of a declared grid of cells (`want`/`got` shaped [X, Y, C],
-    `index` = (x, y, c)) named by cell and channel, its values by their code names:
+    `index` = (x, y, c)), or of a field holding one cell ([C], `index` = (c,)), named by cell
+    and channel, its values by their code names:
     `grid[3][4].state`, `door(locked)` against `door(open)`. A channel other than the first
     (the object's type) shows the cell's type around its value, so a door's state or a
     key's colour reads as what it is. None where the grid declares no channels for it."""
-    if len(index) != 3 or len(grid.channels) != want.shape[-1]:
+    if len(index) not in (1, 3) or len(index) != want.ndim:
         return None
-    x, y, c = index
-    field = f"{name}[{x}][{y}].{grid.channels[c]}"
+    if len(grid.channels) != want.shape[-1]:
+        return None
+    *at, c = index  # a grid's (x, y), or none: a field holding one cell (state.cells)
+    where = "".join(f"[{i}]" for i in at)
+    field = f"{name}{where}.{grid.channels[c]}"
 
     def value(cells: np.ndarray) -> str:
-        own = _code_name(grid, c, int(cells[x, y, c]))
-        return own if c == 0 else f"{_code_name(grid, 0, int(cells[x, y, 0]))}({own})"
+        cell = cells[tuple(at)]
+        own = _code_name(grid, c, int(cell[c]))
+        return own if c == 0 else f"{_code_name(grid, 0, int(cell[0]))}({own})"
 
     return field, value(want), value(got)
 

@@ -179,7 +179,7 @@ def _discrete_diff(
 ) -> FieldDiff:
     """A differing integer component: a declared grid's by cell, channel and code names
     (`grid[3][4].state: expected door(locked), got door(open)`), an enum's by its names."""
-    grid = spec.state.grids.get(key)
+    grid = spec.state.grids.get(key) or spec.state.cells.get(key)
     named = cell_component(grid, name, index, want, got) if grid is not None else None
     if named is not None:
         field, expected, actual = named
