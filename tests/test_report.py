@@ -220,8 +220,9 @@ def test_the_quickstart_report_in_headless_chromium(
     assert facts["console"] == [], facts["console"]
     assert facts["timeline"] == 4  # generate physics, generate env, repair env, whole port
     assert facts["visibleDiffs"] >= 1 and facts["diffLines"] > 0
-    # The session's truncation bug, caught by L1 in one transition: plotted, and drawn.
-    assert facts["plots"] >= 1 and facts["plotsDrawn"] == facts["plots"]
+    # The session's truncation bug, caught by L1 in one transition: two values, which the
+    # divergence's lines give; a chart is drawn only for a series of steps (the drift's).
+    assert facts["plots"] == 0
     assert facts["scripts"] == 0
     assert shot.stat().st_size > 50_000
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import io
-import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -53,14 +52,6 @@ def to_data_uri(figure: Figure) -> str:
 def _label(text: Any) -> str:
     # A `$` pair would start matplotlib's math mode; labels come from spec field names.
     return str(text).replace("$", r"\$")
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float) and math.isfinite(float(value)):
-        return float(value)
-    return None
 
 
 def _is_flag(values: Sequence[Any]) -> bool:
@@ -120,54 +111,18 @@ def _series_rows(
     axes_list[-1, 0].set_xlabel("episode step (dotted line: first divergence)")
 
 
-def _single_rows(figure: Figure, fields: list[dict[str, Any]], step: int | None) -> bool:
-    """One transition compared (L1, L2): reference and port values side by side per field,
-    on an axis zoomed to the two values so that a small difference is visible too."""
-    plottable = [f for f in fields if _number(f.get("expected")) is not None]
-    plottable = [f for f in plottable if _number(f.get("actual")) is not None]
-    if not plottable:
-        return False
-    axes_list = figure.subplots(1, len(plottable), squeeze=False)
-    where = f"step {step}" if step is not None else "the compared step"
-    for axes, item in zip(axes_list[0], plottable, strict=True):
-        reference, port = _number(item["expected"]), _number(item["actual"])
-        assert reference is not None and port is not None
-        axes.plot([0, 1], [reference, port], color=MARK, linestyle=":", linewidth=1)
-        axes.scatter([0], [reference], s=90, color=REFERENCE, zorder=3, label="reference")
-        axes.scatter([1], [port], s=90, color=PORT, marker="D", zorder=3, label="port")
-        for x, value, raw in ((0, reference, item["expected"]), (1, port, item["actual"])):
-            axes.annotate(
-                str(raw), (x, value), textcoords="offset points", xytext=(0, 9), ha="center",
-                fontsize=8,
-            )  # fmt: skip
-        axes.set_xticks([0, 1], ["reference", "port"])
-        axes.set_xlim(-0.6, 1.6)
-        if isinstance(item["expected"], bool) and isinstance(item["actual"], bool):
-            _flag_axis(axes)
-            axes.set_ylim(-0.4, 1.4)
-        else:
-            low, high = min(reference, port), max(reference, port)
-            pad = (high - low) * 0.6 or abs(high) * 0.1 or 1.0
-            axes.set_ylim(low - pad, high + pad)
-        axes.set_title(f"{_label(item['field'])} at {where}", fontsize=9)
-        axes.grid(True, axis="y", alpha=0.3)
-    return True
-
-
 def divergence_plot(divergence: dict[str, Any]) -> str | None:
-    """Reference vs port for the failing fields: over the steps when the divergence keeps
-    them (L3), else the one compared transition. None when nothing numeric differs."""
+    """Reference vs port for the failing fields over the steps the divergence keeps (L3).
+    None without such a series: one compared transition (L1, L2) is two numbers, which the
+    divergence's lines say better than two dots joined by a line."""
     fields = {f["field"]: f for f in divergence.get("fields") or [] if "field" in f}
-    series = [s for s in divergence.get("series") or [] if s.get("reference")]
+    series = [s for s in divergence.get("series") or [] if len(s.get("reference") or []) >= 2]
     step = divergence.get("step")
-    if series:
-        rows = sum(1 if _is_flag(s["reference"]) else 2 for s in series)
-        figure = _figure(7.5, 1.2 + 1.3 * rows)
-        _series_rows(figure, series, fields, int(step or 0))
-    else:
-        figure = _figure(2.6 + 2.2 * len(fields), 2.8)
-        if not _single_rows(figure, list(fields.values()), step):
-            return None
+    if not series:
+        return None
+    rows = sum(1 if _is_flag(s["reference"]) else 2 for s in series)
+    figure = _figure(7.5, 1.2 + 1.3 * rows)
+    _series_rows(figure, series, fields, int(step or 0))
     title = f"{str(divergence.get('level', '')).upper()} {divergence.get('mode') or ''}".strip()
     if divergence.get("episode") is not None:
         title += f", episode {divergence['episode']}"
