@@ -43,9 +43,12 @@ def user_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run_envport(*args: str, timeout: float = 300, cwd: Path = ROOT) -> subprocess.CompletedProcess:
-    """Run the real command line in a subprocess, as a user or a CI job would."""
-    env = user_env()
+def run_envport(
+    *args: str, timeout: float = 300, cwd: Path = ROOT, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """Run the real command line in a subprocess, as a user or a CI job would (`env`: that
+    user's environment, helpers.user_env() by default)."""
+    env = env if env is not None else user_env()
     return subprocess.run(
         [sys.executable, "-m", "envport", *args],
         capture_output=True,

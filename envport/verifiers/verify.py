@@ -19,6 +19,7 @@ from envport.verifiers import l3_lanes
 from envport.verifiers.checks import CHECKS
 from envport.verifiers.constants import source_constants, threshold_warnings
 from envport.verifiers.context import Timer, VerifyContext, build_context, port_side
+from envport.verifiers.determinism import check_reference_determinism
 from envport.verifiers.divergence import VerifyReport
 from envport.verifiers.options import (
     DEFAULT_LEVELS,
@@ -57,6 +58,10 @@ def verify(
             )
             stack.callback(ctx.lane_workers.close)
         ctx.reference = Reference(ctx.spec)
+        if ctx.levels:
+            # Every level below injects states: a reference whose step depends on more than
+            # the state would make the port answer for the reference's own dice.
+            check_reference_determinism(ctx.spec, ctx.reference, options.seed)
         report.warnings = threshold_warnings(ctx.spec, source_constants(ctx.reference.env))
         if "l2" in ctx.levels and ctx.whole_port and ctx.target.name != TargetName.RUST:
             # The reference's reset draws, taken while the worker is still importing the port.
