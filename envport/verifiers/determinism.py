@@ -46,8 +46,12 @@ def check_reference_determinism(spec: PortSpec, reference: Reference, seed: int)
                 action = _action(reference.action_space, rng)
                 generators = dict(_generators(reference.env))
                 before = {name: _position(g) for name, g in generators.items()}
-                # Both steps from the injected state: a state read and written back may
-                # differ in its last bits from the env's own (a float32 field read as float64).
+                # Both steps from the injected state, after one step already taken from it:
+                # writing keeps the dtype the env's field has at that moment (MountainCar's
+                # is float64 after a reset and float32 after a step), so both measured steps
+                # must find the env alike.
+                reference.write_state(state)
+                reference.step(action)
                 reference.write_state(state)
                 first = _outcome(reference, action)
                 reference.write_state(state)
