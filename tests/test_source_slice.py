@@ -169,3 +169,23 @@ def test_no_entry_or_no_parse_leaves_the_source_whole() -> None:
     # An entry outside the sources: every class with a `step` is a root instead.
     found = slice_modules([("pkg.env", ENV)], ("elsewhere", "make"), set())
     assert found is not None and "class VectorEnv" in found[0].text
+
+
+def test_a_listed_module_the_slice_does_not_reach_is_sliced_on_its_own_not_dropped() -> None:
+    """A spec lists the modules where the rules live; one the entry reaches only through a
+    package's re-export or an `import_module` call (MinAtar's games) must still reach the
+    prompt: every top-level name in it becomes a root of the slice."""
+    from envport.pipeline.sources import read_sources, slice_sources
+    from envport.spec import load_spec
+
+    from helpers import CARTPOLE
+
+    spec = load_spec(CARTPOLE)
+    unreached = "gymnasium.envs.toy_text.taxi"
+    spec.reference.sources.append(unreached)
+    sliced = {s.module: s for s in slice_sources(spec, read_sources(spec))}
+    assert set(sliced) == set(spec.reference.sources)
+    shown = sliced[unreached].text
+    assert "class TaxiEnv" in shown and "def step(self, a)" in shown
+    # Sliced, not pasted whole: rendering still goes, with its note.
+    assert "def render" not in shown and sliced[unreached].cut

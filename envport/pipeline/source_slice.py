@@ -217,6 +217,20 @@ def slice_modules(
     roots = [(m, n) for m, n in roots if n in by_name[m].bindings]
     if not roots:
         return None
+    slices = _reach(modules, roots, harness_attributes)
+    # A listed module the entry reaches nothing of (through a package's re-export or an
+    # `import_module` call, which the syntax tree does not show) is where the user says rules
+    # live: every top-level name in it is a root too, so it is sliced, never left out.
+    unreached = [m for m, s in zip(modules, slices, strict=True) if not s.text.strip()]
+    if unreached:
+        extra = [(m.name, name) for m in unreached for name in m.bindings]
+        slices = _reach(modules, roots + extra, harness_attributes)
+    return slices
+
+
+def _reach(
+    modules: list[Module], roots: list[tuple[str, str]], harness_attributes: set[str]
+) -> list[Slice]:
     dropped: set[ast.stmt] = set()
     while True:
         # What only dropped statements used is not needed either: reach again without

@@ -10,6 +10,9 @@ from envport.errors import SpecError
 from envport.pipeline.source_slice import slice_modules
 from envport.spec import PortSpec
 
+# Why a listed module is shown whole although slicing was asked for.
+UNREACHED = "the env's code reaches it in a way slicing does not follow; every line is shown"
+
 
 @dataclass(frozen=True)
 class ReferenceSource:
@@ -17,6 +20,8 @@ class ReferenceSource:
     text: str
     # What slicing cut from `text` (one phrase per kind); empty for a whole module.
     cut: tuple[str, ...] = ()
+    # Why a module is shown whole where the others are sliced (said in the prompt).
+    whole: str = ""
 
     @property
     def lines(self) -> int:
@@ -94,8 +99,11 @@ def slice_sources(spec: PortSpec, sources: list[ReferenceSource]) -> list[Refere
     slices = slice_modules([(s.module, s.text) for s in sources], (module, name), read)
     if slices is None:
         return sources
+    # A listed module is never dropped: slicing roots itself in one the entry reaches
+    # nothing of (source_slice.py); one still empty (nothing but imports) is shown whole.
     return [
         ReferenceSource(source.module, cut.text, tuple(cut.cut))
-        for source, cut in zip(sources, slices, strict=True)
         if cut.text.strip()
+        else ReferenceSource(source.module, source.text, whole=UNREACHED)
+        for source, cut in zip(sources, slices, strict=True)
     ]
