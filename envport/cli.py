@@ -211,6 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
     from envport.batch.command import add_parser as add_batch
 
     add_batch(sub)
+    from envport.pipeline.spec_check import add_parser as add_check
+
+    add_check(sub)
     for name in _RUNS_PORTS:
         sub.choices[name].add_argument(
             "--unsafe-no-sandbox",
