@@ -23,6 +23,21 @@ class Bound(_Strict):
     high: float | list[float]
     integer: bool = False
 
+    @field_validator("low", "high", mode="before")
+    @classmethod
+    def _flattened(cls, value: Any) -> Any:
+        """A grid field's bounds may be written nested as the field is shaped ([[0, 0],
+        [0, 0]]); they are kept flat, in C order, as one value per component."""
+        if not isinstance(value, list) or not any(isinstance(v, list) for v in value):
+            return value
+        try:
+            array = np.asarray(value, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(
+                "nested bounds must be rectangular lists of numbers, one per component"
+            ) from None
+        return array.reshape(-1).tolist()
+
     @model_validator(mode="after")
     def _ordered(self) -> Bound:
         low, high = np.broadcast_arrays(np.asarray(self.low), np.asarray(self.high))

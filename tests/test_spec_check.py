@@ -63,3 +63,21 @@ def test_a_reference_with_dice_of_its_own_is_named(tmp_path: Path) -> None:
     )
     done = run_envport("check", str(folder), env=user_env(PYTHONPATH=str(ROOT / "tests")))
     _one_line_exit_2(done, "not deterministic from an injected state", "`env.random`")
+
+
+def test_a_grid_fields_bounds_may_be_nested_as_the_field_is_shaped(tmp_path: Path) -> None:
+    """docs/structured-state.md writes a grid's bounds nested; they are read flat, C order."""
+    copy = _copy(tmp_path)
+    spec = copy / "envport.toml"
+    flat = "low = [-2.4, -3.0, -0.20943951023931953, -3.5]"
+    assert flat in spec.read_text()
+    nested = "low = [[-2.4, -3.0], [-0.20943951023931953, -3.5]]"
+    spec.write_text(spec.read_text().replace(flat, nested))
+    done = run_envport("check", str(copy))
+    assert done.returncode == 0, done.stderr
+    ragged = "low = [[-2.4, -3.0], [-0.20943951023931953]]"
+    spec.write_text(spec.read_text().replace(nested, ragged))
+    _one_line_exit_2(
+        run_envport("check", str(copy)),
+        "key `state.bounds.physics.low`: nested bounds must be rectangular",
+    )
