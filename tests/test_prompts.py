@@ -63,6 +63,37 @@ def test_context_carries_reference_source_and_contract_and_no_answer_format() ->
     assert "### File:" not in text
 
 
+def test_context_states_the_spaces_measured_on_the_reference() -> None:
+    from envport.pipeline.observed import observe
+
+    spec = load_spec(CARTPOLE)
+    measured = observe(spec)
+    prompts = PromptBuilder(Prompts(None), spec, read_sources(spec), target_info("numpy"))
+    prompts.observed = measured
+    text = prompts.context(state("numpy"))
+    assert "Spaces: actions `Discrete(2)`; observations `Box(" in text
+
+
+def test_action_meanings_come_from_the_reference_where_it_defines_them() -> None:
+    import gymnasium as gym
+
+    from envport.pipeline.observed import action_meanings
+
+    class Named(gym.Env):
+        action_space = gym.spaces.Discrete(3)
+
+        def get_action_meanings(self) -> list[str]:
+            return ["NOOP", "LEFT", "RIGHT"]
+
+    class Mapped(gym.Env):
+        action_space = gym.spaces.Discrete(2)
+        action_set = ["n", "f"]  # a wrapper's minimal action set: index -> game action
+
+    assert action_meanings(Named()) == ["NOOP", "LEFT", "RIGHT"]
+    assert action_meanings(Mapped()) == ["action_set[0] = 'n'", "action_set[1] = 'f'"]
+    assert action_meanings(gym.make("CartPole-v1")) is None
+
+
 def test_every_task_ends_with_its_answer_format() -> None:
     text, _ = builder().generate(state(), {})
     assert text.rstrip().endswith("Text outside the blocks is kept in the transcript.")

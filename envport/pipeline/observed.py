@@ -30,6 +30,30 @@ class ObservedTypes:
     observation: str
     reward: str
     flags: str
+    # The spaces as Gymnasium prints them, and what each action means where the reference
+    # says (`get_action_meanings`, or an action set its wrapper maps indices through).
+    action_space: str = ""
+    observation_space: str = ""
+    action_meanings: list[str] | None = None
+
+
+def action_meanings(env: Any) -> list[str] | None:
+    """What each action index means, where the env or a wrapper says: Atari-style
+    `get_action_meanings()`, or an action set the wrapper maps indices through."""
+    for holder in (env, getattr(env, "unwrapped", None)):
+        if holder is None:
+            continue
+        meanings = getattr(holder, "get_action_meanings", None)
+        if callable(meanings):
+            try:
+                return [str(m) for m in meanings()]
+            except Exception:  # a reference's own helper failing says nothing about actions
+                pass
+        for name in ("action_set", "minimal_action_set", "actions"):
+            found = getattr(holder, name, None)
+            if isinstance(found, list | tuple) and found and len(found) < 64:
+                return [f"{name}[{i}] = {value!r}" for i, value in enumerate(found)]
+    return None
 
 
 def describe(value: Any) -> str:
@@ -101,10 +125,14 @@ def observe(spec: PortSpec) -> ObservedTypes:
             again, _ = env.reset()
             obs[0].append(describe(again))
             note(0)
+    meanings = action_meanings(env)
     env.close()
     return ObservedTypes(
         fields=[(name, _when(*seen)) for name, seen in states.items()],
         observation=_when(*obs),
         reward=_when([], rewards),
         flags=_when([], flags),
+        action_space=str(env.action_space),
+        observation_space=str(env.observation_space),
+        action_meanings=meanings,
     )
