@@ -87,7 +87,7 @@ def test_action_meanings_come_from_the_reference_where_it_defines_them() -> None
 
     class Mapped(gym.Env):
         action_space = gym.spaces.Discrete(2)
-        action_set = ["n", "f"]  # a wrapper's minimal action set: index -> game action
+        action_set = ("n", "f")  # a wrapper's minimal action set: index -> game action
 
     assert action_meanings(Named()) == ["NOOP", "LEFT", "RIGHT"]
     assert action_meanings(Mapped()) == ["action_set[0] = 'n'", "action_set[1] = 'f'"]
