@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from envport.errors import PortError
+from envport.gaps import Gap, GapKind
 from envport.scale import cluster
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetName
@@ -75,9 +76,20 @@ def verify(
         except PortError as error:
             report.error = str(error)
         timed.stop()
-    report.passed = report.error is None and all(level.passed for level in report.levels)
+    report.gaps = _gaps(report)
+    report.strict = options.strict
+    report.passed = not report.diverged and not (options.strict and report.gaps)
     report.seconds["total"] = time.perf_counter() - ctx.started
     return report
+
+
+def _gaps(report: VerifyReport) -> list[Gap]:
+    """The levels' gaps, then each check asked for that could not apply to this port."""
+    found = [gap for level in report.levels for gap in level.gaps]
+    found += [
+        Gap(check=name, kind=GapKind.NOT_RUN, detail=why) for name, why in report.not_run.items()
+    ]
+    return found
 
 
 def _loaded(ctx: VerifyContext, receive: Callable[[], Any]) -> None:
