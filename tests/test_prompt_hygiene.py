@@ -253,3 +253,21 @@ def test_prompts_are_smaller_than_the_whole_reference() -> None:
     sliced = sum(len(s.text) for s in builder.sliced)
     assert sliced < whole / 3
     assert Path(builder.sources[0].module.replace(".", "/")).name == "cartpole"
+
+
+# What the checks call on a port of each target, beyond what loading it needs: a prompt
+# that leaves one out gets ports whose checks run weaker (no state reads: a gap).
+CHECKS_CALL = {
+    "jax": ("state_from_reference", "state_to_reference", "reset", "step"),
+    "numpy": ("state_from_reference", "state_to_reference", "get_state", "set_state"),
+    "rust": ("envport_state_layout", "envport_step"),
+}
+
+
+@pytest.mark.parametrize(("name", "target"), CASES)
+def test_every_prompt_asks_for_every_part_of_the_contract_the_checks_use(
+    name: str, target: str
+) -> None:
+    for kind, text in prompts(name, target).items():
+        missing = [part for part in CHECKS_CALL[target] if f"`{part}" not in text]
+        assert not missing, (kind, missing)

@@ -383,7 +383,7 @@ def test_iteration_budget(tmp_path: Path, api: FakeAPI, spec: Path) -> None:
 SCRIPTED_PLAN_WITH_A_CYCLE = """```toml
 entry = "env"
 modules = [
-  { name = "env", exports = ["VectorEnv", "state_from_reference"], depends_on = ["physics"] },
+  { name = "env", exports = ["VectorEnv", "state_from_reference", "state_to_reference"], depends_on = ["physics"] },
   { name = "physics", exports = ["dynamics", "is_terminated"] },
 ]
 ```"""
@@ -393,7 +393,7 @@ SCRIPTED_PLAN = """Physics first, the vector env on top.
 entry = "env"
 modules = [
   { name = "physics", exports = ["dynamics", "is_terminated"] },
-  { name = "env", exports = ["VectorEnv", "state_from_reference"], depends_on = ["physics"] },
+  { name = "env", exports = ["VectorEnv", "state_from_reference", "state_to_reference"], depends_on = ["physics"] },
 ]
 ```"""
 

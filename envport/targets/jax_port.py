@@ -4,6 +4,10 @@ Contract (gymnax 1.0 functional API, without autoreset so the harness sees termi
   reset(key, params) -> (obs, state)
   step(key, state, action, params) -> (obs, state, reward, terminated, truncated, info)
   state_from_reference(ref_state: dict[str, Array]) -> state     (must be jax-traceable)
+  state_to_reference(state) -> dict[str, Array]                   (the inverse; jax-traceable)
+      every field `state_from_reference` takes, so the harness can read the port's state
+      back; without it state reads are not checked and the verdict lists that as a gap.
+      Neither keeps the caller's arrays: a later change to them must not reach the state.
   default_params() -> params                                      (optional; None if absent)
 A stochastic env's port also exports (docs/design.md, contract 3):
   sample_noise(key, state, action, params) -> noise

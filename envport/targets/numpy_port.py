@@ -7,6 +7,10 @@ Contract (Gymnasium VectorEnv conventions, next-step autoreset):
       set_state(states: dict[str, ndarray with leading B])
       get_state() -> dict[str, ndarray with leading B]
   state_from_reference(ref_state: dict[str, ndarray]) -> dict[str, ndarray]   (one env)
+  state_to_reference(state: dict[str, ndarray]) -> dict[str, ndarray]   (one env, the inverse)
+      without it state reads are not checked and the verdict lists that as a gap.
+  set_state and state_from_reference copy what they are given (the caller may change its
+  arrays afterwards), and get_state returns copies, never the env's own arrays.
   states_from_reference(ref_states: dict[str, ndarray with leading B]) -> dict   (optional)
       the same for B envs at once; when present the harness uses it for batches and checks
       it against state_from_reference on a few rows of every batch.
