@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SkipValidation
 
-from envport.gaps import Gap, gap_lines, verdict_word
+from envport.gaps import Gap, GapKind, gap_lines, verdict_word
 from envport.verifiers.replay import Replay
 
 # The parts of a verify run timed on their own, in the order they run.
@@ -214,7 +214,9 @@ class VerifyReport(BaseModel):
             lines.append(f"{status} {level.name}: {level.summary()}")
             lines.extend(d.text() for d in level.divergences[:1])
         lines.extend(f"n/a  {name}: not run, {why}" for name, why in self.not_run.items())
-        lines.extend(f"{'FAIL' if self.strict else 'gap '} {line}" for line in gap_lines(self.gaps))
+        # Checks that did not run are the n/a lines above; the rest of the gaps follow.
+        shown = [gap for gap in self.gaps if gap.kind is not GapKind.NOT_RUN]
+        lines.extend(f"{'FAIL' if self.strict else 'gap '} {line}" for line in gap_lines(shown))
         return "\n".join(lines)
 
 

@@ -21,6 +21,7 @@ from envport.verifiers.checks import CHECKS
 from envport.verifiers.constants import source_constants, threshold_warnings
 from envport.verifiers.context import Timer, VerifyContext, build_context, port_side
 from envport.verifiers.divergence import VerifyReport
+from envport.verifiers.endings import ending_gaps
 from envport.verifiers.options import (
     DEFAULT_LEVELS,
     EPISODES_PER_WORKER,
@@ -76,7 +77,9 @@ def verify(
         except PortError as error:
             report.error = str(error)
         timed.stop()
-    report.gaps = _gaps(report)
+    whole_plan = options.only_episode is None and options.episode_batch is None
+    time_limit = ctx.reference.max_episode_steps if whole_plan and report.levels else None
+    report.gaps = _gaps(report) + ending_gaps(report.levels, time_limit)
     report.strict = options.strict
     report.passed = not report.diverged and not (options.strict and report.gaps)
     report.seconds["total"] = time.perf_counter() - ctx.started

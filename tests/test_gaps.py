@@ -1,0 +1,157 @@
+"""The verdict says what was checked: "verified" only when every check showed everything it
+can; otherwise "verified with gaps" and the list, in the terminal, JSON, JUnit, run.json
+and the HTML report, and `--strict` makes a gap a failure (envport.gaps)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from envport.gaps import Gap, GapKind, gap_lines, verdict_word
+from envport.pipeline.checks import GAPS_CHECK, _outcomes
+from envport.pipeline.verdict import verified
+from envport.runs.state import CheckOutcome, RunState
+from envport.verifiers.divergence import LevelResult, VerifyReport
+from envport.verifiers.endings import ending_gaps
+from envport.verifiers.junit import junit_xml
+
+from helpers import CARTPOLE, ROOT, run_envport
+
+FROZENLAKE = ROOT / "examples" / "frozenlake"
+NO_READS = Gap(check="l2.interaction", kind=GapKind.NO_STATE_READS, detail="no getter")
+
+
+def test_the_verdict_word_tells_full_from_partial_from_failed() -> None:
+    assert verdict_word(False, []) == "verified"
+    assert verdict_word(False, [NO_READS]) == "verified with gaps"
+    assert verdict_word(False, [NO_READS], strict=True) == "NOT VERIFIED (--strict: gaps)"
+    assert verdict_word(True, [NO_READS], strict=True) == "DIVERGED"
+    # Two levels reporting the same gap list it once.
+    assert gap_lines([NO_READS, NO_READS]) == ["l2.interaction: no state reads; no getter"]
+
+
+def _report(strict: bool) -> VerifyReport:
+    level = LevelResult(level="l2", mode="interaction", passed=True, gaps=[NO_READS])
+    return VerifyReport(
+        spec="s", port="p", passed=not strict, levels=[level], gaps=[NO_READS], strict=strict
+    )
+
+
+def test_junit_lists_gaps_as_skipped_or_under_strict_as_failures() -> None:
+    loose = ET.fromstring(junit_xml(_report(strict=False)))
+    case = loose.find("testcase[@classname='envport.gaps']")
+    assert case is not None and case.find("skipped") is not None
+    assert loose.get("failures") == "0" and loose.get("skipped") == "1"
+    strict = ET.fromstring(junit_xml(_report(strict=True)))
+    case = strict.find("testcase[@classname='envport.gaps']")
+    assert case is not None and case.find("failure") is not None
+    assert strict.get("failures") == "1"
+
+
+def test_a_strict_translate_check_fails_on_gaps_and_asks_to_close_them(tmp_path: Path) -> None:
+    outcomes = _outcomes("composed", _report(strict=True), "load", tmp_path)
+    failed = [o for o in outcomes if not o.passed]
+    assert [o.name for o in failed] == [GAPS_CHECK]
+    assert "close this gap" in failed[0].failures[0]
+    # Without --strict the passing level carries its gap, and nothing fails.
+    loose = _outcomes("composed", _report(strict=False), "load", tmp_path)
+    assert all(o.passed for o in loose)
+    assert [g for o in loose for g in o.gaps] == [NO_READS]
+
+
+def test_a_verified_run_with_gaps_says_so_in_its_state() -> None:
+    state = RunState(run_id="r", spec_source="s", spec_name="n", target="jax", model="replay:x")
+    state.results = {
+        "l2.interaction": CheckOutcome(
+            name="l2.interaction", scope="composed", level="l2", passed=True, gaps=[NO_READS]
+        )
+    }
+    done = verified(state.model_copy(deep=True)).state
+    assert done.status == "verified" and done.gaps == [NO_READS]
+    assert done.verdict == "verified with gaps" and "with 1 gaps" in done.reason
+    state.results["l2.interaction"].gaps = []
+    assert verified(state.model_copy(deep=True)).state.verdict == "verified"
+
+
+def _rollout(endings: dict[str, int], level: str = "l3", mode: str = "free") -> LevelResult:
+    return LevelResult(level=level, mode=mode, passed=True, episodes=10, endings=endings)
+
+
+def test_an_ending_the_reference_can_produce_and_no_rollout_reached_is_a_gap() -> None:
+    short = [_rollout({"terminated": 10}), _rollout({"terminated": 10}, mode="resync")]
+    (gap,) = ending_gaps(short, time_limit=200)
+    assert gap.kind is GapKind.ENDING_NOT_REACHED and "step 200" in gap.detail
+    assert "l3.free, l3.resync" in gap.detail
+    assert ending_gaps([_rollout({"terminated": 9, "truncated": 1})], 200) == []
+    assert ending_gaps([_rollout({"terminated": 9, "both": 1})], 200) == []
+    # No time limit: the reference cannot truncate, nothing is missing.
+    assert ending_gaps(short, None) == []
+
+
+def _port_without_getter(tmp_path: Path) -> tuple[Path, Path]:
+    """FrozenLake's NumPy port with `state_to_reference` renamed away, and its spec not
+    listing it (the bridge is optional to load: the checks run without state reads)."""
+    port = tmp_path / "port"
+    shutil.copytree(FROZENLAKE / "ports" / "numpy", port)
+    env = port / "env.py"
+    env.write_text(env.read_text().replace("def state_to_reference(", "def _unused_getter("))
+    example = tmp_path / "frozenlake"
+    shutil.copytree(FROZENLAKE, example, ignore=shutil.ignore_patterns("ports"))
+    spec = example / "envport.toml"
+    listed = '"VectorEnv", "state_from_reference", "state_to_reference"'
+    assert listed in spec.read_text()
+    spec.write_text(spec.read_text().replace(listed, '"VectorEnv", "state_from_reference"'))
+    return example, port
+
+
+@pytest.mark.slow
+def test_a_port_without_state_reads_verifies_with_gaps_and_fails_strict(tmp_path: Path) -> None:
+    example, port = _port_without_getter(tmp_path)
+    out = tmp_path / "report.json"
+    junit = tmp_path / "junit.xml"
+    args = ["verify", str(example), "--port", str(port), "--levels", "l2"]
+    done = run_envport(*args, "--json", str(out), "--junit", str(junit))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verified with gaps: backend numpy" in done.stdout
+    assert "gap  l2.interaction: no state reads;" in done.stdout
+    assert "gap  l2.reset: observations only;" in done.stdout
+    report = json.loads(out.read_text())
+    kinds = {(g["check"], g["kind"]) for g in report["gaps"]}
+    assert ("l2.interaction", "no state reads") in kinds and report["passed"]
+    assert ET.parse(junit).getroot().find("testcase[@classname='envport.gaps']") is not None
+    strict = run_envport(*args, "--strict", "--json", str(out))
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    assert "NOT VERIFIED (--strict: gaps)" in strict.stdout
+    assert "FAIL l2.interaction: no state reads;" in strict.stdout
+    assert not json.loads(out.read_text())["passed"]
+
+
+@pytest.mark.slow
+def test_the_known_good_port_verifies_without_gaps(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    done = run_envport(
+        "verify", str(FROZENLAKE), "--port", str(FROZENLAKE / "ports" / "numpy"),
+        "--levels", "l2,l3", "--strict", "--json", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verified: backend numpy" in done.stdout
+    assert json.loads(out.read_text())["gaps"] == []
+
+
+@pytest.mark.slow
+def test_reverse_injection_says_it_never_played_to_the_time_limit(tmp_path: Path) -> None:
+    # CartPole's episodes under the plan's policies end after a few dozen steps; reverse
+    # injection has no late starts, so the 500-step limit is never reached.
+    out = tmp_path / "report.json"
+    port = CARTPOLE / "ports" / "numpy"
+    args = ["verify", str(CARTPOLE), "--port", str(port), "--reverse-injection"]
+    done = run_envport(*args, "--episodes", "40", "--json", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(out.read_text())
+    reached = [g for g in report["gaps"] if g["kind"] == "ending never reached"]
+    assert reached and "step 500" in reached[0]["detail"]
+    assert "verified with gaps" in done.stdout
