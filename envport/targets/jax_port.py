@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.targets import state_api
 from envport.targets.loader import ContractError, require
 from envport.targets.names import TargetName
 from envport.targets.numpy_port import CANNOT_LOAD
@@ -169,6 +170,16 @@ class JaxPort:
             self._sampler = jax.jit(jax.vmap(sample))
         keys = jax.random.split(jax.random.PRNGKey(seed), actions.shape[0])
         return {"noise": np.asarray(self._sampler(states, actions, keys))}
+
+    def state_api(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+        """The state API's contract: `state_from_reference` keeps none of the caller's
+        arrays (a JAX state's arrays are immutable once they are JAX's own)."""
+        del actions  # a JAX step returns a new state: nothing of the caller's to write into
+        leaves = self.jax.tree_util.tree_leaves
+        found = state_api.probe_bridge(
+            self.entry.state_from_reference, states, "state_from_reference", leaves
+        )
+        return {"problems": found}
 
     # ---- the paths users call: reset and the sampled step ----
 

@@ -154,12 +154,13 @@ class L2UserPaths(Check):
         return "l2" in ctx.levels and ctx.reset_sample is not None and _own_randomness(ctx)
 
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
-        from envport.verifiers import reset_check, vector_check
+        from envport.verifiers import reset_check, state_api_check, vector_check
 
         sample, seed, replay = ctx.reset_sample, ctx.options.seed, ctx.replays["l2"]
         assert sample is not None
         line = replay.command()
         found = [reset_check.check_reset(ctx.spec, ctx.worker, sample, seed, line)]
+        found.append(state_api_check.check_state_api(ctx.reference, ctx.worker, seed, line))
         if target(ctx.backend or "").vector_env:
             found.append(vector_check.check_vector(ctx.spec, ctx.worker, sample, seed, line))
         return _replayed(found, replay)
