@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from envport.spec import PortSpec
 from envport.targets.reference import Reference
@@ -30,6 +31,11 @@ class ObservedTypes:
     observation: str
     reward: str
     flags: str
+    # What decides which lines of the prompt apply (a line that does not apply is noise a
+    # model may act on): a Box action space, any float-valued state field, the time limit.
+    box_actions: bool = True
+    float_state: bool = True
+    time_limit: int | None = None
 
 
 def describe(value: Any) -> str:
@@ -76,6 +82,7 @@ def observe(spec: PortSpec) -> ObservedTypes:
     obs: tuple[list[str], list[str]] = ([], [])
     rewards: list[str] = []
     flags: list[str] = []
+    kinds: set[str] = set()
 
     def note(after: int) -> None:
         if names is None:
@@ -85,6 +92,7 @@ def observe(spec: PortSpec) -> ObservedTypes:
             read = {name: _read(env, path) for name, path in spec.state.fields.items()}
         for name, value in read.items():
             states.setdefault(name, ([], []))[after].append(describe(value))
+            kinds.add(np.asarray(value).dtype.kind)
 
     # The env is stepped directly (not through Reference.step, which converts the reward,
     # nor after Reference.track, which installs the draw recorder): the raw values count.
@@ -107,4 +115,7 @@ def observe(spec: PortSpec) -> ObservedTypes:
         observation=_when(*obs),
         reward=_when([], rewards),
         flags=_when([], flags),
+        box_actions=isinstance(env.action_space, spaces.Box),
+        float_state=bool(kinds & {"f", "c"}),
+        time_limit=reference.max_episode_steps,
     )
