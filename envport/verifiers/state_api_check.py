@@ -46,6 +46,8 @@ def check_state_api(reference: Reference, worker: Requester, seed: int, replay: 
     problems = worker.request(StateApi(states=states, actions=actions))["problems"]
     level = LevelResult(level="l2", mode="state_api", passed=not problems, episodes=ENVS)
     level.diverged_episodes = len(problems)
+    # One step per env from the loaded state, against the same step from a clean load.
+    level.steps_compared = ENVS
     level.divergences = [
         Divergence(level="l2", mode="state_api", seed=seed, message=problem, replay=replay)
         for problem in problems
