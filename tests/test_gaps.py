@@ -143,15 +143,45 @@ def test_the_known_good_port_verifies_without_gaps(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_reverse_injection_says_it_never_played_to_the_time_limit(tmp_path: Path) -> None:
-    # CartPole's episodes under the plan's policies end after a few dozen steps; reverse
-    # injection has no late starts, so the 500-step limit is never reached.
+def test_reverse_injection_plays_to_the_time_limit_and_catches_a_wrong_one(tmp_path: Path) -> None:
+    # CartPole's episodes under the plan's policies end after a few dozen steps, and reverse
+    # injection has no late starts: the reference's look-ahead finds actions that survive
+    # to the 500-step limit from the port's own starts, and the port plays them.
     out = tmp_path / "report.json"
-    port = CARTPOLE / "ports" / "numpy"
-    args = ["verify", str(CARTPOLE), "--port", str(port), "--reverse-injection"]
-    done = run_envport(*args, "--episodes", "40", "--json", str(out))
+    args = ["--reverse-injection", "--episodes", "40", "--json", str(out)]
+    done = run_envport("verify", str(CARTPOLE), "--port", str(CARTPOLE / "ports" / "numpy"), *args)
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(out.read_text())
-    reached = [g for g in report["gaps"] if g["kind"] == "ending never reached"]
-    assert reached and "step 500" in reached[0]["detail"]
-    assert "verified with gaps" in done.stdout
+    limit = {lv["mode"]: lv for lv in report["levels"]}["free@limit"]
+    assert limit["endings"].get("truncated", 0) >= 1
+    assert not [g for g in report["gaps"] if g["kind"] == "ending never reached"]
+    # A port truncating at 200 steps (CartPole-v0's limit) behind the v1 spec fails there.
+    port = tmp_path / "v0"
+    shutil.copytree(
+        CARTPOLE / "ports" / "numpy", port, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    physics = port / "physics.py"
+    assert "MAX_STEPS = 500" in physics.read_text()
+    physics.write_text(physics.read_text().replace("MAX_STEPS = 500", "MAX_STEPS = 200"))
+    wrong = run_envport("verify", str(CARTPOLE), "--port", str(port), *args)
+    assert wrong.returncode == 1, wrong.stdout + wrong.stderr
+    failed = [lv for lv in json.loads(out.read_text())["levels"] if not lv["passed"]]
+    assert failed and all(lv["mode"].endswith("@limit") for lv in failed)
+    assert all(lv["divergences"][0]["step"] in (199, 200) for lv in failed)
+
+
+def test_the_reference_search_survives_to_the_limit_where_random_play_does_not() -> None:
+    from envport.spec import load_spec
+    from envport.targets.reference import Reference
+    from envport.verifiers.survival import surviving_actions
+
+    spec = load_spec(ROOT / "examples" / "mountaincar")
+    reference = Reference(spec)
+    reference.reset(0)
+    start = reference.read_state()
+    plan = surviving_actions(reference, start, 200, 0)
+    assert plan is not None and len(plan) == 200
+    # Replayed from the same start, the reference truncates on the plan's last step.
+    reference.write_state(start)
+    outs = [reference.step(int(action)) for action in plan]
+    assert outs[-1].truncated and not any(o.terminated or o.truncated for o in outs[:-1])
