@@ -185,3 +185,43 @@ def test_the_reference_search_survives_to_the_limit_where_random_play_does_not()
     reference.write_state(start)
     outs = [reference.step(int(action)) for action in plan]
     assert outs[-1].truncated and not any(o.terminated or o.truncated for o in outs[:-1])
+
+
+def _session_without_getter(directory: Path) -> Path:
+    """CartPole's JAX replay session with `state_to_reference` renamed away."""
+    shutil.copytree(CARTPOLE / "replay" / "jax", directory)
+    for answer in directory.glob("*.md"):
+        text = answer.read_text()
+        answer.write_text(text.replace("def state_to_reference(", "def _unused_getter("))
+    return directory
+
+
+@pytest.mark.slow
+def test_a_translate_run_with_gaps_says_so_everywhere_and_strict_fails_it(tmp_path: Path) -> None:
+    from run_fixtures import clean_env, envport, fast_spec
+
+    spec = fast_spec(tmp_path / "spec")
+    toml = spec / "envport.toml"
+    listed = '"step", "state_from_reference", "state_to_reference"'
+    assert listed in toml.read_text()
+    toml.write_text(toml.read_text().replace(listed, '"step", "state_from_reference"'))
+    session = _session_without_getter(tmp_path / "session")
+    common = ["translate", str(spec), "--target", "jax", "--model", f"replay:{session}"]
+    done = envport(*common, "--out", str(tmp_path / "runs"), env=clean_env())
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verified with gaps (cartpole" in done.stdout
+    assert "gap l2.interaction: no state reads;" in done.stdout
+    (run,) = (tmp_path / "runs").iterdir()
+    state = json.loads((run / "run.json").read_text())
+    assert state["status"] == "verified" and "with" in state["reason"]
+    assert {"l2.interaction", "l2.reset"} == {g["check"] for g in state["gaps"]}
+    html = (run / "reports" / "report.html").read_text()
+    assert "verified with gaps" in html and "What the passing checks did not show" in html
+    strict = envport(*common, "--strict", "--out", str(tmp_path / "strict"), env=clean_env())
+    # The gaps fail the whole-port check, and the repair asked of the model (the replay
+    # session has no answer for it: the run stops there, resumable) names them.
+    assert strict.returncode != 0 and "gaps FAIL" in strict.stdout, strict.stdout
+    (run,) = (tmp_path / "strict").iterdir()
+    state = json.loads((run / "run.json").read_text())
+    assert state["status"] != "verified" and state["results"]["gaps"]["passed"] is False
+    assert "close this gap" in state["results"]["gaps"]["failures"][0]
