@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 from envport import interrupts
 from envport.errors import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
 from envport.exits import finish, leave
+from envport.gaps import add_strict_option
 from envport.scale.cluster import add_executor_options
 from envport.targets.registry import AUTO, TARGET_CHOICES
 
@@ -117,6 +118,7 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         help="fail when more than 1%% of the states L3's reference visits lie outside a "
         "field's [state.bounds] (without it: a warning)",
     )
+    add_strict_option(p)
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.add_argument("--json", type=Path, help="write the full report as JSON here")
     p.set_defaults(func=_run_verify)
@@ -144,6 +146,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         cases=args.cases,
         reverse=args.reverse_injection,
         strict_bounds=args.strict_bounds,
+        strict=args.strict,
         executor=args.executor,
         address=args.address,
     )
@@ -171,9 +174,8 @@ def _run_verify(args: argparse.Namespace) -> int:
         return EXIT_DIVERGED
     console = Console(highlight=False, soft_wrap=True)
     console.print(report.text(), markup=False)
-    console.print(
-        report.verdict(), style="bold green" if report.passed else "bold red", markup=False
-    )
+    style = "bold red" if not report.passed else "bold yellow" if report.gaps else "bold green"
+    console.print(report.verdict(), style=style, markup=False)
     return EXIT_OK if report.passed else EXIT_DIVERGED
 
 

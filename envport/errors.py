@@ -28,5 +28,8 @@ class SpecError(EnvportError):
 class PortError(EnvportError):
     """The port could not be loaded or answered with an error; a failed check, exit 1."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, message: str, detail: str = "") -> None:
         super().__init__(message, exit_code=EXIT_DIVERGED)
+        # What the port itself said (a Rust panic's text, the traceback's frames in the
+        # port): for a report that shows the crash, not for the one-line message.
+        self.detail = detail

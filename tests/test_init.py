@@ -166,3 +166,25 @@ def test_a_factory_entry(tmp_path: Path) -> None:
     # No registry, no time limit: the physics alone, and L3 episodes of 500 steps.
     assert data["state"]["fields"] == {"physics": "unwrapped.state"}
     assert "step_counter" not in data["state"] and data["levels"]["l3"]["steps"] == 500
+
+
+@pytest.mark.parametrize(
+    ("factory", "fields"),
+    [
+        ("init_factories:made", {"elapsed_steps": "_elapsed_steps"}),
+        ("init_factories:made_and_recorded", {"elapsed_steps": "env._elapsed_steps"}),
+        ("init_factories:wrapped", {"elapsed_steps": "env.env._elapsed_steps"}),
+        ("init_factories:bare", {}),
+        ("gymnasium.envs.classic_control.cartpole:CartPoleEnv", {}),
+    ],
+)
+def test_wrappers_bookkeeping_is_never_state(
+    factory: str, fields: dict[str, str], tmp_path: Path
+) -> None:
+    # gym.make's env checker, order enforcing and episode statistics keep flags, previous
+    # steps and running returns that change under step: none of them is the env's state.
+    path = write_spec(factory, tmp_path, budget=Budget(30, 8000, 10, 6))
+    data = tomllib.loads(path.read_text())
+    assert data["state"]["fields"] == {**fields, "physics": "unwrapped.state"}
+    # Named after the env's class, not the factory.
+    assert data["name"] == "cartpole"

@@ -116,6 +116,21 @@ def test_unknown_model_costs_zero_and_warns_once(api: FakeAPI, caplog) -> None:
     assert len(warnings) == 1
 
 
+@pytest.mark.parametrize(
+    ("caps", "warned"), [({"budget_tokens": 10_000}, 0), ({"budget_usd": 1.0}, 1)]
+)
+def test_no_price_warning_only_where_dollars_are_what_stops_the_run(
+    api: FakeAPI, caplog, tmp_path: Path, caps: dict, warned: int
+) -> None:
+    api.script([Answer("a", output_tokens=3)])
+    model = load_model("openai:llama3:8b", base_url=api.openai_base_url, api_key=KEY, retry=FAST)
+    accounted = AccountedModel(model, cache_dir=tmp_path / "cache", budget=Budget(**caps))
+    with caplog.at_level(logging.WARNING, logger="envport.llm"):
+        asyncio.run(accounted.complete(make_request("a")))
+    warnings = [r for r in caplog.records if "no price for model" in r.getMessage()]
+    assert len(warnings) == warned
+
+
 # --- cache --------------------------------------------------------------------------------
 
 

@@ -25,7 +25,7 @@ from envport.runs.state import (
     OptimizeSettings,
     RunState,
 )
-from envport.spec import PortSpec, load_spec
+from envport.spec import ModuleSpec, PortSpec, load_spec
 
 from helpers import ROOT
 
@@ -253,3 +253,73 @@ def test_prompts_are_smaller_than_the_whole_reference() -> None:
     sliced = sum(len(s.text) for s in builder.sliced)
     assert sliced < whole / 3
     assert Path(builder.sources[0].module.replace(".", "/")).name == "cartpole"
+
+
+# What the checks call on a port of each target, beyond what loading it needs: a prompt
+# that leaves one out gets ports whose checks run weaker (no state reads: a gap).
+CHECKS_CALL = {
+    "jax": ("state_from_reference", "state_to_reference", "reset", "step"),
+    "numpy": ("state_from_reference", "state_to_reference", "get_state", "set_state"),
+    "rust": ("envport_state_layout", "envport_step"),
+}
+
+
+@pytest.mark.parametrize(("name", "target"), CASES)
+def test_every_prompt_asks_for_every_part_of_the_contract_the_checks_use(
+    name: str, target: str
+) -> None:
+    for kind, text in prompts(name, target).items():
+        missing = [part for part in CHECKS_CALL[target] if f"`{part}" not in text]
+        assert not missing, (kind, missing)
+
+
+# Lines that apply only to some specs: (text, when it applies).
+CONDITIONAL = {
+    "half-widths beyond each bound": "box actions",
+    "Other float fields": "a float state",
+    "Some episodes start near the time limit": "a time limit",
+}
+
+
+def _applies(spec: PortSpec, builder: PromptBuilder) -> dict[str, bool]:
+    observed = builder.observed
+    assert isinstance(observed, ObservedTypes)
+    return {
+        "box actions": observed.box_actions,
+        "a float state": observed.float_state,
+        "a time limit": observed.time_limit is not None,
+    }
+
+
+@pytest.mark.parametrize(("name", "target"), CASES)
+def test_a_line_that_does_not_apply_to_the_spec_is_left_out(name: str, target: str) -> None:
+    spec, builder = setup(name, target)
+    applies = _applies(spec, builder)
+    context = builder.context(run_state(spec, target))
+    for text, condition in CONDITIONAL.items():
+        assert (text in context) == applies[condition], (text, condition)
+    advice = {"jax": "Keep float32", "numpy": "Use float64", "rust": "compute in `f64`"}[target]
+    assert (advice in context) == applies["a float state"]
+
+
+def test_the_examples_cover_both_sides_of_every_condition() -> None:
+    seen = [_applies(*setup(name, target)) for name, target in CASES]
+    for condition in ("box actions", "a float state"):
+        assert {row[condition] for row in seen} == {True, False}, condition
+
+
+def test_no_time_limit_line_for_an_env_without_one(tmp_path: Path) -> None:
+    from envport.init import Budget, write_spec
+
+    path = write_spec(
+        "gymnasium.envs.classic_control.cartpole:CartPoleEnv",
+        tmp_path,
+        budget=Budget(10, 2000, 5, 4),
+    )
+    spec = load_spec(path)
+    builder = prompt_builder(spec, "numpy", None)
+    planned = [ModuleSpec(name="env", exports=["VectorEnv", "state_from_reference"])]
+    context = builder.context(run_state(spec, "numpy", modules=planned, entry="env"))
+    assert "L3 rollouts:" in context and "near the time limit" not in context
+    assert "half-widths" not in context  # CartPole's actions are Discrete
+    assert "Use float64 for the physics" in context

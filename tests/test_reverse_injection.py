@@ -43,7 +43,10 @@ def test_envpool_verifies_by_reverse_injection(example: str, tmp_path: Path) -> 
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads((tmp_path / "report.json").read_text())
     ran = {f"{level['level']}.{level['mode']}": level for level in report["levels"]}
-    assert sorted(ran) == ["reverse.free", "reverse.resync"]
+    # CartPole's episodes all terminate early: the reference's look-ahead plays some to the
+    # time limit too (`@limit`); MountainCar's reach it on their own.
+    limit = ["reverse.free@limit", "reverse.resync@limit"] if example == "cartpole" else []
+    assert sorted(ran) == sorted(["reverse.free", "reverse.resync", *limit])
     assert all(level["passed"] and level["steps_compared"] > 40 for level in ran.values())
     # The report says what could not run on a port without a state setter, and why.
     assert {"l1", "l2", "l3.late_start"} <= set(report["not_run"])
@@ -74,7 +77,8 @@ def test_envpool_bridge_with_one_reward_changed_fails(
     done = _verify(spec, port, json_out=tmp_path / "report.json")
     assert done.returncode == 1, done.stdout + done.stderr
     report = json.loads((tmp_path / "report.json").read_text())
-    for level in report["levels"]:
+    # (The fault fires once: the episodes played to the time limit after it do not see it.)
+    for level in [lv for lv in report["levels"] if not lv["mode"].endswith("@limit")]:
         assert not level["passed"] and level["diverged_episodes"] == 1
         first = level["divergences"][0]
         assert (first["episode"], first["step"]) == (0, 4)
@@ -92,6 +96,8 @@ def test_known_good_ports_verify_through_their_getter(backend: str, tmp_path: Pa
         "reverse.free",
         "reverse.resync",
         "reverse.states",
+        "reverse.free@limit",
+        "reverse.resync@limit",
     ]
     assert "start states from the port's getter" in done.stdout
 
@@ -118,7 +124,9 @@ def test_a_wrong_state_read_by_the_getter_fails_the_states_reached(
     first = states["divergences"][0]
     assert first["step"] == 0
     assert [f["field"] for f in first["fields"]] == ["state.elapsed_steps"]
-    assert all(v["passed"] for v in report["levels"] if v["mode"] != "states")
+    # The observations agree; only the states (and, through the counter the getter loses,
+    # the time limit a resynchronised reference never reaches) show it.
+    assert all(v["passed"] for v in report["levels"] if v["mode"] in ("free", "resync"))
 
 
 def _spec_copy(tmp_path: Path, source: Path, old: str, new: str) -> Path:

@@ -251,7 +251,10 @@ modules = [
 """
 
 
-def plan_text(exports: str = '"VectorEnv", "state_from_reference"', deps: str = '"physics"') -> str:
+ENTRY_EXPORTS = '"VectorEnv", "state_from_reference", "state_to_reference"'
+
+
+def plan_text(exports: str = ENTRY_EXPORTS, deps: str = '"physics"') -> str:
     return PLAN.format(exports=exports, deps=deps)
 
 
@@ -266,7 +269,8 @@ def test_a_valid_plan_parses() -> None:
         (plan_text(deps='"later"'), "not listed before it"),
         (plan_text(deps='"env"'), "depends on itself"),
         (plan_text(exports='"VectorEnv"'), "must export `state_from_reference`"),
-        (plan_text(exports='"VectorEnv", "state_from_reference", "dynamics"'), "one module must"),
+        (plan_text(exports='"VectorEnv", "state_from_reference"'), "`state_to_reference`"),
+        (plan_text(exports=f"{ENTRY_EXPORTS}, " + '"dynamics"'), "one module must"),
         ("no plan here", "no fenced `toml` block"),
         ("```toml\nmodules = [\n```", "does not parse"),
     ],
@@ -279,7 +283,9 @@ def test_invalid_plans_say_why(text: str, complaint: str) -> None:
 def test_plan_in_json_is_accepted() -> None:
     body = {
         "entry": "env",
-        "modules": [{"name": "env", "exports": ["VectorEnv", "state_from_reference"]}],
+        "modules": [
+            {"name": "env", "exports": ["VectorEnv", "state_from_reference", "state_to_reference"]}
+        ],
     }
     plan = parse_plan(f"```json\n{json.dumps(body)}\n```", "numpy")
     assert plan.modules[0].name == "env"

@@ -376,22 +376,23 @@ def test_iteration_budget(tmp_path: Path, api: FakeAPI, spec: Path) -> None:
     assert run_state(run)["status"] == "verified"
 
 
+ENTRY_EXPORTS = '["VectorEnv", "state_from_reference", "state_to_reference"]'
 SCRIPTED_PLAN_WITH_A_CYCLE = """```toml
 entry = "env"
 modules = [
-  { name = "env", exports = ["VectorEnv", "state_from_reference"], depends_on = ["physics"] },
+  { name = "env", exports = ENTRY_EXPORTS, depends_on = ["physics"] },
   { name = "physics", exports = ["dynamics", "is_terminated"] },
 ]
-```"""
+```""".replace("ENTRY_EXPORTS", ENTRY_EXPORTS)
 SCRIPTED_PLAN = """Physics first, the vector env on top.
 
 ```toml
 entry = "env"
 modules = [
   { name = "physics", exports = ["dynamics", "is_terminated"] },
-  { name = "env", exports = ["VectorEnv", "state_from_reference"], depends_on = ["physics"] },
+  { name = "env", exports = ENTRY_EXPORTS, depends_on = ["physics"] },
 ]
-```"""
+```""".replace("ENTRY_EXPORTS", ENTRY_EXPORTS)
 
 
 @pytest.mark.slow

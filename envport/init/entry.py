@@ -25,11 +25,27 @@ class EnvEntry:
 
     @property
     def name(self) -> str:
-        """A spec name and default directory: `CartPole-v1` -> `cartpole`."""
-        raw = self.gymnasium_id or self.entry.rpartition(":")[2]
+        """A spec name and default directory: `CartPole-v1` -> `cartpole`; a factory's env
+        is named after its class (`CartPoleEnv` -> `cartpole`), not the factory (`make`)."""
+        raw = self.gymnasium_id or self._class_name()
         raw = raw.rpartition("/")[2]
         raw = re.sub(r"-v\d+$", "", raw)
         return re.sub(r"[^a-z0-9]+", "_", raw.lower()).strip("_") or "env"
+
+    def _class_name(self) -> str:
+        """The env's class name without an `Env` suffix: the factory's own when it is the
+        class, else the class of the env it builds (unwrapped: `gym.make` wraps it)."""
+        factory = _factory(self.entry)
+        if isinstance(factory, type):
+            cls = factory
+        else:
+            try:
+                env = self.make()
+            except Exception:  # naming must not fail where inference reports the problem
+                return self.entry.rpartition(":")[2]
+            cls = type(getattr(env, "unwrapped", env))
+            _close(env)
+        return re.sub(r"(?<=.)Env$", "", cls.__name__)
 
     def make(self, *, checker: bool = True) -> Any:
         """The env as the verifier makes it (envport.targets.reference.make_env); without
@@ -43,6 +59,13 @@ class EnvEntry:
 
         extra = {} if checker else {"disable_env_checker": True}
         return gymnasium.make(gid, **self.kwargs, **extra)
+
+
+def _close(env: Any) -> None:
+    try:
+        env.close()
+    except Exception:  # an env that cannot close leaves nothing we need
+        return
 
 
 def quiet() -> None:

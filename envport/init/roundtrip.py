@@ -19,7 +19,7 @@ import numpy as np
 from envport.init.errors import InitError
 from envport.init.policies import Policy
 from envport.init.state import same, snapshot
-from envport.init.watch import chain
+from envport.init.watch import bookkeeping, chain
 from envport.targets.randomness import RecordingGenerator
 from envport.targets.reference import Reference, State
 
@@ -83,7 +83,7 @@ def _culprit(source: Reference, target: Reference, fields: set[str]) -> str | No
     for (prefix, a), (_, b) in reversed(pairs):
         for name, value in vars(a).items():
             path = f"{prefix}{name}"
-            if path in fields or "np_random" in name:
+            if path in fields or "np_random" in name or bookkeeping(a, name):
                 continue
             if not same(snapshot(value), snapshot(vars(b).get(name))):
                 return path

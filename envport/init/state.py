@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from envport.init.errors import InitError
-from envport.init.watch import chain, reads_during
+from envport.init.watch import bookkeeping, chain, reads_during
 
 # Names the spec's tolerance table uses for outputs: a field may not take one.
 _RESERVED = {"obs", "reward", "terminated", "truncated", "noise"}
@@ -136,7 +136,8 @@ def discover(env: Any, actions: list[list[Any]], seeds: list[int]) -> Discovery:
             states += 1
             for obj, values in zip(objects, seen, strict=True):
                 for name, value in vars(obj).items():
-                    values.setdefault(name, []).append(snapshot(value))
+                    if not bookkeeping(obj, name):
+                        values.setdefault(name, []).append(snapshot(value))
             with reads_during(objects, reads):
                 _, _, terminated, truncated, _ = env.step(action)
             if terminated or truncated:

@@ -22,6 +22,34 @@ def chain(env: Any) -> list[tuple[str, Any]]:
     return found
 
 
+# Gymnasium's wrappers that only check, count, record or render: their attributes are the
+# wrapper's bookkeeping (the env checker's `checked_step` and, from 1.4, `_previous_data`;
+# the episode statistics' running return and start time), never the env's state. TimeLimit
+# is one of them except for its step counter, which decides truncation. Other wrappers
+# (a user's, or Gymnasium's StickyAction, FrameStack, Normalize*) may hold state that
+# changes what the env answers, so their attributes stay candidates.
+BOOKKEEPING_WRAPPERS = frozenset(
+    {
+        "PassiveEnvChecker",
+        "OrderEnforcing",
+        "RecordEpisodeStatistics",
+        "RecordVideo",
+        "HumanRendering",
+        "RenderCollection",
+        "TimeLimit",
+    }
+)
+TIME_LIMIT_COUNTER = ("TimeLimit", "_elapsed_steps")
+
+
+def bookkeeping(obj: Any, name: str) -> bool:
+    """Whether `obj.name` is a Gymnasium wrapper's own bookkeeping (see BOOKKEEPING_WRAPPERS)."""
+    for cls in type(obj).__mro__:
+        if cls.__module__.startswith("gymnasium.") and cls.__name__ in BOOKKEEPING_WRAPPERS:
+            return (cls.__name__, name) != TIME_LIMIT_COUNTER
+    return False
+
+
 def _watching(cls: type, reads: set[str], written: set[str]) -> type:
     def __getattribute__(self: Any, name: str) -> Any:
         if name not in written and name in object.__getattribute__(self, "__dict__"):

@@ -56,6 +56,9 @@ class AccountedModel:
         self.budget = budget
         self.journal = journal
         self.prices = prices if prices is not None else getattr(model, "prices", None)
+        if self.prices is not None and budget is not None and budget.budget_tokens is not None:
+            # A token cap stops the run whatever a call costs: "no price" would be noise.
+            self.prices.quiet_when_unpriced = True
         # Identical requests in flight at once wait for one another instead of both paying.
         # A lock lives only while some call uses it, so none outlives its event loop.
         self._key_locks: dict[str, asyncio.Lock] = {}

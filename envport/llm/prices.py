@@ -60,6 +60,8 @@ class PriceTable:
     def __init__(self, prices: dict[str, Price]) -> None:
         self.prices = dict(prices)
         self._warned: set[str] = set()
+        # A run capped in tokens is stopped by them: a model without a price needs no warning.
+        self.quiet_when_unpriced = False
 
     def lookup(self, model_id: str) -> Price | None:
         matches = [prefix for prefix in self.prices if model_id.startswith(prefix)]
@@ -69,7 +71,7 @@ class PriceTable:
 
     def price_or_warn(self, model_id: str) -> Price | None:
         price = self.lookup(model_id)
-        if price is None and model_id not in self._warned:
+        if price is None and model_id not in self._warned and not self.quiet_when_unpriced:
             # Once per model: a long run would otherwise repeat it on every call.
             self._warned.add(model_id)
             log.warning(

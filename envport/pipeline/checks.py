@@ -15,6 +15,7 @@ from pathlib import Path
 
 from envport import interrupts
 from envport.errors import PortError
+from envport.gaps import gap_lines
 from envport.io import JsonCache
 from envport.pipeline.build_errors import compiler_errors
 from envport.repair.apply import read_files
@@ -32,6 +33,8 @@ COMPOSED_LEVELS = ("l2", "l3")
 MAX_FAILURES = 3
 MAX_FAILURE_CHARS = 4000
 CHECK_TIMEOUT_S = 120.0
+# The check a --strict run fails when a level passed with gaps (envport.gaps).
+GAPS_CHECK = "gaps"
 
 log = logging.getLogger("envport.pipeline")
 
@@ -89,6 +92,21 @@ def _outcomes(scope: str, report: VerifyReport, load_name: str, port: Path) -> l
                 passed=level.passed,
                 failures=[_cut(d.text()) for d in level.divergences[:MAX_FAILURES]],
                 signature=divergence_signature(name, first) if first else "",
+                gaps=level.gaps,
+            )
+        )
+    if report.strict and report.gaps and not report.diverged:
+        # --strict: what the checks could not show is a failure to repair, one per gap.
+        lines = gap_lines(report.gaps)
+        outcomes.append(
+            CheckOutcome(
+                name=GAPS_CHECK,
+                scope=scope,
+                level=GAPS_CHECK,
+                passed=False,
+                failures=[f"{line} (--strict: close this gap)" for line in lines],
+                signature=f"{GAPS_CHECK}|{' || '.join(lines)}",
+                gaps=report.gaps,
             )
         )
     return outcomes
@@ -167,7 +185,7 @@ def _case_files(options: VerifyOptions) -> list[Path]:
 
 
 def check_composed(
-    run_dir: Path, port: Path, target: str, cache: CheckCache | None = None
+    run_dir: Path, port: Path, target: str, cache: CheckCache | None = None, strict: bool = False
 ) -> CheckRun:
     proposed = run_dir / "proposed_tests"
     options = VerifyOptions(
@@ -176,6 +194,7 @@ def check_composed(
         timeout=CHECK_TIMEOUT_S,
         # The model's proposed cases run beside the harness's checks once there are any.
         cases=proposed if any(proposed.glob("*.toml")) else None,
+        strict=strict,
     )
     report, cached = _cached_verify(cache, run_dir, port, options)
     return CheckRun(COMPOSED, _outcomes(COMPOSED, report, "load", port), report, cached)

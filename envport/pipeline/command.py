@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from rich.console import Console
 
 from envport.errors import EnvportError
+from envport.gaps import add_strict_option
 from envport.pipeline import TRANSLATE_TARGETS
 from envport.runs.options import (
     DEFAULT_OPTIMIZE_ROUNDS,
@@ -165,6 +166,7 @@ def translate_options(args: argparse.Namespace) -> TranslateOptions:
         prompts=args.prompts,
         limits=_limits(args),
         optimize=optimize_settings(args.optimize, _optimize_given(args)),
+        strict=args.strict,
     )
 
 
@@ -192,6 +194,8 @@ def command_words(options: RunOptions, *, base_url: bool = False) -> list[str]:
         ):
             if value is not None:
                 words += [flag, str(value)]
+        if options.strict:
+            words.append("--strict")
         if options.optimize.rounds:
             words.append("--optimize")
             settings = options.optimize.model_dump(exclude_unset=True)
@@ -233,6 +237,7 @@ def add_translate(subparsers: argparse._SubParsersAction) -> None:
         help="name of the run's directory in --out (default <spec>-<target>-<time>-<random>)",
     )
     parser.add_argument("--prompts", help="directory of .j2 templates overriding the shipped ones")
+    add_strict_option(parser)
     _add_budgets(parser)
     _add_optimize(parser)
     parser.set_defaults(func=_run_translate)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from gymnasium import spaces
 
 from envport.spec import PortSpec
 from envport.targets.reference import Reference
@@ -30,6 +31,11 @@ class ObservedTypes:
     observation: str
     reward: str
     flags: str
+    # What decides which lines of the prompt apply (a line that does not apply is noise a
+    # model may act on): a Box action space, any float-valued state field, the time limit.
+    box_actions: bool = True
+    float_state: bool = True
+    time_limit: int | None = None
     # The spaces as Gymnasium prints them, and what each action means where the reference
     # says (`get_action_meanings`, or an action set its wrapper maps indices through).
     action_space: str = ""
@@ -100,6 +106,7 @@ def observe(spec: PortSpec) -> ObservedTypes:
     obs: tuple[list[str], list[str]] = ([], [])
     rewards: list[str] = []
     flags: list[str] = []
+    kinds: set[str] = set()
 
     def note(after: int) -> None:
         if names is None:
@@ -109,6 +116,7 @@ def observe(spec: PortSpec) -> ObservedTypes:
             read = {name: _read(env, path) for name, path in spec.state.fields.items()}
         for name, value in read.items():
             states.setdefault(name, ([], []))[after].append(describe(value))
+            kinds.add(np.asarray(value).dtype.kind)
 
     # The env is stepped directly (not through Reference.step, which converts the reward,
     # nor after Reference.track, which installs the draw recorder): the raw values count.
@@ -132,6 +140,9 @@ def observe(spec: PortSpec) -> ObservedTypes:
         observation=_when(*obs),
         reward=_when([], rewards),
         flags=_when([], flags),
+        box_actions=isinstance(env.action_space, spaces.Box),
+        float_state=bool(kinds & {"f", "c"}),
+        time_limit=reference.max_episode_steps,
         action_space=str(env.action_space),
         observation_space=str(env.observation_space),
         action_meanings=meanings,

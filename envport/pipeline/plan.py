@@ -20,8 +20,8 @@ from envport.spec import ModuleSpec
 
 # What the harness calls on the entry module, per backend (see envport/targets/*_port.py).
 CONTRACT: dict[str, tuple[str, ...]] = {
-    "jax": ("default_params", "reset", "step", "state_from_reference"),
-    "numpy": ("VectorEnv", "state_from_reference"),
+    "jax": ("default_params", "reset", "step", "state_from_reference", "state_to_reference"),
+    "numpy": ("VectorEnv", "state_from_reference", "state_to_reference"),
     "rust": (
         "envport_abi_version",
         "envport_state_layout",

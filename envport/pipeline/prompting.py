@@ -112,6 +112,15 @@ class PromptBuilder:
             observed=self.observed,
             field_types=dict(self.observed.fields) if self.observed else {},
             randomness=self.spec.randomness,
+            # Which lines apply to this spec (measured on the reference; all of them when
+            # the types were not measured).
+            box_actions=self.observed.box_actions if self.observed else True,
+            float_state=self.observed.float_state if self.observed else True,
+            time_limit=(
+                self.observed.time_limit
+                if self.observed
+                else self.spec.state.step_counter is not None
+            ),
             module_files={m.name: self.target.file(m.name) for m in state.modules},
         )
 

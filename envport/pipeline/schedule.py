@@ -51,7 +51,9 @@ class Checker:
     def composed(self, state: RunState) -> CheckRun:
         self.note("checking the whole port")
         root, port = self.run.root, self.run.port
-        return self._recorded(state, check_composed(root, port, state.target, self.cache))
+        return self._recorded(
+            state, check_composed(root, port, state.target, self.cache, state.strict)
+        )
 
     def module(self, state: RunState, name: str) -> CheckRun:
         root, port = self.run.root, self.run.port

@@ -16,6 +16,7 @@ from rich.console import Console
 
 from envport import interrupts
 from envport.errors import EXIT_DIVERGED, EXIT_OK, EnvportError
+from envport.gaps import gap_lines
 from envport.llm import RetryPolicy, load_model
 from envport.llm.types import Model
 from envport.pipeline import TRANSLATE_TARGETS
@@ -119,6 +120,7 @@ def _start(options: TranslateOptions, spec_file: Path, env: str | None) -> _Star
         prompts_dir=prompts,
         limits=options.limits,
         optimize=options.optimize,
+        strict=options.strict,
         phase="modules" if target_spec.modules else "plan",
         modules=list(target_spec.modules),
         entry=target_spec.entry,
@@ -224,15 +226,23 @@ def _resumable(run: RunDir, console: Console, body: Callable[[], int]) -> int:
     return interrupts.exit_code(signum)
 
 
+def _style(state: RunState) -> str:
+    if state.status != "verified":
+        return "bold red"
+    return "bold yellow" if state.gaps else "bold green"
+
+
 def _print_paths(run: RunDir, state: RunState, console: Console) -> None:
-    verdict = "verified" if state.status == "verified" else f"gave up: {state.reason}"
+    verdict = state.verdict if state.status == "verified" else f"gave up: {state.reason}"
     console.print(
         f"{verdict} ({state.spec_name} -> {state.target}, {state.step} steps, "
         f"{state.elapsed_s:.1f} s, {state.usage.described()}, ${state.cost_usd:.4f})",
-        style="bold green" if state.status == "verified" else "bold red",
+        style=_style(state),
         markup=False,
         highlight=False,
     )
+    for line in gap_lines(state.gaps):
+        console.print(f"  gap {line}", style="yellow", markup=False, highlight=False)
     html = run.reports / "report.html"
     checks = run.reports / "verify.json"
     rows: list[tuple[str, object]] = [("port", run.port)]

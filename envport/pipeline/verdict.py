@@ -43,5 +43,7 @@ def verified(nxt: RunState, reason: str = "every level passes") -> Decision:
         return Decision("optimize", nxt, acts)
     nxt.phase = "done"
     nxt.status = "verified"
-    nxt.reason = reason
+    # What the passing checks did not show (a --strict run never gets here with any).
+    nxt.gaps = list({gap: None for o in nxt.results.values() for gap in o.gaps})
+    nxt.reason = reason + (f", with {len(nxt.gaps)} gaps" if nxt.gaps else "")
     return Decision("verified", nxt, (Complete(), Finish()))

@@ -19,6 +19,7 @@ import jinja2
 from pydantic import ValidationError
 
 from envport.errors import EnvportError
+from envport.gaps import gap_lines
 from envport.report import plots
 from envport.report.grids import GridView, grid_views
 from envport.review.terminal import prompt_label, safe
@@ -56,6 +57,7 @@ class LevelView:
     passed: bool
     summary: str
     divergences: list[DivergenceView] = field(default_factory=list)
+    gaps: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -153,7 +155,7 @@ def _level_view(level: dict[str, Any]) -> LevelView:
                 grid_views(data) if index < PLOTS_PER_LEVEL else [],
             )
         )
-    return LevelView(result.name, result.passed, result.summary(), views)
+    return LevelView(result.name, result.passed, result.summary(), views, gap_lines(result.gaps))
 
 
 def _check_view(check: CheckEvent) -> CheckView:
@@ -289,6 +291,7 @@ def render(run: RunDir, bench: list[Path] | None = None) -> str:
     template = _environment().get_template("report.html.j2")
     return template.render(
         state=state,
+        gap_lines=gap_lines,
         iterations=views,
         contexts=contexts,
         levels=level_summary(outcomes),

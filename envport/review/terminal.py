@@ -67,8 +67,10 @@ def header(state: RunState) -> Text:
     text = Text()
     text.append(f"run {state.run_id}", style="bold")
     text.append(safe(f": {state.spec_name} -> {state.target}, model {state.model}\n"))
-    verdict_style = "bold green" if state.status == "verified" else "bold red"
-    text.append(state.status, style=verdict_style)
+    verdict_style = "bold red" if state.status != "verified" else "bold green"
+    if state.gaps:
+        verdict_style = "bold yellow"
+    text.append(state.verdict, style=verdict_style)
     if state.reason:
         text.append(safe(f" ({state.reason})"))
     text.append(

@@ -137,6 +137,8 @@ class TranslateOptions(BaseModel):
     prompts: str | None = Field(default=None, description="directory of .j2 overrides")
     limits: Limits = Field(default_factory=Limits)
     optimize: OptimizeSettings = Field(default_factory=OptimizeSettings)
+    # A check that passed but did not show everything (envport.gaps) fails the run's checks.
+    strict: bool = False
 
 
 class ResumeOptions(BaseModel):

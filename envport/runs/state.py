@@ -15,6 +15,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, Field, ValidationError
 
 from envport.errors import EnvportError
+from envport.gaps import Gap
 from envport.io import write_atomically
 from envport.llm.types import TokenUsage
 from envport.runs.options import Limits, OptimizeSettings
@@ -61,6 +62,8 @@ class CheckOutcome(BaseModel):
     passed: bool
     failures: list[str] = Field(default_factory=list)  # divergence texts, the first few
     signature: str = ""  # what "the same divergence" means for stuck detection
+    # What the check did not show although it passed (envport.gaps).
+    gaps: list[Gap] = Field(default_factory=list)
 
 
 class StuckState(BaseModel):
@@ -103,6 +106,10 @@ class RunState(BaseModel):
     history: list[str] = Field(default_factory=list)
     stuck: StuckState = Field(default_factory=StuckState)
     optimize: OptimizeSettings = Field(default_factory=OptimizeSettings)
+    # --strict: a check's gaps fail it (the model is asked to close them); without it a
+    # verified run lists them in `gaps` and its verdict reads "verified with gaps".
+    strict: bool = False
+    gaps: list[Gap] = Field(default_factory=list)
     optimization: OptimizeProgress = Field(default_factory=OptimizeProgress)
 
     step: int = 0  # completed steps
@@ -122,6 +129,13 @@ class RunState(BaseModel):
         if self.phase == "composed":
             return COMPOSED
         return self.phase
+
+    @property
+    def verdict(self) -> str:
+        """The status a person reads: a verified run with gaps says so."""
+        if self.status == "verified" and self.gaps:
+            return "verified with gaps"
+        return self.status.replace("_", " ")
 
     @property
     def replayed(self) -> bool:

@@ -19,6 +19,9 @@ from envport.serve.ops import LoadPort, Op
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 
+# Bytes of a worker's output kept with a failed request (a panic's message is a few lines).
+MAX_FAILURE_OUTPUT = 4000
+
 # Never hand credentials to untrusted port code.
 _SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 
@@ -97,6 +100,7 @@ class PortWorker:
         self._socket.bind(address)
         self._stderr = open(Path(self._scratch.name) / "stderr.log", "w+b")  # noqa: SIM115
         self._next_id = 0
+        self._output_mark = 0
         self._pending: int | None = None
         self._stopped: str | None = None
         command = [sys.executable, "-m", WORKER_PROGRAM, "--address", address]
@@ -155,6 +159,8 @@ class PortWorker:
         # (Flags positional: pyzmq's stubs type a run-time `copy` only in that form.)
         self._socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
         self._pending_op = op.op
+        # Where the worker's output stood: what it prints from here on is this request's.
+        self._output_mark = os.fstat(self._stderr.fileno()).st_size
 
     def receive(self, timeout: float | None = None) -> Any:
         limit = self.timeout if timeout is None else timeout
@@ -171,7 +177,10 @@ class PortWorker:
                 if response.id != self._pending:
                     continue  # a late answer to a request we gave up on
                 if not response.ok:
-                    raise PortError(f"{self.role} failed in `{self._pending_op}`: {response.error}")
+                    raise PortError(
+                        f"{self.role} failed in `{self._pending_op}`: {response.error}",
+                        detail=self._failure_detail(response.detail),
+                    )
                 return response.result
             if self.process.poll() is not None:
                 raise PortError(
@@ -198,6 +207,18 @@ class PortWorker:
     def request(self, op: Op, timeout: float | None = None) -> Any:
         self.send(op)
         return self.receive(timeout)
+
+    def _failure_detail(self, frames: str | None) -> str:
+        """The port's own words on a failed request: what it printed while answering (a
+        Rust panic's message goes to stderr) and the traceback's frames in the port."""
+        self._stderr.flush()
+        self._stderr.seek(self._output_mark)
+        printed = self._stderr.read(MAX_FAILURE_OUTPUT).decode(errors="replace").strip()
+        self._stderr.seek(0, os.SEEK_END)
+        parts = [f"port output:\n{printed}"] if printed else []
+        if frames:
+            parts.append(f"traceback (the port's frames):\n{frames.rstrip()}")
+        return "\n".join(parts)
 
     def _death_note(self) -> str:
         how = jail.exit_note(self.process.returncode)

@@ -143,6 +143,16 @@ class BatchVsSingle(Op):
 
 
 @dataclass(frozen=True)
+class StateApi(Op):
+    """The state API's own contract (no aliasing of the caller's arrays), probed in the
+    worker with these states and one step of these actions."""
+
+    op = "state_api"
+    states: States
+    actions: np.ndarray
+
+
+@dataclass(frozen=True)
 class SampleNoise(Op):
     """The port's own noise sampler, for the sampler's two-sample test."""
 
@@ -265,6 +275,7 @@ OPS: dict[str, type[Op]] = {
         SessionStep,
         SessionRead,
         BatchVsSingle,
+        StateApi,
         SampleNoise,
         SampleStep,
         ResetSamples,

@@ -26,6 +26,7 @@ Op = Literal[
     "session_step",
     "session_read",
     "batch_vs_single",
+    "state_api",
     "sample_noise",
     "reverse_reset",
     "reverse_rollout",

@@ -68,6 +68,14 @@ class OwnRandomness(Protocol):
 
 
 @runtime_checkable
+class StateContract(Protocol):
+    """A port whose loaded states are its own objects (JAX, NumPy): the probe that loading
+    keeps none of the caller's arrays and reading hands out copies (envport.targets.state_api)."""
+
+    def state_api(self, states: States, actions: np.ndarray) -> dict[str, Any]: ...
+
+
+@runtime_checkable
 class VectorApi(Protocol):
     """A Gymnasium `VectorEnv` driven op by op (NumPy)."""
 

@@ -4,6 +4,10 @@ Contract (gymnax 1.0 functional API, without autoreset so the harness sees termi
   reset(key, params) -> (obs, state)
   step(key, state, action, params) -> (obs, state, reward, terminated, truncated, info)
   state_from_reference(ref_state: dict[str, Array]) -> state     (must be jax-traceable)
+  state_to_reference(state) -> dict[str, Array]                   (the inverse; jax-traceable)
+      every field `state_from_reference` takes, so the harness can read the port's state
+      back; without it state reads are not checked and the verdict lists that as a gap.
+      Neither keeps the caller's arrays: a later change to them must not reach the state.
   default_params() -> params                                      (optional; None if absent)
 A stochastic env's port also exports (docs/design.md, contract 3):
   sample_noise(key, state, action, params) -> noise
@@ -20,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.targets import state_api
 from envport.targets.loader import ContractError, require
 from envport.targets.names import TargetName
 from envport.targets.numpy_port import CANNOT_LOAD
@@ -165,6 +170,16 @@ class JaxPort:
             self._sampler = jax.jit(jax.vmap(sample))
         keys = jax.random.split(jax.random.PRNGKey(seed), actions.shape[0])
         return {"noise": np.asarray(self._sampler(states, actions, keys))}
+
+    def state_api(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+        """The state API's contract: `state_from_reference` keeps none of the caller's
+        arrays (a JAX state's arrays are immutable once they are JAX's own)."""
+        del actions  # a JAX step returns a new state: nothing of the caller's to write into
+        leaves = self.jax.tree_util.tree_leaves
+        found = state_api.probe_bridge(
+            self.entry.state_from_reference, states, "state_from_reference", leaves
+        )
+        return {"problems": found}
 
     # ---- the paths users call: reset and the sampled step ----
 

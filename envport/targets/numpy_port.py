@@ -7,6 +7,10 @@ Contract (Gymnasium VectorEnv conventions, next-step autoreset):
       set_state(states: dict[str, ndarray with leading B])
       get_state() -> dict[str, ndarray with leading B]
   state_from_reference(ref_state: dict[str, ndarray]) -> dict[str, ndarray]   (one env)
+  state_to_reference(state: dict[str, ndarray]) -> dict[str, ndarray]   (one env, the inverse)
+      without it state reads are not checked and the verdict lists that as a gap.
+  set_state copies what it is given (the caller may change its arrays afterwards), and
+  get_state returns copies, never the env's own arrays.
   states_from_reference(ref_states: dict[str, ndarray with leading B]) -> dict   (optional)
       the same for B envs at once; when present the harness uses it for batches and checks
       it against state_from_reference on a few rows of every batch.
@@ -31,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.targets import state_api
 from envport.targets.loader import ContractError, require
 from envport.targets.names import TargetName
 
@@ -189,6 +194,21 @@ class NumpyPort:
                 "port `VectorEnv` lacks `sample_noise` (numpy contract, stochastic env)"
             )
         return {"noise": np.asarray(env.sample_noise(actions))}
+
+    def state_api(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
+        """The state API's contract: `set_state` keeps none of the caller's arrays and
+        `get_state` hands out copies (state_api). The bridge's answer goes to `set_state`,
+        which copies it, so the bridge itself may return views."""
+        found: list[str] = []
+        bridged = self._bridge({k: v.copy() for k, v in states.items()})
+
+        def make() -> Any:
+            env = self.entry.VectorEnv(num_envs=len(actions))
+            env.reset(seed=0)
+            return env
+
+        found += state_api.probe_vector_env(make, bridged, actions)
+        return {"problems": found}
 
     # ---- L2: a live session of B envs, and batch-versus-single ----
 

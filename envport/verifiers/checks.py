@@ -8,6 +8,7 @@ in the report in that order. `part` names the wall-time bucket a check's time go
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from abc import ABC, abstractmethod
 from types import ModuleType
@@ -15,10 +16,21 @@ from typing import ClassVar
 
 from envport.errors import EnvportError
 from envport.targets.registry import TARGET_NAMES, target
-from envport.verifiers import cases, l1, l1_landings, l2, l3_lanes, l3_ray, l3_replay, reverse
+from envport.verifiers import (
+    cases,
+    l1,
+    l1_landings,
+    l2,
+    l3_lanes,
+    l3_ray,
+    l3_replay,
+    reverse,
+    survival,
+)
 from envport.verifiers.bounds_coverage import Coverage
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.divergence import LevelResult
+from envport.verifiers.endings import ending_gaps
 from envport.verifiers.replay import Replay
 
 
@@ -154,12 +166,13 @@ class L2UserPaths(Check):
         return "l2" in ctx.levels and ctx.reset_sample is not None and _own_randomness(ctx)
 
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
-        from envport.verifiers import reset_check, vector_check
+        from envport.verifiers import reset_check, state_api_check, vector_check
 
         sample, seed, replay = ctx.reset_sample, ctx.options.seed, ctx.replays["l2"]
         assert sample is not None
         line = replay.command()
         found = [reset_check.check_reset(ctx.spec, ctx.worker, sample, seed, line)]
+        found.append(state_api_check.check_state_api(ctx.reference, ctx.worker, seed, line))
         if target(ctx.backend or "").vector_env:
             found.append(vector_check.check_vector(ctx.spec, ctx.worker, sample, seed, line))
         return _replayed(found, replay)
@@ -244,9 +257,54 @@ class ReverseRollouts(Check):
         ctx.report.not_run = reverse.not_applicable(
             ctx.requested, ctx.options.cases is not None, ctx.spec.randomness is not None
         )
-        return reverse.run_reverse(
+        found = reverse.run_reverse(
             ctx.spec, ctx.reference, ctx.worker, ctx.l3, ctx.replays["reverse"]
         )
+        return found + _to_the_limit(ctx, found)
+
+
+# Episodes played to the time limit when reverse injection's own never reach it.
+LIMIT_EPISODES = 4
+
+
+def _to_the_limit(ctx: VerifyContext, found: list[LevelResult]) -> list[LevelResult]:
+    """When no episode reached the reference's time limit, episodes the reference finds
+    that survive to it (envport.verifiers.survival), played on the port from its own
+    starts, so the port's limit is compared too. Deterministic envs only: the search
+    replays the reference from loaded states, which a stochastic env's draws would not."""
+    limit = ctx.reference.max_episode_steps
+    whole = ctx.l3.only_episode is None and ctx.l3.batch is None
+    if not whole or limit is None or ctx.spec.randomness is not None:
+        return []
+    if not ending_gaps(found, limit):
+        return []
+    options = dataclasses.replace(
+        ctx.l3, episodes=min(LIMIT_EPISODES, ctx.l3.episodes), steps=limit
+    )
+    choose = survival.to_the_limit(ctx.reference, limit, ctx.options.seed)
+    levels = reverse.run_reverse(
+        ctx.spec, ctx.reference, ctx.worker, options, ctx.replays["reverse"], choose
+    )
+    kept = []
+    for level in levels:
+        if level.mode == "states":
+            continue  # the endings are the point; states are compared by the main pass
+        level.mode = f"{level.mode}@limit"
+        # Hundreds of open-loop steps: a port exact to its tolerance (float32) may leave the
+        # reference's trajectory before the limit. Only an ending that differs alone is the
+        # port's time limit; an episode that drifted first shows nothing about it.
+        limit_only = [d for d in level.divergences if {f.field for f in d.fields} == {"truncated"}]
+        drifted = len(level.divergences) - len(limit_only)
+        level.divergences, level.diverged_episodes = limit_only, len(limit_only)
+        level.passed = not limit_only
+        for divergence in limit_only:
+            divergence.mode = level.mode
+        level.note = f"to the time limit: {level.summary()}"
+        if drifted:
+            level.endings = {}  # the limit was not compared: the gap stays
+            level.note += f"; {drifted} episodes left the reference's trajectory first"
+        kept.append(level)
+    return kept
 
 
 CHECKS: tuple[Check, ...] = (

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, SkipValidation
 
+from envport.gaps import Gap, GapKind, gap_lines, verdict_word
 from envport.verifiers.replay import Replay
 
 # The parts of a verify run timed on their own, in the order they run.
@@ -120,6 +121,8 @@ class LevelResult(BaseModel):
     # and the sentence reporting them, which replaces the step counts in the summary.
     statistics: dict[str, Any] = Field(default_factory=dict)
     note: str = ""
+    # What this check did not show although it passed (envport.gaps).
+    gaps: list[Gap] = Field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -172,9 +175,18 @@ class VerifyReport(BaseModel):
     # spec's modules, a replay that needs a whole batch).
     notes: list[str] = Field(default_factory=list)
 
+    # Every gap of the run: the levels' and the checks that did not run (filled by verify).
+    gaps: list[Gap] = Field(default_factory=list)
+    # --strict: a gap fails the run.
+    strict: bool = False
+
+    @property
+    def diverged(self) -> bool:
+        return self.error is not None or not all(level.passed for level in self.levels)
+
     def verdict(self) -> str:
         """The closing line: what was checked, the result, and where the time went."""
-        word = "verified" if self.passed else "DIVERGED"
+        word = verdict_word(self.diverged, self.gaps, self.strict)
         if self.module is not None:
             what = f"module {self.module} of the {self.target or 'auto'} port"
         else:
@@ -211,6 +223,9 @@ class VerifyReport(BaseModel):
             lines.append(f"{status} {level.name}: {level.summary()}")
             lines.extend(d.text() for d in level.divergences[:1])
         lines.extend(f"n/a  {name}: not run, {why}" for name, why in self.not_run.items())
+        # Checks that did not run are the n/a lines above; the rest of the gaps follow.
+        shown = [gap for gap in self.gaps if gap.kind is not GapKind.NOT_RUN]
+        lines.extend(f"{'FAIL' if self.strict else 'gap '} {line}" for line in gap_lines(shown))
         return "\n".join(lines)
 
 

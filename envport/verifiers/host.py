@@ -18,7 +18,13 @@ import numpy as np
 from envport.serve import ops, sandbox
 from envport.serve.wire import Request
 from envport.serve.worker import PORT_PACKAGE, run_worker
-from envport.targets.backend import OwnRandomness, ReverseBackend, VectorApi, open_port
+from envport.targets.backend import (
+    OwnRandomness,
+    ReverseBackend,
+    StateContract,
+    VectorApi,
+    open_port,
+)
 from envport.targets.loader import ContractError
 
 
@@ -140,6 +146,10 @@ class Host:
                 return port.session_read()
             case ops.BatchVsSingle():
                 return port.batch_vs_single(**op.args())
+            case ops.StateApi():
+                return _able(port, StateContract, op, "loads no state it owns").state_api(
+                    **op.args()
+                )
             case ops.ReverseReset() | ops.ReverseRollout():
                 return getattr(_able(port, ReverseBackend, op, "no reverse driver"), op.op)(
                     **op.args()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from envport.gaps import GapKind, gap_lines
 from envport.verifiers.divergence import VerifyReport
 
 
@@ -34,8 +35,20 @@ def junit_xml(report: VerifyReport) -> str:
         case = ET.SubElement(suite, "testcase", classname="envport.not_run", name=name)
         ET.SubElement(case, "skipped", message=why)
         cases += 1
+    skipped = len(report.not_run)
+    # What passing checks did not show (envport.gaps): a skipped case each, a failure under
+    # --strict, so a CI page tells a fully checked port from a partly checked one.
+    for line in gap_lines(g for g in report.gaps if g.kind is not GapKind.NOT_RUN):
+        case = ET.SubElement(suite, "testcase", classname="envport.gaps", name=line)
+        cases += 1
+        if report.strict:
+            failures += 1
+            ET.SubElement(case, "failure", message=f"--strict: {line}").text = line
+        else:
+            skipped += 1
+            ET.SubElement(case, "skipped", message=f"gap: {line}")
     suite.set("tests", str(cases))
-    suite.set("skipped", str(len(report.not_run)))
+    suite.set("skipped", str(skipped))
     suite.set("failures", str(failures))
     suite.set("time", f"{report.seconds.get('total', 0.0):.3f}")
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)

@@ -26,6 +26,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from envport.gaps import Gap, GapKind
 from envport.serve.ops import Op, Requester, SessionLoad, SessionStep
 from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, Transition
@@ -285,7 +286,14 @@ def check_interaction(
         )
     level.steps_compared = _COUNTS["steps"]
     if "machine" in last and not last["machine"].readable:
-        level.mode = "interaction (no state_to_reference: state reads not checked)"
+        level.gaps.append(
+            Gap(
+                check="l2.interaction",
+                kind=GapKind.NO_STATE_READS,
+                detail="the port has no `state_to_reference`, so the state it holds after a "
+                "step or a load is never compared; only observations, rewards and endings are",
+            )
+        )
     level.seconds = {"total": time.perf_counter() - started}
     return level
 

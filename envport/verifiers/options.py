@@ -48,6 +48,9 @@ class VerifyOptions:
     # Fail (not only warn) when more than 1% of the states L3's reference visits lie outside
     # a field's `[state.bounds]` (envport.verifiers.bounds_coverage).
     strict_bounds: bool = False
+    # Fail (not only report) when a check passed but did not show everything it could
+    # (envport.gaps: no state reads, an ending never reached, a check that did not apply).
+    strict: bool = False
     # Where L3's chunks run: "local" (lanes on this machine) or "ray" (tasks on a Ray
     # cluster: `address`, else $RAY_ADDRESS, else a local Ray started for the run).
     executor: str = "local"

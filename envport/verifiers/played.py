@@ -52,10 +52,11 @@ class Played:
         """How the episodes ended: what the level actually exercised."""
         ends = self.ends
         terminated = self.steps.terminated[ends].astype(bool)
-        truncated = self.steps.truncated[ends].astype(bool) & ~terminated
+        truncated = self.steps.truncated[ends].astype(bool)
         counts = {
-            "terminated": int(terminated.sum()),
-            "truncated": int(truncated.sum()),
+            "terminated": int((terminated & ~truncated).sum()),
+            "truncated": int((truncated & ~terminated).sum()),
+            "both": int((terminated & truncated).sum()),
             "step limit": int((~terminated & ~truncated).sum()),
         }
         return {name: count for name, count in counts.items() if count}

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.gaps import Gap, GapKind
 from envport.serve.ops import ResetSamples
 from envport.spec import PortSpec
 from envport.verifiers import sample_compare
@@ -87,6 +88,15 @@ def check_reset(
     )
     if not level.passed and not failed:
         level.note += f"; {level.divergences[0].message}"
+    if not readable:
+        level.gaps.append(
+            Gap(
+                check="l2.reset",
+                kind=GapKind.OBSERVATIONS_ONLY,
+                detail="the port has no `state_to_reference`, so its reset states are compared "
+                "through observations only (state the observation hides is not checked)",
+            )
+        )
     level.seconds = {"total": time.perf_counter() - started}
     return level
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.gaps import Gap, GapKind
 from envport.spec import PortSpec
 from envport.verifiers import sample_compare, vector_seeding
 from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
@@ -85,6 +86,15 @@ def check_vector(
     )
     if level.divergences:
         level.note = f"{level.divergences[0].message}"
+    elif not readable:
+        level.gaps.append(
+            Gap(
+                check="l2.vector",
+                kind=GapKind.NO_STATE_READS,
+                detail="the port has no `state_to_reference`, so the states its VectorEnv "
+                "holds after autoresets and partial resets are not compared",
+            )
+        )
     level.seconds = {"total": time.perf_counter() - started}
     return level
 

@@ -44,7 +44,9 @@ class Tally:
     autoresets: int = 0
     partial: int = 0
     full: int = 0
-    endings: dict[str, int] = field(default_factory=lambda: {"terminated": 0, "truncated": 0})
+    endings: dict[str, int] = field(
+        default_factory=lambda: {"terminated": 0, "truncated": 0, "both": 0}
+    )
     draws_obs: list[np.ndarray] = field(default_factory=list)
     draws_state: list[dict[str, np.ndarray]] = field(default_factory=list)
 
@@ -204,8 +206,9 @@ class VectorRun:
                 raise Mismatch(t, int(rows[where]), message, diffs)
             self._compare_states(answer, rows, t, "step, then state read")
         self.tally.env_steps += int(rows.size)
-        self.tally.endings["terminated"] += int(terminated.sum())
+        self.tally.endings["terminated"] += int((terminated & ~truncated).sum())
         self.tally.endings["truncated"] += int((truncated & ~terminated).sum())
+        self.tally.endings["both"] += int((terminated & truncated).sum())
 
     # ---- the judgements ----
 

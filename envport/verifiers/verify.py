@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from envport.errors import PortError
+from envport.gaps import Gap, GapKind
 from envport.scale import cluster
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetName
@@ -21,6 +22,7 @@ from envport.verifiers.constants import source_constants, threshold_warnings
 from envport.verifiers.context import Timer, VerifyContext, build_context, port_side
 from envport.verifiers.determinism import check_reference_determinism
 from envport.verifiers.divergence import VerifyReport
+from envport.verifiers.endings import ending_gaps
 from envport.verifiers.options import (
     DEFAULT_LEVELS,
     EPISODES_PER_WORKER,
@@ -80,9 +82,22 @@ def verify(
         except PortError as error:
             report.error = str(error)
         timed.stop()
-    report.passed = report.error is None and all(level.passed for level in report.levels)
+    whole_plan = options.only_episode is None and options.episode_batch is None
+    time_limit = ctx.reference.max_episode_steps if whole_plan and report.levels else None
+    report.gaps = _gaps(report) + ending_gaps(report.levels, time_limit)
+    report.strict = options.strict
+    report.passed = not report.diverged and not (options.strict and report.gaps)
     report.seconds["total"] = time.perf_counter() - ctx.started
     return report
+
+
+def _gaps(report: VerifyReport) -> list[Gap]:
+    """The levels' gaps, then each check asked for that could not apply to this port."""
+    found = [gap for level in report.levels for gap in level.gaps]
+    found += [
+        Gap(check=name, kind=GapKind.NOT_RUN, detail=why) for name, why in report.not_run.items()
+    ]
+    return found
 
 
 def _loaded(ctx: VerifyContext, receive: Callable[[], Any]) -> None:
