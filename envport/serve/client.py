@@ -15,7 +15,7 @@ import zmq
 
 from envport.errors import PortError
 from envport.serve import jail
-from envport.serve.ops import LoadPort, Op
+from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 
@@ -29,16 +29,16 @@ def worker_environment() -> dict[str, str]:
     return env
 
 
-def _paths_in(value: Any) -> list[Path]:
-    """Absolute paths named in a load request: the port, a spec, harness files. A file's
-    folder comes along (a spec's harness files sit beside it)."""
-    if isinstance(value, dict):
-        return [p for item in value.values() for p in _paths_in(item)]
-    if isinstance(value, list | tuple):
-        return [p for item in value for p in _paths_in(item)]
-    if isinstance(value, str) and value.startswith("/") and os.path.exists(value):
-        path = Path(value)
-        return [path, path.parent] if path.is_file() else [path]
+def _own_paths(load: Op | None) -> list[Path]:
+    """What a worker's first request needs to read, from the fields the driver itself set:
+    a port's directory, a reference's spec and the folder of its harness files. Never a
+    scan of the request's strings: a module's contract or a plan's text may name any path
+    (`/proc/self/cwd`), and naming one must not make it visible."""
+    if isinstance(load, LoadPort):
+        return [Path(load.port_dir)]
+    if isinstance(load, LoadReference | PlayReference):
+        spec = Path(load.spec)
+        return [spec, spec.parent]
     return []
 
 
@@ -100,7 +100,7 @@ class PortWorker:
             command = jail.command_line(
                 command,
                 scratch,
-                readable=[*_paths_in(load.args() if load else None), *(readable or [])],
+                readable=[*_own_paths(load), *(readable or [])],
                 writable=_build_caches(load),
             )
         except jail.SandboxUnavailable:

@@ -33,8 +33,22 @@ from envport.errors import EnvportError
 # Set in a process (and inherited by the processes it starts) when the user passed
 # --unsafe-no-sandbox: a batch's child runs carry the choice with them.
 UNSAFE_VARIABLE = "ENVPORT_UNSAFE_NO_SANDBOX"
-# Replaced by an empty tmpfs: where secrets, other runs and other users' sockets live.
+# Empty tmpfs in the worker: places programs expect to exist and to write to.
 _HIDDEN = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+# Top-level system directories (links into /usr on a merged-/usr system).
+_SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+# What the dynamic loader, the C compiler (a Rust crate's linker) and user lookups read.
+_ETC_ENTRIES = (
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "nsswitch.conf",
+    "passwd",
+    "group",
+    "os-release",
+)
 
 _warned = False
 
@@ -85,10 +99,18 @@ def _existing(paths: Iterable[Path | str]) -> list[str]:
 
 
 def _interpreter_paths() -> list[str]:
-    """What the worker's Python needs to start and import envport, numpy, jax, gymnasium."""
+    """What the worker's Python needs to start and import envport, numpy, jax, gymnasium:
+    the installation (standard library), the environment's site-packages, envport's own
+    package. Taken from this process's own installation, never from a request's text, and
+    not `sys.path` whole (it holds the working directory under `python -m`)."""
+    import site
+
+    import envport
+
     paths: list[str | Path] = [sys.prefix, sys.base_prefix, sys.exec_prefix]
     paths += [Path(sys.executable).parent, Path(os.path.realpath(sys.executable)).parent]
-    paths += [p for p in sys.path if p]
+    paths += site.getsitepackages()
+    paths.append(Path(envport.__file__).resolve().parent)
     return _existing(paths)
 
 
@@ -104,16 +126,33 @@ def _toolchain_paths() -> list[str]:
     return _existing(paths)
 
 
-def _hidden_roots() -> list[str]:
-    home = os.path.realpath(Path.home())
-    roots = [r for r in _HIDDEN if os.path.isdir(r)]
-    if home not in ("/", "") and os.path.isdir(home):
-        roots.append(home)
-    return roots
+def _system_root() -> list[str]:
+    """The operating system a worker sees: programs and libraries under /usr (and the
+    top-level links into it), and the few files under /etc that the loader, the C compiler
+    and name lookups read. Not the rest of /etc (/etc/shadow), not /root, /home, /srv."""
+    arguments = ["--ro-bind", "/usr", "/usr"]
+    for name in _SYSTEM_DIRS:
+        path = "/" + name
+        if os.path.islink(path):
+            arguments += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            arguments += ["--ro-bind", path, path]
+    for name in _ETC_ENTRIES:
+        path = "/etc/" + name
+        if os.path.exists(path):
+            arguments += ["--ro-bind", path, path]
+    return arguments
 
 
-def _under(path: str, roots: Iterable[str]) -> bool:
-    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+def mounts(
+    scratch: Path, readable: Iterable[Path | str] = (), writable: Iterable[Path | str] = ()
+) -> tuple[list[str], list[str]]:
+    """The paths a worker reads and the paths it writes: all from the driver's own
+    knowledge (its Python, the toolchain, what the caller names), never from request text."""
+    seen = _existing([*_interpreter_paths(), *_toolchain_paths(), *readable])
+    for directory in [scratch, *writable]:
+        os.makedirs(directory, exist_ok=True)
+    return seen, [str(Path(d).resolve()) for d in [scratch, *writable]]
 
 
 def command_line(
@@ -125,7 +164,8 @@ def command_line(
     """`command` wrapped to run inside the sandbox, or as is under --unsafe-no-sandbox.
 
     `readable`: paths the worker reads (the port, harness files); `writable`: paths it may
-    change besides `scratch` (created if missing)."""
+    change besides `scratch` (created if missing). The caller names them from what it
+    knows; nothing else of the machine is visible."""
     problem = _bwrap_problem()
     if problem is not None:
         if not _unsafe_allowed():
@@ -136,17 +176,15 @@ def command_line(
             )
         _warn_once(problem)
         return command
-    hidden = _hidden_roots()
-    arguments = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for root in hidden:
+    seen, changed = mounts(scratch, readable, writable)
+    arguments = ["bwrap", *_system_root(), "--dev", "/dev", "--proc", "/proc"]
+    for root in _HIDDEN:
         arguments += ["--tmpfs", root]
-    for path in _existing([*_interpreter_paths(), *_toolchain_paths(), *readable]):
-        # Only what a tmpfs hid needs binding back; the rest of / is read-only already.
-        if _under(path, hidden):
-            arguments += ["--ro-bind", path, path]
-    for directory in [scratch, *writable]:
-        os.makedirs(directory, exist_ok=True)
-        arguments += ["--bind", str(directory), str(directory)]
+    # Parents before children, so a later mount never hides an earlier one.
+    for path in sorted(seen, key=lambda p: p.count("/")):
+        arguments += ["--ro-bind", path, path]
+    for directory in sorted(changed, key=lambda p: p.count("/")):
+        arguments += ["--bind", directory, directory]
     arguments += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     arguments += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
     arguments += ["--cap-drop", "ALL", "--chdir", str(scratch), "--"]
