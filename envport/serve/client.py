@@ -14,7 +14,7 @@ from typing import Any
 import zmq
 
 from envport.errors import PortError
-from envport.serve import jail
+from envport.serve import answers, jail
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
@@ -75,6 +75,12 @@ class PortWorker:
         self._context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self._socket = self._context.socket(zmq.PAIR)
         self._socket.setsockopt(zmq.LINGER, 0)
+        # An answer is refused by its size before any of it is held: zmq reads a frame's
+        # length first and drops a channel whose frame is over the limit, which the
+        # monitor reports.
+        self._answer_bytes = (limits or Limits()).answer_bytes
+        self._socket.setsockopt(zmq.MAXMSGSIZE, self._answer_bytes)
+        self._channel = self._socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._scratch = tempfile.TemporaryDirectory(prefix="envport-worker-")
         # A Unix socket: it still reaches a worker inside its own network namespace.
         address = f"ipc://{self._scratch.name}/channel"
@@ -82,6 +88,8 @@ class PortWorker:
         self._stderr = open(Path(self._scratch.name) / "stderr.log", "w+b")  # noqa: SIM115
         self._next_id = 0
         self._pending: int | None = None
+        # The request awaiting an answer: what its answer must look like.
+        self._pending_request: Op | None = None
         self._stopped: str | None = None
         command = [sys.executable, "-m", WORKER_PROGRAM, "--address", address]
         if not jail.available():
@@ -95,6 +103,7 @@ class PortWorker:
             command += ["--load", json.dumps(load.args()), "--preload-op", load.op]
             self._next_id = self._pending = 1
             self._pending_op = load.op
+            self._pending_request = load
         scratch = Path(self._scratch.name)
         try:
             command = jail.command_line(
@@ -104,7 +113,7 @@ class PortWorker:
                 writable=_build_caches(load),
             )
         except jail.SandboxUnavailable:
-            self._socket.close()
+            self._close_channel()
             self._stderr.close()
             self._scratch.cleanup()
             raise
@@ -139,6 +148,7 @@ class PortWorker:
         # (Flags positional: pyzmq's stubs type a run-time `copy` only in that form.)
         self._socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
         self._pending_op = op.op
+        self._pending_request = op
 
     def receive(self, timeout: float | None = None) -> Any:
         limit = self.timeout if timeout is None else timeout
@@ -156,11 +166,18 @@ class PortWorker:
                     continue  # a late answer to a request we gave up on
                 if not response.ok:
                     raise PortError(f"{self.role} failed in `{self._pending_op}`: {response.error}")
+                wrong = answers.problem(self._pending_request, response.result)
+                if wrong is not None:
+                    raise PortError(
+                        f"{self.role} sent a malformed answer to `{self._pending_op}`: {wrong}"
+                    )
                 return response.result
             if self.process.poll() is not None:
                 raise PortError(
                     f"{self.role} worker died in `{self._pending_op}`: {self._death_note()}"
                 )
+            if self._channel.poll(0):
+                self._channel_cut()
             if time.monotonic() > deadline:
                 self.kill()
                 # Later requests fail at once with the same reason instead of blocking.
@@ -169,6 +186,21 @@ class PortWorker:
                     f"worker was stopped (raise --timeout if the {self.role} is just slow)"
                 )
                 raise PortError(self._stopped)
+
+    def _channel_cut(self) -> None:
+        """The channel dropped while the worker lives: an answer over the size limit (or a
+        worker that closed it). A dying worker is reported as such."""
+        try:
+            self.process.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self._stopped = (
+                f"{self.role}'s answer to `{self._pending_op}` was refused: over "
+                f"{self._answer_bytes} bytes, or the worker closed its channel; the worker "
+                "was stopped"
+            )
+            raise PortError(self._stopped) from None
+        raise PortError(f"{self.role} worker died in `{self._pending_op}`: {self._death_note()}")
 
     @property
     def socket(self) -> zmq.Socket:
@@ -202,6 +234,11 @@ class PortWorker:
                 self.process.wait(timeout=2)
             except (zmq.ZMQError, subprocess.TimeoutExpired):
                 self.kill()
-        self._socket.close()
+        self._close_channel()
         self._stderr.close()
         self._scratch.cleanup()
+
+    def _close_channel(self) -> None:
+        self._socket.disable_monitor()
+        self._channel.close()
+        self._socket.close()

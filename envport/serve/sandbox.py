@@ -105,6 +105,8 @@ class Limits(BaseModel):
     cpu_seconds_per_request: int = 300
     open_files: int = 512
     network: bool = False
+    # The largest answer the driver takes from the worker (refused before it is read).
+    answer_bytes: int = 1 << 30
 
 
 @dataclass
