@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -14,6 +13,7 @@ from typing import Any
 import zmq
 
 from envport.errors import PortError
+from envport.io.scratch import make_scratch, remove_tree
 from envport.serve import answers, jail
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
 from envport.serve.sandbox import Limits
@@ -81,11 +81,11 @@ class PortWorker:
         self._answer_bytes = (limits or Limits()).answer_bytes
         self._socket.setsockopt(zmq.MAXMSGSIZE, self._answer_bytes)
         self._channel = self._socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
-        self._scratch = tempfile.TemporaryDirectory(prefix="envport-worker-")
+        self._scratch = make_scratch("envport-worker-")
         # A Unix socket: it still reaches a worker inside its own network namespace.
-        address = f"ipc://{self._scratch.name}/channel"
+        address = f"ipc://{self._scratch}/channel"
         self._socket.bind(address)
-        self._stderr = open(Path(self._scratch.name) / "stderr.log", "w+b")  # noqa: SIM115
+        self._stderr = open(self._scratch / "stderr.log", "w+b")  # noqa: SIM115
         self._next_id = 0
         self._pending: int | None = None
         # The request awaiting an answer: what its answer must look like.
@@ -104,7 +104,7 @@ class PortWorker:
             self._next_id = self._pending = 1
             self._pending_op = load.op
             self._pending_request = load
-        scratch = Path(self._scratch.name)
+        scratch = self._scratch
         try:
             command = jail.command_line(
                 command,
@@ -115,12 +115,12 @@ class PortWorker:
         except jail.SandboxUnavailable:
             self._close_channel()
             self._stderr.close()
-            self._scratch.cleanup()
+            remove_tree(self._scratch)
             raise
         self.process = subprocess.Popen(
             command,
-            cwd=self._scratch.name,
-            env={**worker_environment(), "TMPDIR": self._scratch.name},
+            cwd=self._scratch,
+            env={**worker_environment(), "TMPDIR": str(self._scratch)},
             stdin=subprocess.DEVNULL,
             stdout=self._stderr,
             stderr=self._stderr,
@@ -236,7 +236,8 @@ class PortWorker:
                 self.kill()
         self._close_channel()
         self._stderr.close()
-        self._scratch.cleanup()
+        # What the port left there is untrusted: removed without following a link.
+        remove_tree(self._scratch)
 
     def _close_channel(self) -> None:
         self._socket.disable_monitor()

@@ -18,10 +18,10 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from envport.cache_home import cache_home
+from envport.io.scratch import scratch as scratch_dir
 from envport.targets.loader import ContractError
 
 # Seconds for one `cargo build`; the verifier's own per-request timeout must be longer.
@@ -159,7 +159,7 @@ def build_crate(
     if library.is_file():
         return library
     root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="build-", dir=root) as scratch:
+    with scratch_dir("build-", root) as scratch:
         crate = Path(scratch) / "crate"
         shutil.copytree(port_dir, crate, ignore=shutil.ignore_patterns(*_IGNORED))
         if partial is not None:
