@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -14,7 +15,7 @@ import zmq
 
 from envport.errors import PortError
 from envport.io.scratch import make_scratch, remove_tree
-from envport.serve import answers, jail
+from envport.serve import answers, crate_cache, jail
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
@@ -35,23 +36,36 @@ def _own_paths(load: Op | None) -> list[Path]:
     scan of the request's strings: a module's contract or a plan's text may name any path
     (`/proc/self/cwd`), and naming one must not make it visible."""
     if isinstance(load, LoadPort):
-        return [Path(load.port_dir)]
+        # The shared build cache is read-only in every worker (`crate_cache`).
+        cache = [Path(load.build_cache)] if load.build_cache is not None else []
+        return [Path(load.port_dir), *cache]
     if isinstance(load, LoadReference | PlayReference):
         spec = Path(load.spec)
         return [spec, spec.parent]
     return []
 
 
-def _build_caches(load: Op | None) -> list[Path]:
-    """A Rust port compiles inside its worker, into the build cache its request names."""
-    if isinstance(load, LoadPort) and load.build_cache is not None:
-        return [Path(load.build_cache)]
-    return []
-
-
 # The program a worker runs: the process loop of `envport.serve.worker` with the answers of
 # the layers above (named, not imported: this layer runs it in another process).
 WORKER_PROGRAM = "envport.verifiers.host"
+
+
+def _prebuild(load: LoadPort, timeout: float, limits: Limits | None) -> None:
+    """A crate the shared cache lacks is compiled first by a build worker, which loads
+    nothing; the driver then stores the library under its own key. A failed build is left
+    for the port's worker to repeat and report in its own words."""
+    if load.build_cache is None or load.build_key is None:
+        return
+    root = Path(load.build_cache)
+    if crate_cache.cached(root, load.build_key) is not None:
+        return
+    build = dataclasses.replace(load, build_only=True)
+    with PortWorker(timeout=timeout, load=build, limits=limits, role="build") as builder:
+        try:
+            builder.receive()
+        except PortError:
+            return
+        crate_cache.store(builder.scratch / crate_cache.BUILT, root, load.build_key)
 
 
 class PortWorker:
@@ -69,6 +83,8 @@ class PortWorker:
         `LoadPort`, a reference worker's `LoadReference`). `readable`: paths the worker reads
         besides those its load request names (the probes file of later `probe` requests)."""
         self.timeout = timeout
+        if isinstance(load, LoadPort) and not load.build_only:
+            _prebuild(load, timeout, limits)
         # What the worker hosts, as errors name it: a port, or a bench anchor (the user's
         # yardstick, whose failure is not the port's).
         self.role = role
@@ -110,7 +126,6 @@ class PortWorker:
                 command,
                 scratch,
                 readable=[*_own_paths(load), *(readable or [])],
-                writable=_build_caches(load),
             )
         except jail.SandboxUnavailable:
             self._close_channel()
@@ -201,6 +216,11 @@ class PortWorker:
             )
             raise PortError(self._stopped) from None
         raise PortError(f"{self.role} worker died in `{self._pending_op}`: {self._death_note()}")
+
+    @property
+    def scratch(self) -> Path:
+        """The worker's own writable directory (removed when the worker closes)."""
+        return self._scratch
 
     @property
     def socket(self) -> zmq.Socket:

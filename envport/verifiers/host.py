@@ -40,6 +40,9 @@ class Host:
 
     def load(self, request: ops.LoadPort) -> dict:
         opened = open_port(request, sandbox.lockdown)
+        if request.build_only:
+            # A build worker: the driver takes the library from this scratch directory.
+            return {"backend": "rust", "sandbox": self.sandbox}
         self.port = opened.port
         self._crate = None
         if opened.library is not None:
