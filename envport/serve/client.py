@@ -121,11 +121,14 @@ class PortWorker:
             self._pending_op = load.op
             self._pending_request = load
         scratch = self._scratch
+        building = isinstance(load, LoadPort) and load.build_only
         try:
             command = jail.command_line(
                 command,
                 scratch,
                 readable=[*_own_paths(load), *(readable or [])],
+                # A build worker leaves its library in `scratch` for the driver to take.
+                work_bytes=None if building else (limits or Limits()).scratch_bytes,
             )
         except jail.SandboxUnavailable:
             self._close_channel()

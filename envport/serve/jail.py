@@ -35,6 +35,12 @@ from envport.errors import EnvportError
 UNSAFE_VARIABLE = "ENVPORT_UNSAFE_NO_SANDBOX"
 # Empty tmpfs in the worker: places programs expect to exist and to write to.
 _HIDDEN = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+# The worker's working directory when its size is limited (one of the above).
+WORK = "/tmp"
+# The size of the others: room for a lock file, not for filling memory.
+_SMALL_TMPFS = 1 << 20
+# The user and group a worker runs as inside its user namespace: nobody.
+SANDBOX_ID = 65534
 # Top-level system directories (links into /usr on a merged-/usr system).
 _SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
 # What the dynamic loader, the C compiler (a Rust crate's linker) and user lookups read.
@@ -160,12 +166,16 @@ def command_line(
     scratch: Path,
     readable: Iterable[Path | str] = (),
     writable: Iterable[Path | str] = (),
+    work_bytes: int | None = None,
 ) -> list[str]:
     """`command` wrapped to run inside the sandbox, or as is under --unsafe-no-sandbox.
 
     `readable`: paths the worker reads (the port, harness files); `writable`: paths it may
     change besides `scratch` (created if missing). The caller names them from what it
-    knows; nothing else of the machine is visible."""
+    knows; nothing else of the machine is visible. `work_bytes`: the worker works in a
+    tmpfs of that size at /tmp (its working directory and TMPDIR), and `scratch`, which
+    then holds only the channel, is read-only; without it, `scratch` is the writable
+    working directory (a build worker's, whose output the driver takes from there)."""
     problem = _bwrap_problem()
     if problem is not None:
         if not _unsafe_allowed():
@@ -179,15 +189,26 @@ def command_line(
     seen, changed = mounts(scratch, readable, writable)
     arguments = ["bwrap", *_system_root(), "--dev", "/dev", "--proc", "/proc"]
     for root in _HIDDEN:
-        arguments += ["--tmpfs", root]
+        # Writable places a program may expect: small, except the working tmpfs.
+        size = work_bytes if (root == WORK and work_bytes is not None) else _SMALL_TMPFS
+        arguments += ["--size", str(size), "--tmpfs", root]
     # Parents before children, so a later mount never hides an earlier one.
     for path in sorted(seen, key=lambda p: p.count("/")):
         arguments += ["--ro-bind", path, path]
     for directory in sorted(changed, key=lambda p: p.count("/")):
-        arguments += ["--bind", directory, directory]
+        read_only = work_bytes is not None and directory == changed[0]
+        arguments += ["--ro-bind" if read_only else "--bind", directory, directory]
+    # The sandbox's own root and /dev are tmpfs too: nothing may be written there.
+    arguments += ["--remount-ro", "/dev", "--remount-ro", "/"]
+    # A user namespace of its own, as an unprivileged user: no capability anywhere, and
+    # no further namespaces (the kernel's user-namespace code is a large attack surface).
+    arguments += ["--unshare-user", "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID)]
+    arguments += ["--disable-userns"]
     arguments += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     arguments += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
-    arguments += ["--cap-drop", "ALL", "--chdir", str(scratch), "--"]
+    workdir = WORK if work_bytes is not None else str(scratch)
+    arguments += ["--setenv", "TMPDIR", workdir]
+    arguments += ["--cap-drop", "ALL", "--chdir", workdir, "--"]
     return [shutil.which("bwrap") or "bwrap", *arguments[1:], *command]
 
 

@@ -27,6 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from envport.serve import no_fork
+
 CLONE_NEWNET = 0x40000000
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _PROCESS_EVENTS = {
@@ -107,6 +109,8 @@ class Limits(BaseModel):
     network: bool = False
     # The largest answer the driver takes from the worker (refused before it is read).
     answer_bytes: int = 1 << 30
+    # The size of the worker's writable working directory (a tmpfs, inside bubblewrap).
+    scratch_bytes: int = 1 << 30
 
 
 @dataclass
@@ -244,6 +248,13 @@ def install_guard(writable: list[Path]) -> None:
 
 def lockdown() -> None:
     """From here on, the port's code runs: refuse what a port has no business doing."""
+    global PROCESSES
     if _GUARD is not None:
+        # The OS's refusal of new processes, for native code the audit hook cannot see.
+        PROCESSES = no_fork.refuse_new_processes()
         _disarm_posixsubprocess()
         _GUARD.locked = True
+
+
+# How new processes are limited, once `lockdown` ran (reported in the load answer).
+PROCESSES = "not limited (before lockdown)"

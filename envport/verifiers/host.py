@@ -40,6 +40,7 @@ class Host:
 
     def load(self, request: ops.LoadPort) -> dict:
         opened = open_port(request, sandbox.lockdown)
+        self.sandbox["processes"] = sandbox.PROCESSES
         if request.build_only:
             # A build worker: the driver takes the library from this scratch directory.
             return {"backend": "rust", "sandbox": self.sandbox}
