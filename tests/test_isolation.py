@@ -137,7 +137,7 @@ def test_a_worker_fills_no_more_than_its_scratch_size(tmp_path: Path) -> None:
         "print(os.getcwd(), os.environ['TMPDIR'])\n"
         "print(fill('big', 64))\n"
         "print(fill('/dev/shm/big', 64))\n"
-        "print(fill('/var/tmp/big', 64))\n"
+        "print(fill('/tmp/big', 64))\n"
         "print(fill('/planted', 1))\n"
         "print(fill('/dev/planted', 1))\n",
         work_bytes=16 << 20,
@@ -202,3 +202,40 @@ def test_a_port_starting_a_process_natively_is_a_clean_failed_check(
     assert done.returncode == 1, output
     assert "Traceback" not in output
     assert "spawn refused: Operation not permitted" in output, output
+
+
+# A wrong dynamics (x_dot off by 0.05) that answers with the reference's next state when it
+# finds one in a caller's frame.
+FRAME_READER = """
+
+import sys as _sys
+
+_own_dynamics = dynamics
+
+
+def dynamics(physics, actions):
+    frame = _sys._getframe(1)
+    while frame is not None:
+        seen = frame.f_locals.get("after")
+        if isinstance(seen, dict) and "physics" in seen:
+            return np.asarray(seen["physics"], dtype=np.float64)[None, :]
+        frame = frame.f_back
+    out = _own_dynamics(physics, actions)
+    out[:, 1] += 0.05
+    return out
+"""
+
+
+def test_an_l1_probe_hands_the_port_no_expected_state(tmp_path: Path) -> None:
+    spec = tmp_path / "cartpole"
+    shutil.copytree(CARTPOLE, spec, ignore=shutil.ignore_patterns("__pycache__"))
+    physics = spec / "ports" / "numpy" / "physics.py"
+    physics.write_text(physics.read_text() + FRAME_READER)
+    command = [sys.executable, "-m", "envport", "verify", str(spec)]
+    command += ["--port", str(spec / "ports" / "numpy"), "--levels", "l1"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    # The probe of the module function itself catches it (it found no `after` to copy).
+    assert "FAIL l1.physics.dynamics" in output, output
+    assert "pass l1.physics.dynamics" not in output

@@ -35,8 +35,9 @@ from envport.errors import EnvportError
 UNSAFE_VARIABLE = "ENVPORT_UNSAFE_NO_SANDBOX"
 # Empty tmpfs in the worker: places programs expect to exist and to write to.
 _HIDDEN = ("/tmp", "/var/tmp", "/run", "/dev/shm")
-# The worker's working directory when its size is limited (one of the above).
-WORK = "/tmp"
+# The worker's working directory when its size is limited: a tmpfs of its own, apart from
+# /tmp, so the audit hook's "only the working directory" still refuses /tmp's names.
+WORK = "/envport-work"
 # The size of the others: room for a lock file, not for filling memory.
 _SMALL_TMPFS = 1 << 20
 # The user and group a worker runs as inside its user namespace: nobody.
@@ -173,7 +174,7 @@ def command_line(
     `readable`: paths the worker reads (the port, harness files); `writable`: paths it may
     change besides `scratch` (created if missing). The caller names them from what it
     knows; nothing else of the machine is visible. `work_bytes`: the worker works in a
-    tmpfs of that size at /tmp (its working directory and TMPDIR), and `scratch`, which
+    tmpfs of that size at WORK (its working directory and TMPDIR), and `scratch`, which
     then holds only the channel, is read-only; without it, `scratch` is the writable
     working directory (a build worker's, whose output the driver takes from there)."""
     problem = _bwrap_problem()
@@ -189,9 +190,10 @@ def command_line(
     seen, changed = mounts(scratch, readable, writable)
     arguments = ["bwrap", *_system_root(), "--dev", "/dev", "--proc", "/proc"]
     for root in _HIDDEN:
-        # Writable places a program may expect: small, except the working tmpfs.
-        size = work_bytes if (root == WORK and work_bytes is not None) else _SMALL_TMPFS
-        arguments += ["--size", str(size), "--tmpfs", root]
+        # Writable places a program may expect: room for a lock file, not for filling memory.
+        arguments += ["--size", str(_SMALL_TMPFS), "--tmpfs", root]
+    if work_bytes is not None:
+        arguments += ["--size", str(work_bytes), "--tmpfs", WORK]
     # Parents before children, so a later mount never hides an earlier one.
     for path in sorted(seen, key=lambda p: p.count("/")):
         arguments += ["--ro-bind", path, path]

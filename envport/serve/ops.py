@@ -94,7 +94,9 @@ class Probe(Op):
     name: str
     before: States
     action: Any
-    after: States
+    # The reference's next state: sent only to a probe whose call reads it (an input, as
+    # for is_terminated); otherwise it would hand the port the expected answer.
+    after: States | None
     jax: bool = False
     check_jit: bool = False
     noise: Any = None

@@ -68,7 +68,7 @@ class Host:
         # A crate's probes get its exported C functions; a Python port's, the module.
         module = self._crate or importlib.import_module(f"{PORT_PACKAGE}.{found.module}")
 
-        def eager(b: dict, a: Any, f: dict, n: Any = None) -> Any:
+        def eager(b: dict, a: Any, f: dict | None, n: Any = None) -> Any:
             # A stochastic env's probe also gets the step's noise (docs/design.md, contract 3).
             return found.call(module, b, a, f) if n is None else found.call(module, b, a, f, n)
 
