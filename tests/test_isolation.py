@@ -239,3 +239,37 @@ def test_an_l1_probe_hands_the_port_no_expected_state(tmp_path: Path) -> None:
     # The probe of the module function itself catches it (it found no `after` to copy).
     assert "FAIL l1.physics.dynamics" in output, output
     assert "pass l1.physics.dynamics" not in output
+
+
+# Right only when it sees envport's modules loaded beside it: x_dot off by 0.05 otherwise.
+WATCHED = """
+
+import sys as _sys
+
+_own_dynamics = dynamics
+
+
+def dynamics(physics, actions):
+    out = _own_dynamics(physics, actions)
+    if not any(name.startswith("envport.") for name in _sys.modules):
+        out[:, 1] += 0.05
+    return out
+"""
+
+
+def test_a_port_right_only_while_watched_fails_the_plain_interpreter_check(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "cartpole"
+    shutil.copytree(CARTPOLE, spec, ignore=shutil.ignore_patterns("__pycache__"))
+    physics = spec / "ports" / "numpy" / "physics.py"
+    physics.write_text(physics.read_text() + WATCHED)
+    command = [sys.executable, "-m", "envport", "verify", str(spec)]
+    command += ["--port", str(spec / "ports" / "numpy"), "--levels", "l3", "--episodes", "5"]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    output = done.stdout + done.stderr
+    # Beside the harness it passes every rollout; imported as a user would, it is wrong.
+    assert "pass l3.free" in output and "pass l3.resync" in output, output
+    assert "FAIL l3.plain" in output, output
+    assert "plain interpreter (no envport module) differs from the reference" in output
+    assert done.returncode == 1, output

@@ -14,7 +14,7 @@ from types import ModuleType
 from typing import ClassVar
 
 from envport.errors import EnvportError
-from envport.targets.registry import TARGET_NAMES, target
+from envport.targets.registry import TARGET_NAMES, TargetName, target
 from envport.verifiers import cases, l1, l1_landings, l2, l3_lanes, l3_ray, l3_replay, reverse
 from envport.verifiers.bounds_coverage import Coverage
 from envport.verifiers.context import VerifyContext
@@ -249,6 +249,29 @@ class ReverseRollouts(Check):
         )
 
 
+class PlainReplay(Check):
+    """Last: a sample of L3's steps, the port imported by a plain interpreter (`plain`)."""
+
+    name = "plain"
+    part = "plain"
+
+    def applies(self, ctx: VerifyContext) -> bool:
+        whole = ctx.l3.only_episode is None and ctx.l3.batch is None
+        return (
+            "l3" in ctx.levels
+            and whole
+            and ctx.whole_port
+            and ctx.report.backend == TargetName.NUMPY
+            and ctx.options.port_server is None
+            and not ctx.options.reverse
+        )
+
+    def run(self, ctx: VerifyContext) -> list[LevelResult]:
+        from envport.verifiers.plain import run_plain
+
+        return [run_plain(ctx)]
+
+
 CHECKS: tuple[Check, ...] = (
     L1Probes(),
     L1Noise(),
@@ -258,4 +281,5 @@ CHECKS: tuple[Check, ...] = (
     L3Rollouts(),
     L4Transfer(),
     ReverseRollouts(),
+    PlainReplay(),
 )
