@@ -1,18 +1,20 @@
 """The OS boundary around every process that runs generated code: bubblewrap.
 
 A port worker runs inside `bwrap` with
-- its own mount namespace: the whole filesystem read-only; the home directory, /tmp,
-  /var/tmp and /run replaced by empty tmpfs (key files, the run directory when it lives
-  there, other users' sockets: absent), with only what the worker must read bound back
-  read-only (the Python installation and its import path, the port, the spec's harness
-  files, the Rust toolchain) and the worker's scratch directory (plus the Rust build cache,
-  where the worker compiles a crate) writable;
+- a root of its own, read-only, holding only what the driver names from its own
+  knowledge: /usr (and the top-level links into it), a few files of /etc (the loader's,
+  the compiler's, user lookups; not /etc/shadow), the Python installation, site-packages
+  and envport's package, the Rust toolchain, and what the caller names (the port, the
+  spec's folder, the probes file, the shared build cache), never a path found in a
+  request's text; writable only its working directory (a tmpfs of a given size, or the
+  scratch directory of a build worker) and 1 MiB tmpfs at /tmp, /var/tmp, /run, /dev/shm;
+- its own user namespace, as nobody with no capabilities, and no nested one;
 - its own PID namespace and /proc: no other process, the driver's included, is visible, so
   nothing reads the driver's environment (`/proc/<pid>/environ`) or memory;
 - its own network, IPC and UTS namespaces: no network at all; the channel to the verifier
   is a Unix socket file in the scratch directory, which a network namespace does not cut;
 - a session of its own (the user's Ctrl-C reaches the driver, which alone decides what it
-  means), no capabilities, and death with its starter.
+  means), and death with its starter.
 
 Without bubblewrap, untrusted code is refused unless the user asked for
 `--unsafe-no-sandbox`, which says once that the boundary is gone.
