@@ -110,8 +110,9 @@ def _existing(paths: Iterable[Path | str]) -> list[str]:
 def _interpreter_paths() -> list[str]:
     """What the worker's Python needs to start and import envport, numpy, jax, gymnasium:
     the installation (standard library), the environment's site-packages, envport's own
-    package. Taken from this process's own installation, never from a request's text, and
-    not `sys.path` whole (it holds the working directory under `python -m`)."""
+    package, and the directories of PYTHONPATH. Taken from this process's own installation,
+    never from a request's text, and not `sys.path` whole (it holds the working directory
+    under `python -m`)."""
     import site
 
     import envport
@@ -119,6 +120,8 @@ def _interpreter_paths() -> list[str]:
     paths: list[str | Path] = [sys.prefix, sys.base_prefix, sys.exec_prefix]
     paths += [Path(sys.executable).parent, Path(os.path.realpath(sys.executable)).parent]
     paths += site.getsitepackages()
+    # The user's own import path for this interpreter (a worker inherits PYTHONPATH).
+    paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p)]
     paths.append(Path(envport.__file__).resolve().parent)
     return _existing(paths)
 
