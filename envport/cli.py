@@ -19,6 +19,7 @@ from envport import interrupts
 from envport.errors import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
 from envport.exits import finish, leave
 from envport.gaps import add_strict_option
+from envport.io.inert import say
 from envport.scale.cluster import add_executor_options
 from envport.targets.registry import AUTO, TARGET_CHOICES
 
@@ -153,8 +154,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
 
 
 def _run_verify(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
+    from envport.io.inert import InertConsole
     from envport.runs.snapshot import port_at
     from envport.verifiers.junit import write_junit
     from envport.verifiers.verify import verify
@@ -170,9 +170,9 @@ def _run_verify(args: argparse.Namespace) -> int:
         write_junit(report, args.junit)
     if report.error:
         # The port could not be run at all: one line, in the port's own words.
-        print(f"envport: {report.error}", file=sys.stderr)
+        say(f"envport: {report.error}")
         return EXIT_DIVERGED
-    console = Console(highlight=False, soft_wrap=True)
+    console = InertConsole(highlight=False, soft_wrap=True)
     console.print(report.text(), markup=False)
     style = "bold red" if not report.passed else "bold yellow" if report.gaps else "bold green"
     console.print(report.verdict(), style=style, markup=False)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 
 from envport import interrupts
 from envport.errors import EnvportError
+from envport.io.inert import say
 
 
 def finish(body: Callable[[], int], words: Sequence[str], *, own_signals: bool) -> int:
@@ -23,7 +24,7 @@ def finish(body: Callable[[], int], words: Sequence[str], *, own_signals: bool) 
     try:
         return int(body())
     except EnvportError as error:
-        print(f"envport: {error}", file=sys.stderr)
+        say(f"envport: {error}")
         return error.exit_code
     except KeyboardInterrupt as interrupt:
         # Here only when the command had not taken charge (a run it started says how to

@@ -102,6 +102,10 @@ class TargetSpec(_Strict):
     modules: list[ModuleSpec] = Field(default_factory=list)
     # Harness file (relative to the spec) defining L1 probes for module functions.
     probes: str | None = None
+    # A Rust port's build: the crates it may depend on, and whether build scripts and
+    # proc-macros (code that runs when the crate compiles) are allowed. Refused otherwise.
+    allow_crates: list[str] = Field(default_factory=list)
+    allow_build_code: bool = False
     # A narrower state domain this target's port covers (expressions in `state.valid`'s
     # language): L1 and L2 draw only states that meet them too, and every report says the
     # port was verified on that restriction. For a port whose representation holds part of

@@ -247,6 +247,7 @@ def test_the_continuous_test_port_verifies_with_actions_outside_its_space() -> N
         "l3.free",
         "l3.resync",
         "l3.bounds",
+        "l3.plain",
     ]
 
 

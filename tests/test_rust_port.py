@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from envport.serve import crate_cache
 from envport.targets.loader import ContractError
-from envport.targets.rust_build import build_crate, first_errors, source_key
+from envport.targets.rust_build import build_crate, cache_key, first_errors, source_key
 from envport.targets.rust_port import parse_obs_layout, parse_state_layout
 from envport.verifiers.selfcheck import check_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions
@@ -85,8 +86,18 @@ def test_a_batch_past_one_chunk_losing_its_last_env_is_named_by_row_and_size() -
 @needs_cargo
 def test_build_is_cached_by_source(tmp_path: Path) -> None:
     port = _copy(tmp_path)
-    first = build_crate(port)
-    assert build_crate(port) == first  # unchanged source: the cached library
+    work = tmp_path / "work"
+    work.mkdir()
+    built = build_crate(port, workdir=work)
+    assert built == work / crate_cache.BUILT and built.is_file()
+    # Stored by the driver under its own key, found again without a build.
+    root = tmp_path / "cache"
+    stored = crate_cache.store(built, root, cache_key(port))
+    assert stored is not None
+    assert build_crate(port, root=root, workdir=work) == stored
+    # A stored library whose bytes changed is never loaded.
+    stored.write_bytes(stored.read_bytes() + b"planted")
+    assert crate_cache.cached(root, cache_key(port)) is None
     key = source_key(port)
     physics = port / "src" / "physics.rs"
     physics.write_text(physics.read_text() + "\n// touched\n")

@@ -10,7 +10,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from rich.console import Console
 from rich.text import Text
 
 from envport.audit.model import AuditReport, Severity
@@ -18,6 +17,7 @@ from envport.audit.render import finding_line, render_json, render_text, summary
 from envport.audit.sarif import render_sarif
 from envport.audit.sources import audit_paths
 from envport.errors import EXIT_DIVERGED, EXIT_OK, EnvportError
+from envport.io.inert import InertConsole, say
 
 FORMATS = ("text", "json", "sarif")
 # Any finding fails by default, as with a linter; CI relaxes it with `--fail-on high`.
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         report = audit_paths(args.paths)
         _emit(report, args.format, fail_on, args.output)
     except EnvportError as error:
-        print(f"envport audit: {error}", file=sys.stderr)
+        say(f"envport audit: {error}")
         return error.exit_code
     return EXIT_DIVERGED if report.fails(fail_on) else EXIT_OK
 
@@ -82,12 +82,12 @@ def _emit(report: AuditReport, output_format: str, fail_on: Severity, output: st
         Path(output).write_text(document, encoding="utf-8")
     except OSError as error:
         raise EnvportError(f"{output}: cannot write report: {error.strerror}") from None
-    print(summary_line(report), file=sys.stderr)
+    say(summary_line(report))
 
 
 def _print_text(report: AuditReport) -> None:
     # rich colours the severity on a terminal and prints plain text into a pipe.
-    console = Console(file=sys.stdout, highlight=False, soft_wrap=True)
+    console = InertConsole(file=sys.stdout, highlight=False, soft_wrap=True)
     for finding in report.findings:
         console.print(Text(finding_line(finding), style=_STYLES[finding.severity]))
     console.print(Text(summary_line(report)))

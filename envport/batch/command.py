@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console
-
+from envport.io.inert import InertConsole
 from envport.scale.cluster import add_executor_options
 
 
@@ -36,10 +35,10 @@ def run(args: argparse.Namespace) -> int:
 
     plan = load_batch(args.file)
     interrupts.install(repeat=True)  # SIGTERM stops the runs as Ctrl-C does
-    console = Console(highlight=False)
+    console = InertConsole(highlight=False)
     if not console.is_terminal:
         # A log has no width: whole lines read better than a table wrapped at 80 columns.
-        console = Console(highlight=False, width=160)
+        console = InertConsole(highlight=False, width=160)
     runner = BatchRunner(
         plan, console, retry_failed=args.retry_failed, executor=args.executor, address=args.address
     )

@@ -11,7 +11,8 @@ from rich.live import Live
 from rich.table import Table
 from rich.text import Text
 
-from envport.review.terminal import level_cells, safe
+from envport.io.inert import inert
+from envport.review.terminal import level_cells
 
 STYLES = {
     "verified": "green",
@@ -57,9 +58,9 @@ def live_table(rows: list[RunRow], title: str) -> Table:
         table.add_column(name, justify="right" if name in ("steps", "tokens", "time") else "left")
     for row in rows:
         table.add_row(
-            safe(row.id),
+            inert(row.id),
             Text(row.status, style=STYLES.get(row.status, "")),
-            Text(safe(row.detail), overflow="fold"),
+            Text(inert(row.detail), overflow="fold"),
             str(row.steps),
             f"{row.tokens:,}",
             _money(row),
@@ -76,9 +77,9 @@ def summary_table(rows: list[RunRow], title: str) -> Table:
     for row in rows:
         status = Text(row.status, style=STYLES.get(row.status, ""))
         if row.detail and not row.verified:
-            status.append(f"\n{safe(row.detail)}", style="dim")
+            status.append(f"\n{inert(row.detail)}", style="dim")
         table.add_row(
-            safe(row.id),
+            inert(row.id),
             status,
             "-" if row.iterations is None else str(row.iterations),
             level_cells(row.levels),
@@ -144,7 +145,7 @@ class PlainDisplay:
             elapsed = time.monotonic() - self.started
             where = f": {row.detail}" if row.detail else ""
             self.console.print(
-                safe(
+                inert(
                     f"[{elapsed:7.1f}s] {row.id} {row.status}{where} "
                     f"({row.steps} steps, {row.tokens:,} tokens, {_money(row)})"
                 ),

@@ -14,13 +14,13 @@ logged and resumed where they are.
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from envport.errors import EnvportError
 from envport.io import FileLock, write_atomically
+from envport.io.scratch import remove_tree
 from envport.runs.journal import Spending
 from envport.runs.layout import RunDir
 from envport.runs.state import RunState, load_state
@@ -75,7 +75,7 @@ class Slot:
             # A nested slot that never got its run: the fresh start uses the flat layout.
             with (self.out / f"{self.id}.log").open("ab") as log:
                 log.write((self.root / LEGACY_LOG).read_bytes())
-            shutil.rmtree(self.root)
+            remove_tree(self.root)
 
     def state(self) -> RunState | None:
         run = self.run_dir()
@@ -111,7 +111,7 @@ def _remove_unstarted(path: Path) -> None:
             f"{path}: a run with a transcript but no run.json; move it out of "
             f"{path.parent} and run the batch again"
         )
-    shutil.rmtree(path)
+    remove_tree(path)
 
 
 def read_manifest(out: Path) -> dict[str, Any]:

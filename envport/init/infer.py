@@ -4,7 +4,6 @@ round trip, randomness, chaos. Each phase says one line on stderr; the result is
 
 from __future__ import annotations
 
-import sys
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -21,6 +20,7 @@ from envport.init.sources import infer_sources
 from envport.init.state import Discovery, discover
 from envport.init.stochastic import Randomness, stochastic, table_randomness
 from envport.init.watch import chain
+from envport.io import inert
 from envport.spec import PortSpec, ReferenceSpec, StateSpec
 from envport.targets.reference import Reference
 
@@ -59,7 +59,7 @@ class Inference:
 
 
 def say(text: str) -> None:
-    print(f"envport init: {text}", file=sys.stderr, flush=True)
+    inert.say(f"envport init: {text}")
 
 
 def _paths(discovery: Discovery, probe: Any, real: Any) -> dict[str, str]:

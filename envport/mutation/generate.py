@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import difflib
 import random
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +12,8 @@ from cosmic_ray.mutating import mutate_code
 from cosmic_ray.plugins import get_operator
 from cosmic_ray.work_db import WorkDB, use_db
 from cosmic_ray.work_item import MutationSpec
+
+from envport.io.scratch import scratch as scratch_dir
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def enumerate_mutants(port: Path, file: str, example: str, backend: str) -> list
     source = path.read_text(encoding="utf-8")
     # cosmic-ray's own enumeration (`cosmic-ray init`), into a session database of its own.
     with (
-        tempfile.TemporaryDirectory(prefix="envport-mutants-") as scratch,
+        scratch_dir("envport-mutants-") as scratch,
         use_db(Path(scratch) / "session.sqlite", WorkDB.Mode.create) as db,
     ):
         init([path], db, {})

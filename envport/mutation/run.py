@@ -13,6 +13,7 @@ from pathlib import Path
 from cosmic_ray.mutating import mutate_and_test
 from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
+from envport.io.scratch import remove_tree
 from envport.mutation.generate import Mutant
 
 # What a verify run can say about a mutant. Killed and timeout count as caught; incompetent
@@ -44,7 +45,7 @@ def copy_port(port: Path, into: Path) -> Path:
     """A scratch copy of a port, named like the original (its name selects the target)."""
     copy = into / port.name
     if copy.exists():
-        shutil.rmtree(copy)
+        remove_tree(copy)
     shutil.copytree(port, copy, ignore=shutil.ignore_patterns("__pycache__"))
     return copy
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tempfile
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from envport.io.scratch import scratch as scratch_dir
 from envport.mutation.generate import Mutant, enumerate_mutants, sample
 from envport.mutation.run import (
     INCOMPETENT,
@@ -133,7 +133,7 @@ def score_port(
     cache = cache or Cache(None)
     score = PortScore(example.name, backend, mutants=mutants)
     port = example / "ports" / backend
-    with tempfile.TemporaryDirectory(prefix="envport-mutation-") as scratch:
+    with scratch_dir("envport-mutation-") as scratch:
         slots = [copy_port(port, Path(scratch) / f"slot{i}") for i in range(max(1, jobs))]
         score.baseline = run_mutant(None, example, slots[0], verify_args, timeout)
         if progress is not None:

@@ -17,6 +17,7 @@ from rich.console import Console
 
 from envport.errors import EnvportError
 from envport.gaps import add_strict_option
+from envport.io.inert import InertConsole
 from envport.pipeline import TRANSLATE_TARGETS
 from envport.runs.options import (
     DEFAULT_OPTIMIZE_ROUNDS,
@@ -254,7 +255,7 @@ def add_resume(subparsers: argparse._SubParsersAction) -> None:
 
 
 def _console() -> Console:
-    return Console(highlight=False, soft_wrap=True)
+    return InertConsole(highlight=False, soft_wrap=True)
 
 
 def run(options: RunOptions) -> int:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 from envport import interrupts
 from envport.errors import EnvportError
 from envport.io import JsonCache, write_atomically
+from envport.io.scratch import remove_tree
 from envport.runs.state import OptimizeAttempt, OptimizeSettings, RunState
 from envport.spec import PortSpec
 
@@ -205,7 +206,7 @@ def _digest(port: Path) -> dict[str, str]:
 def snapshot(port: Path, destination: Path) -> Path:
     """A copy of the port as it is now, to bench beside the edited one."""
     if destination.exists():
-        shutil.rmtree(destination)
+        remove_tree(destination)
     shutil.copytree(port, destination, ignore=shutil.ignore_patterns("__pycache__", "target"))
     return destination
 

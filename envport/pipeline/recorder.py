@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from envport.io import write_atomically
+from envport.io.inert import inert
 from envport.llm import ModelRequest
 from envport.llm.types import ModelResponse
 from envport.pipeline.checks import CheckRun
@@ -215,4 +216,5 @@ class Recorder:
             for outcome in state.open_failures:
                 lines += [f"### {outcome.name}", "", "```text", *outcome.failures[:1], "```", ""]
         lines += outcome_lines(state)
-        write_atomically(self.run.reports / "outcome.md", "\n".join(lines) + "\n")
+        # Reasons and divergences quote the port and the model: shown, never obeyed.
+        write_atomically(self.run.reports / "outcome.md", inert("\n".join(lines)) + "\n")

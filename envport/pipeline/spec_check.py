@@ -15,9 +15,9 @@ import argparse
 from typing import Any
 
 import numpy as np
-from rich.console import Console
 
 from envport.errors import EXIT_OK, SpecError
+from envport.io.inert import InertConsole
 from envport.pipeline.sources import read_rules, read_sources, slice_sources
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.structure import violated
@@ -38,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    console = Console(highlight=False)
+    console = InertConsole(highlight=False)
     for line in check_spec(args.spec, args.seed):
         console.print(line, markup=False, soft_wrap=True)
     return EXIT_OK

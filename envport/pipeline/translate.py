@@ -7,7 +7,6 @@ found before the run directory is created, so a typo leaves no half-made run beh
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +16,7 @@ from rich.console import Console
 from envport import interrupts
 from envport.errors import EXIT_DIVERGED, EXIT_OK, EnvportError
 from envport.gaps import gap_lines
+from envport.io.scratch import scratch as scratch_dir
 from envport.llm import RetryPolicy, load_model
 from envport.llm.types import Model
 from envport.pipeline import TRANSLATE_TARGETS
@@ -62,7 +62,7 @@ def translate(options: TranslateOptions, console: Console) -> int:
         choose_model(options.model, None, target)  # a missing model, before the inference
         # Inferred into a scratch directory, so a failure leaves no run behind; the run
         # freezes a copy like any spec's and reads only that from then on (and on resume).
-        with tempfile.TemporaryDirectory(prefix="envport-init-") as scratch:
+        with scratch_dir("envport-init-") as scratch:
             started = _start(options, infer_spec(env, Path(scratch), target), env)
     run, state, choice = started.run, started.state, started.choice
     spec, builder = started.spec, started.builder

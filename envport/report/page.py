@@ -20,9 +20,10 @@ from pydantic import ValidationError
 
 from envport.errors import EnvportError
 from envport.gaps import gap_lines
+from envport.io.inert import inert
 from envport.report import plots
 from envport.report.grids import GridView, grid_views
-from envport.review.terminal import prompt_label, safe
+from envport.review.terminal import prompt_label
 from envport.review.timeline import (
     CALL_FAILED_EVENTS,
     OPTIMIZE_EVENTS,
@@ -267,7 +268,7 @@ def _environment() -> jinja2.Environment:
         # Every value is escaped, in every template, whatever its name.
         autoescape=True,
         # Control characters (a terminal escape in an answer) shown as \xNN, not hidden.
-        finalize=lambda value: safe(value) if isinstance(value, str) else value,
+        finalize=lambda value: inert(value) if isinstance(value, str) else value,
         trim_blocks=True,
         lstrip_blocks=True,
     )

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 
-from rich.console import Console, Group, RenderableType
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from envport.errors import EXIT_OK, EnvportError
+from envport.io.inert import InertConsole
 from envport.review.terminal import detail, overview, show
 from envport.review.timeline import read_timeline
 from envport.runs.layout import open_run
@@ -48,10 +49,10 @@ def run(args: argparse.Namespace) -> int:
     run_dir = open_run(args.run)
     state = run_dir.load()
     timeline = read_timeline(run_dir.transcript)
-    console = Console(highlight=False, soft_wrap=True)
+    console = InertConsole(highlight=False, soft_wrap=True)
     if not console.is_terminal:
         # A pipe or a file has no width; long lines beat a table wrapped at 80 columns.
-        console = Console(highlight=False, soft_wrap=True, width=160)
+        console = InertConsole(highlight=False, soft_wrap=True, width=160)
     if args.iteration is None:
         show(console, overview(state, timeline, args.run))
         return EXIT_OK

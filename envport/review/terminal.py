@@ -8,7 +8,6 @@ must not be able to move the cursor, recolour the terminal or retitle the window
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from rich.console import Console, Group, RenderableType
@@ -17,6 +16,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from envport.io.inert import inert
 from envport.review.timeline import (
     CALL_FAILED_EVENTS,
     OPTIMIZE_EVENTS,
@@ -35,19 +35,12 @@ from envport.runs.events import (
 )
 from envport.runs.state import RunState
 
-# C0 controls except tab and newline, DEL, and C1 controls (ESC-less CSI in some terminals).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 # How much of the long, unchanging parts of a prompt to show without --full.
 PREVIEW_LINES = 6
 
 
-def safe(text: Any) -> str:
-    """Text fit for a terminal: control characters shown as \\xNN instead of obeyed."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
-
-
 def plain(text: Any, style: str = "") -> Text:
-    return Text(safe(text), style=style)
+    return Text(inert(text), style=style)
 
 
 def money(usd: float) -> str:
@@ -66,13 +59,13 @@ def level_cells(levels: dict[str, bool]) -> Text:
 def header(state: RunState) -> Text:
     text = Text()
     text.append(f"run {state.run_id}", style="bold")
-    text.append(safe(f": {state.spec_name} -> {state.target}, model {state.model}\n"))
+    text.append(inert(f": {state.spec_name} -> {state.target}, model {state.model}\n"))
     verdict_style = "bold red" if state.status != "verified" else "bold green"
     if state.gaps:
         verdict_style = "bold yellow"
     text.append(state.verdict, style=verdict_style)
     if state.reason:
-        text.append(safe(f" ({state.reason})"))
+        text.append(inert(f" ({state.reason})"))
     text.append(
         f"\n{state.step} steps, {state.calls_text()}, {state.usage.described()}, "
         f"{money(state.cost_usd)}, "
@@ -130,7 +123,7 @@ def _preview(text: str, full: bool) -> str:
 
 
 def _section(title: str) -> Rule:
-    return Rule(Text(safe(title), style="bold"), align="left", style="dim")
+    return Rule(Text(inert(title), style="bold"), align="left", style="dim")
 
 
 def prompt_label(prompt: PromptEvent) -> str:
@@ -166,7 +159,7 @@ def _answer(answer: AnswerEvent, call: ModelCallEvent | None) -> list[Renderable
 
 def _diff(edit: EditEvent, color: bool) -> list[RenderableType]:
     what = "created" if edit.created else "changed"
-    diff = safe(edit.diff or "(no change)")
+    diff = inert(edit.diff or "(no change)")
     body: RenderableType = (
         Syntax(diff, "diff", theme="ansi_dark", word_wrap=True) if color else Text(diff)
     )
@@ -184,7 +177,7 @@ def _check(check: CheckEvent) -> list[RenderableType]:
         parts.append(
             Text.assemble(
                 ("pass " if passed else "FAIL ", "green" if passed else "bold red"),
-                safe(outcome.name),
+                inert(outcome.name),
             )
         )
         for failure in outcome.failures:
@@ -195,7 +188,7 @@ def _check(check: CheckEvent) -> list[RenderableType]:
 def detail(iteration: Iteration, timeline: Timeline, *, full: bool, color: bool) -> Group:
     parts: list[RenderableType] = [
         Text(
-            f"iteration {iteration.step}: {safe(iteration.label)} - {len(iteration.calls)} "
+            f"iteration {iteration.step}: {inert(iteration.label)} - {len(iteration.calls)} "
             f"model calls, {iteration.usage.described()}, {money(iteration.cost_usd)}",
             style="bold",
         )

@@ -14,6 +14,7 @@ runs/<run-id>/
 
 from __future__ import annotations
 
+import contextlib
 import re
 import secrets
 import shutil
@@ -23,6 +24,7 @@ from pathlib import Path
 
 from envport.errors import EnvportError
 from envport.io.lock import FileLock
+from envport.io.scratch import remove_tree
 from envport.runs import harness
 from envport.runs.history import History
 from envport.runs.state import RunState, load_state, save_state
@@ -137,7 +139,8 @@ def create_run(out: Path, spec_file: Path, state: RunState) -> RunDir:
     except BaseException:
         # Interrupted (or failed) before run.json: nothing was asked yet, so a half-made
         # directory is only in the way of running the command again.
-        shutil.rmtree(root, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            remove_tree(root)
         raise
     return run
 

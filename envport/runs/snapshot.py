@@ -9,7 +9,6 @@ first whole-port check), the commit before it.
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,6 +16,7 @@ from pathlib import Path
 import git
 
 from envport.errors import EnvportError
+from envport.io.scratch import scratch as scratch_dir
 from envport.runs.events import CheckEvent, CommitEvent, read_events, step_of
 from envport.runs.layout import RunDir, open_run
 
@@ -79,7 +79,7 @@ def port_at(port_arg: str) -> Iterator[tuple[Path, str | None]]:
     run_arg, step = at
     run = open_run(run_arg)
     sha = commit_at(run, step)
-    with tempfile.TemporaryDirectory(prefix="envport-port-at-") as scratch:
+    with scratch_dir("envport-port-at-") as scratch:
         port = Path(scratch) / "port"
         _check_out(run, sha, port)
         note = (

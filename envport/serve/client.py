@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -14,8 +14,9 @@ from typing import Any
 import zmq
 
 from envport.errors import PortError
-from envport.serve import jail
-from envport.serve.ops import LoadPort, Op
+from envport.io.scratch import make_scratch, remove_tree
+from envport.serve import answers, crate_cache, jail
+from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 
@@ -48,29 +49,42 @@ def scratch_homes(scratch: Path) -> dict[str, str]:
     return {name: str(path) for name, path in homes.items()}
 
 
-def _paths_in(value: Any) -> list[Path]:
-    """Absolute paths named in a load request: the port, a spec, harness files. A file's
-    folder comes along (a spec's harness files sit beside it)."""
-    if isinstance(value, dict):
-        return [p for item in value.values() for p in _paths_in(item)]
-    if isinstance(value, list | tuple):
-        return [p for item in value for p in _paths_in(item)]
-    if isinstance(value, str) and value.startswith("/") and os.path.exists(value):
-        path = Path(value)
-        return [path, path.parent] if path.is_file() else [path]
-    return []
-
-
-def _build_caches(load: Op | None) -> list[Path]:
-    """A Rust port compiles inside its worker, into the build cache its request names."""
-    if isinstance(load, LoadPort) and load.build_cache is not None:
-        return [Path(load.build_cache)]
+def _own_paths(load: Op | None) -> list[Path]:
+    """What a worker's first request needs to read, from the fields the driver itself set:
+    a port's directory, a reference's spec and the folder of its harness files. Never a
+    scan of the request's strings: a module's contract or a plan's text may name any path
+    (`/proc/self/cwd`), and naming one must not make it visible."""
+    if isinstance(load, LoadPort):
+        # The shared build cache is read-only in every worker (`crate_cache`).
+        cache = [Path(load.build_cache)] if load.build_cache is not None else []
+        return [Path(load.port_dir), *cache]
+    if isinstance(load, LoadReference | PlayReference):
+        spec = Path(load.spec)
+        return [spec, spec.parent]
     return []
 
 
 # The program a worker runs: the process loop of `envport.serve.worker` with the answers of
 # the layers above (named, not imported: this layer runs it in another process).
 WORKER_PROGRAM = "envport.verifiers.host"
+
+
+def _prebuild(load: LoadPort, timeout: float, limits: Limits | None) -> None:
+    """A crate the shared cache lacks is compiled first by a build worker, which loads
+    nothing; the driver then stores the library under its own key. A failed build is left
+    for the port's worker to repeat and report in its own words."""
+    if load.build_cache is None or load.build_key is None:
+        return
+    root = Path(load.build_cache)
+    if crate_cache.cached(root, load.build_key) is not None:
+        return
+    build = dataclasses.replace(load, build_only=True)
+    with PortWorker(timeout=timeout, load=build, limits=limits, role="build") as builder:
+        try:
+            builder.receive()
+        except PortError:
+            return
+        crate_cache.store(builder.scratch / crate_cache.BUILT, root, load.build_key)
 
 
 class PortWorker:
@@ -88,20 +102,30 @@ class PortWorker:
         `LoadPort`, a reference worker's `LoadReference`). `readable`: paths the worker reads
         besides those its load request names (the probes file of later `probe` requests)."""
         self.timeout = timeout
+        if isinstance(load, LoadPort) and not load.build_only:
+            _prebuild(load, timeout, limits)
         # What the worker hosts, as errors name it: a port, or a bench anchor (the user's
         # yardstick, whose failure is not the port's).
         self.role = role
         self._context: zmq.Context[zmq.Socket[bytes]] = zmq.Context.instance()
         self._socket = self._context.socket(zmq.PAIR)
         self._socket.setsockopt(zmq.LINGER, 0)
-        self._scratch = tempfile.TemporaryDirectory(prefix="envport-worker-")
+        # An answer is refused by its size before any of it is held: zmq reads a frame's
+        # length first and drops a channel whose frame is over the limit, which the
+        # monitor reports.
+        self._answer_bytes = (limits or Limits()).answer_bytes
+        self._socket.setsockopt(zmq.MAXMSGSIZE, self._answer_bytes)
+        self._channel = self._socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self._scratch = make_scratch("envport-worker-")
         # A Unix socket: it still reaches a worker inside its own network namespace.
-        address = f"ipc://{self._scratch.name}/channel"
+        address = f"ipc://{self._scratch}/channel"
         self._socket.bind(address)
-        self._stderr = open(Path(self._scratch.name) / "stderr.log", "w+b")  # noqa: SIM115
+        self._stderr = open(self._scratch / "stderr.log", "w+b")  # noqa: SIM115
         self._next_id = 0
         self._output_mark = 0
         self._pending: int | None = None
+        # The request awaiting an answer: what its answer must look like.
+        self._pending_request: Op | None = None
         self._stopped: str | None = None
         command = [sys.executable, "-m", WORKER_PROGRAM, "--address", address]
         if not jail.available():
@@ -115,23 +139,26 @@ class PortWorker:
             command += ["--load", json.dumps(load.args()), "--preload-op", load.op]
             self._next_id = self._pending = 1
             self._pending_op = load.op
-        scratch = Path(self._scratch.name)
+            self._pending_request = load
+        scratch = self._scratch
+        building = isinstance(load, LoadPort) and load.build_only
         try:
             command = jail.command_line(
                 command,
                 scratch,
-                readable=[*_paths_in(load.args() if load else None), *(readable or [])],
-                writable=_build_caches(load),
+                readable=[*_own_paths(load), *(readable or [])],
+                # A build worker leaves its library in `scratch` for the driver to take.
+                work_bytes=None if building else (limits or Limits()).scratch_bytes,
             )
         except jail.SandboxUnavailable:
-            self._socket.close()
+            self._close_channel()
             self._stderr.close()
-            self._scratch.cleanup()
+            remove_tree(self._scratch)
             raise
         self.process = subprocess.Popen(
             command,
-            cwd=self._scratch.name,
-            env={**worker_environment(), **scratch_homes(scratch)},
+            cwd=self._scratch,
+            env={**worker_environment(), **scratch_homes(self._scratch)},
             stdin=subprocess.DEVNULL,
             stdout=self._stderr,
             stderr=self._stderr,
@@ -161,6 +188,7 @@ class PortWorker:
         self._pending_op = op.op
         # Where the worker's output stood: what it prints from here on is this request's.
         self._output_mark = os.fstat(self._stderr.fileno()).st_size
+        self._pending_request = op
 
     def receive(self, timeout: float | None = None) -> Any:
         limit = self.timeout if timeout is None else timeout
@@ -181,11 +209,18 @@ class PortWorker:
                         f"{self.role} failed in `{self._pending_op}`: {response.error}",
                         detail=self._failure_detail(response.detail),
                     )
+                wrong = answers.problem(self._pending_request, response.result)
+                if wrong is not None:
+                    raise PortError(
+                        f"{self.role} sent a malformed answer to `{self._pending_op}`: {wrong}"
+                    )
                 return response.result
             if self.process.poll() is not None:
                 raise PortError(
                     f"{self.role} worker died in `{self._pending_op}`: {self._death_note()}"
                 )
+            if self._channel.poll(0):
+                self._channel_cut()
             if time.monotonic() > deadline:
                 self.kill()
                 # Later requests fail at once with the same reason instead of blocking.
@@ -194,6 +229,26 @@ class PortWorker:
                     f"worker was stopped (raise --timeout if the {self.role} is just slow)"
                 )
                 raise PortError(self._stopped)
+
+    def _channel_cut(self) -> None:
+        """The channel dropped while the worker lives: an answer over the size limit (or a
+        worker that closed it). A dying worker is reported as such."""
+        try:
+            self.process.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self._stopped = (
+                f"{self.role}'s answer to `{self._pending_op}` was refused: over "
+                f"{self._answer_bytes} bytes, or the worker closed its channel; the worker "
+                "was stopped"
+            )
+            raise PortError(self._stopped) from None
+        raise PortError(f"{self.role} worker died in `{self._pending_op}`: {self._death_note()}")
+
+    @property
+    def scratch(self) -> Path:
+        """The worker's own writable directory (removed when the worker closes)."""
+        return self._scratch
 
     @property
     def socket(self) -> zmq.Socket:
@@ -239,6 +294,12 @@ class PortWorker:
                 self.process.wait(timeout=2)
             except (zmq.ZMQError, subprocess.TimeoutExpired):
                 self.kill()
-        self._socket.close()
+        self._close_channel()
         self._stderr.close()
-        self._scratch.cleanup()
+        # What the port left there is untrusted: removed without following a link.
+        remove_tree(self._scratch)
+
+    def _close_channel(self) -> None:
+        self._socket.disable_monitor()
+        self._channel.close()
+        self._socket.close()

@@ -1,18 +1,20 @@
 """The OS boundary around every process that runs generated code: bubblewrap.
 
 A port worker runs inside `bwrap` with
-- its own mount namespace: the whole filesystem read-only; the home directory, /tmp,
-  /var/tmp and /run replaced by empty tmpfs (key files, the run directory when it lives
-  there, other users' sockets: absent), with only what the worker must read bound back
-  read-only (the Python installation and its import path, the port, the spec's harness
-  files, the Rust toolchain) and the worker's scratch directory (plus the Rust build cache,
-  where the worker compiles a crate) writable;
+- a root of its own, read-only, holding only what the driver names from its own
+  knowledge: /usr (and the top-level links into it), a few files of /etc (the loader's,
+  the compiler's, user lookups; not /etc/shadow), the Python installation, site-packages
+  and envport's package, the Rust toolchain, and what the caller names (the port, the
+  spec's folder, the probes file, the shared build cache), never a path found in a
+  request's text; writable only its working directory (a tmpfs of a given size, or the
+  scratch directory of a build worker) and 1 MiB tmpfs at /tmp, /var/tmp, /run, /dev/shm;
+- its own user namespace, as nobody with no capabilities, and no nested one;
 - its own PID namespace and /proc: no other process, the driver's included, is visible, so
   nothing reads the driver's environment (`/proc/<pid>/environ`) or memory;
 - its own network, IPC and UTS namespaces: no network at all; the channel to the verifier
   is a Unix socket file in the scratch directory, which a network namespace does not cut;
 - a session of its own (the user's Ctrl-C reaches the driver, which alone decides what it
-  means), no capabilities, and death with its starter.
+  means), and death with its starter.
 
 Without bubblewrap, untrusted code is refused unless the user asked for
 `--unsafe-no-sandbox`, which says once that the boundary is gone.
@@ -33,8 +35,29 @@ from envport.errors import EnvportError
 # Set in a process (and inherited by the processes it starts) when the user passed
 # --unsafe-no-sandbox: a batch's child runs carry the choice with them.
 UNSAFE_VARIABLE = "ENVPORT_UNSAFE_NO_SANDBOX"
-# Replaced by an empty tmpfs: where secrets, other runs and other users' sockets live.
+# Empty tmpfs in the worker: places programs expect to exist and to write to.
 _HIDDEN = ("/tmp", "/var/tmp", "/run", "/dev/shm")
+# The worker's working directory when its size is limited: a tmpfs of its own, apart from
+# /tmp, so the audit hook's "only the working directory" still refuses /tmp's names.
+WORK = "/envport-work"
+# The size of the others: room for a lock file, not for filling memory.
+_SMALL_TMPFS = 1 << 20
+# The user and group a worker runs as inside its user namespace: nobody.
+SANDBOX_ID = 65534
+# Top-level system directories (links into /usr on a merged-/usr system).
+_SYSTEM_DIRS = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+# What the dynamic loader, the C compiler (a Rust crate's linker) and user lookups read.
+_ETC_ENTRIES = (
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "localtime",
+    "nsswitch.conf",
+    "passwd",
+    "group",
+    "os-release",
+)
 
 _warned = False
 
@@ -85,10 +108,21 @@ def _existing(paths: Iterable[Path | str]) -> list[str]:
 
 
 def _interpreter_paths() -> list[str]:
-    """What the worker's Python needs to start and import envport, numpy, jax, gymnasium."""
+    """What the worker's Python needs to start and import envport, numpy, jax, gymnasium:
+    the installation (standard library), the environment's site-packages, envport's own
+    package, and the directories of PYTHONPATH. Taken from this process's own installation,
+    never from a request's text, and not `sys.path` whole (it holds the working directory
+    under `python -m`)."""
+    import site
+
+    import envport
+
     paths: list[str | Path] = [sys.prefix, sys.base_prefix, sys.exec_prefix]
     paths += [Path(sys.executable).parent, Path(os.path.realpath(sys.executable)).parent]
-    paths += [p for p in sys.path if p]
+    paths += site.getsitepackages()
+    # The user's own import path for this interpreter (a worker inherits PYTHONPATH).
+    paths += [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p)]
+    paths.append(Path(envport.__file__).resolve().parent)
     return _existing(paths)
 
 
@@ -104,16 +138,33 @@ def _toolchain_paths() -> list[str]:
     return _existing(paths)
 
 
-def _hidden_roots() -> list[str]:
-    home = os.path.realpath(Path.home())
-    roots = [r for r in _HIDDEN if os.path.isdir(r)]
-    if home not in ("/", "") and os.path.isdir(home):
-        roots.append(home)
-    return roots
+def _system_root() -> list[str]:
+    """The operating system a worker sees: programs and libraries under /usr (and the
+    top-level links into it), and the few files under /etc that the loader, the C compiler
+    and name lookups read. Not the rest of /etc (/etc/shadow), not /root, /home, /srv."""
+    arguments = ["--ro-bind", "/usr", "/usr"]
+    for name in _SYSTEM_DIRS:
+        path = "/" + name
+        if os.path.islink(path):
+            arguments += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            arguments += ["--ro-bind", path, path]
+    for name in _ETC_ENTRIES:
+        path = "/etc/" + name
+        if os.path.exists(path):
+            arguments += ["--ro-bind", path, path]
+    return arguments
 
 
-def _under(path: str, roots: Iterable[str]) -> bool:
-    return any(path == root or path.startswith(root.rstrip("/") + "/") for root in roots)
+def mounts(
+    scratch: Path, readable: Iterable[Path | str] = (), writable: Iterable[Path | str] = ()
+) -> tuple[list[str], list[str]]:
+    """The paths a worker reads and the paths it writes: all from the driver's own
+    knowledge (its Python, the toolchain, what the caller names), never from request text."""
+    seen = _existing([*_interpreter_paths(), *_toolchain_paths(), *readable])
+    for directory in [scratch, *writable]:
+        os.makedirs(directory, exist_ok=True)
+    return seen, [str(Path(d).resolve()) for d in [scratch, *writable]]
 
 
 def command_line(
@@ -121,11 +172,16 @@ def command_line(
     scratch: Path,
     readable: Iterable[Path | str] = (),
     writable: Iterable[Path | str] = (),
+    work_bytes: int | None = None,
 ) -> list[str]:
     """`command` wrapped to run inside the sandbox, or as is under --unsafe-no-sandbox.
 
     `readable`: paths the worker reads (the port, harness files); `writable`: paths it may
-    change besides `scratch` (created if missing)."""
+    change besides `scratch` (created if missing). The caller names them from what it
+    knows; nothing else of the machine is visible. `work_bytes`: the worker works in a
+    tmpfs of that size at WORK (its working directory and TMPDIR), and `scratch`, which
+    then holds only the channel, is read-only; without it, `scratch` is the writable
+    working directory (a build worker's, whose output the driver takes from there)."""
     problem = _bwrap_problem()
     if problem is not None:
         if not _unsafe_allowed():
@@ -136,20 +192,30 @@ def command_line(
             )
         _warn_once(problem)
         return command
-    hidden = _hidden_roots()
-    arguments = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    for root in hidden:
-        arguments += ["--tmpfs", root]
-    for path in _existing([*_interpreter_paths(), *_toolchain_paths(), *readable]):
-        # Only what a tmpfs hid needs binding back; the rest of / is read-only already.
-        if _under(path, hidden):
-            arguments += ["--ro-bind", path, path]
-    for directory in [scratch, *writable]:
-        os.makedirs(directory, exist_ok=True)
-        arguments += ["--bind", str(directory), str(directory)]
+    seen, changed = mounts(scratch, readable, writable)
+    arguments = ["bwrap", *_system_root(), "--dev", "/dev", "--proc", "/proc"]
+    for root in _HIDDEN:
+        # Writable places a program may expect: room for a lock file, not for filling memory.
+        arguments += ["--size", str(_SMALL_TMPFS), "--tmpfs", root]
+    if work_bytes is not None:
+        arguments += ["--size", str(work_bytes), "--tmpfs", WORK]
+    # Parents before children, so a later mount never hides an earlier one.
+    for path in sorted(seen, key=lambda p: p.count("/")):
+        arguments += ["--ro-bind", path, path]
+    for directory in sorted(changed, key=lambda p: p.count("/")):
+        read_only = work_bytes is not None and directory == changed[0]
+        arguments += ["--ro-bind" if read_only else "--bind", directory, directory]
+    # The sandbox's own root and /dev are tmpfs too: nothing may be written there.
+    arguments += ["--remount-ro", "/dev", "--remount-ro", "/"]
+    # A user namespace of its own, as an unprivileged user: no capability anywhere, and
+    # no further namespaces (the kernel's user-namespace code is a large attack surface).
+    arguments += ["--unshare-user", "--uid", str(SANDBOX_ID), "--gid", str(SANDBOX_ID)]
+    arguments += ["--disable-userns"]
     arguments += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     arguments += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
-    arguments += ["--cap-drop", "ALL", "--chdir", str(scratch), "--"]
+    workdir = WORK if work_bytes is not None else str(scratch)
+    arguments += ["--setenv", "TMPDIR", workdir]
+    arguments += ["--cap-drop", "ALL", "--chdir", workdir, "--"]
     return [shutil.which("bwrap") or "bwrap", *arguments[1:], *command]
 
 

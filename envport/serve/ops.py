@@ -8,7 +8,7 @@ not sent at all: a deterministic env's requests carry no `noise`, exactly as bef
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
@@ -60,8 +60,15 @@ class LoadPort(Op):
     only_modules: bool = False
     # A port that cannot load a state, driven from its own resets (docs/design.md, L3).
     reverse: bool = False
-    # Where a crate is compiled: the one directory the sandboxed worker may write to.
+    # The shared cache of built crates (read-only in the worker), and the key the driver
+    # computed for this crate; a build worker (`build_only`) compiles and loads nothing.
     build_cache: str | None = None
+    build_key: str | None = None
+    build_only: bool = False
+    # What the spec lets a crate's build use (`targets.rust`): dependencies by name, and
+    # build scripts and proc-macros.
+    allow_crates: list[str] = field(default_factory=list)
+    allow_build_code: bool = False
 
 
 @dataclass(frozen=True)
@@ -87,7 +94,9 @@ class Probe(Op):
     name: str
     before: States
     action: Any
-    after: States
+    # The reference's next state: sent only to a probe whose call reads it (an input, as
+    # for is_terminated); otherwise it would hand the port the expected answer.
+    after: States | None
     jax: bool = False
     check_jit: bool = False
     noise: Any = None

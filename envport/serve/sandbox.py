@@ -2,11 +2,12 @@
 
 What this is, honestly:
 - OS limits (the boundary): address space, open files, no core dumps, CPU seconds per
-  request (RLIMIT_CPU re-armed before each request), a scratch working directory that is
-  also TMPDIR, an environment without credentials, and no network: a fresh network
-  namespace when `unshare(CLONE_NEWNET)` is allowed (root, or user namespaces), in which
-  only a downed loopback exists; the worker talks to the verifier over a Unix socket,
-  which a network namespace does not cut.
+  request (RLIMIT_CPU re-armed before each request), no new processes after lockdown (a
+  seccomp filter, `no_fork`), a scratch working directory that is also TMPDIR, an
+  environment without credentials, and no network: a fresh network namespace when
+  `unshare(CLONE_NEWNET)` is allowed (root, or user namespaces), in which only a downed
+  loopback exists; the worker talks to the verifier over a Unix socket, which a network
+  namespace does not cut.
 - A Python audit hook (defence in depth, not a boundary: native code can step around it):
   after lockdown it refuses process creation, network connections, and writes, renames
   and deletions outside the scratch directory.
@@ -26,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
+
+from envport.serve import no_fork
 
 CLONE_NEWNET = 0x40000000
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -105,6 +108,10 @@ class Limits(BaseModel):
     cpu_seconds_per_request: int = 300
     open_files: int = 512
     network: bool = False
+    # The largest answer the driver takes from the worker (refused before it is read).
+    answer_bytes: int = 1 << 30
+    # The size of the worker's writable working directory (a tmpfs, inside bubblewrap).
+    scratch_bytes: int = 1 << 30
 
 
 @dataclass
@@ -242,6 +249,13 @@ def install_guard(writable: list[Path]) -> None:
 
 def lockdown() -> None:
     """From here on, the port's code runs: refuse what a port has no business doing."""
+    global PROCESSES
     if _GUARD is not None:
+        # The OS's refusal of new processes, for native code the audit hook cannot see.
+        PROCESSES = no_fork.refuse_new_processes()
         _disarm_posixsubprocess()
         _GUARD.locked = True
+
+
+# How new processes are limited, once `lockdown` ran (reported in the load answer).
+PROCESSES = "not limited (before lockdown)"

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import signal
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import zmq
@@ -46,8 +47,11 @@ class EnvServer:
         preload: Op,
         timeout: float = 120.0,
         limits: Limits | None = None,
+        readable: list[Path] | None = None,
     ) -> None:
+        """`readable`: what a worker may read besides its port (the spec's harness files)."""
         self.address = address
+        self.readable = readable
         self.size = workers
         self.preload = preload
         self.timeout = timeout
@@ -62,7 +66,9 @@ class EnvServer:
         self._in_flight: set[asyncio.Task[None]] = set()
 
     def _spawn(self) -> PortWorker:
-        return PortWorker(timeout=self.timeout, load=self.preload, limits=self.limits)
+        return PortWorker(
+            timeout=self.timeout, load=self.preload, limits=self.limits, readable=self.readable
+        )
 
     async def _start_slot(self) -> _Slot:
         slot = _Slot(await asyncio.to_thread(self._spawn))

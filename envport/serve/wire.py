@@ -82,7 +82,8 @@ def _default(obj: Any) -> Any:
 
 def _ext_hook(code: int, data: bytes) -> Any:
     if code != _NDARRAY:
-        return msgpack.ExtType(code, data)
+        # Left as an ExtType it would reach a verifier as a value of no known kind.
+        raise ValueError(f"msgpack extension type {code} is not one envport sends")
     # The sender may be a hostile port: whatever is wrong is one ValueError, and an object
     # dtype (pointers), a negative side (numpy would infer it) or a shape that is not a list
     # of integers (a string's letters would pass as an empty one) is wrong.

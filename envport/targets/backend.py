@@ -133,7 +133,15 @@ def open_port(request: LoadPort, lockdown: Callable[[], None]) -> Opened:
         cache = None if request.build_cache is None else Path(request.build_cache)
         # A partial crate (its entry not written yet) declares only the modules so far.
         partial = [m["name"] for m in request.modules] if request.only_modules else None
-        built = load_rust_port(port_dir, request.only_modules, lockdown, cache, partial)
+        built = load_rust_port(
+            port_dir,
+            request.only_modules or request.build_only,
+            lockdown,
+            cache,
+            partial,
+            request.allow_crates,
+            request.allow_build_code,
+        )
         return Opened(built.port, library=built.library)
     lockdown()
     if request.only_modules:

@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.table import Table
 
 from envport.errors import EnvportError
+from envport.io.inert import InertConsole
 
 
 class BenchRow(BaseModel):
@@ -75,8 +76,8 @@ def human(sps: float) -> str:
 
 def console() -> Console:
     """A console wide enough for the table even when output goes to a file or a pipe."""
-    out = Console(highlight=False)
-    return out if out.is_terminal else Console(highlight=False, width=140)
+    out = InertConsole(highlight=False)
+    return out if out.is_terminal else InertConsole(highlight=False, width=140)
 
 
 def table(report: BenchReport) -> Table:

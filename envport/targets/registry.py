@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING
 
 from envport.serve.ops import LoadPort
 from envport.spec import PortSpec
+from envport.targets.loader import ContractError
 from envport.targets.names import AUTO, TARGET_CHOICES, TARGET_NAMES, TargetName
-from envport.targets.rust_build import cache_root
+from envport.targets.rust_build import cache_key, cache_root
 
 # The names are defined in names.py and offered here with the rest of the registry.
 __all__ = ["AUTO", "TARGET_CHOICES", "TARGET_NAMES", "TargetName"]
@@ -110,6 +111,9 @@ class TargetChoice:
     name: str  # a TargetName, or AUTO when the spec lists several and nothing settles it
     modules: list[dict]
     entry: str
+    # What a crate's build may use, as the spec allows (`crate_policy`).
+    allow_crates: tuple[str, ...] = ()
+    allow_build_code: bool = False
 
     def load(self, port: Path, *, only_modules: bool = False, reverse: bool = False) -> LoadPort:
         """The worker's load request: the one place it is built."""
@@ -124,7 +128,19 @@ class TargetChoice:
             only_modules=only_modules,
             reverse=reverse,
             build_cache=str(cache_root()) if crate else None,
+            build_key=_crate_key(port, self.modules if only_modules else None) if crate else None,
+            allow_crates=list(self.allow_crates),
+            allow_build_code=self.allow_build_code,
         )
+
+
+def _crate_key(port: Path, modules: list[dict] | None) -> str | None:
+    """The driver's own key for the crate's library in the shared cache (None when rustc
+    cannot say its version: the worker then builds alone and reports why)."""
+    try:
+        return cache_key(port, None if modules is None else [m["name"] for m in modules])
+    except (ContractError, OSError):
+        return None
 
 
 def choose_target(spec: PortSpec, port: Path, requested: str) -> TargetChoice:
@@ -144,7 +160,13 @@ def choose_target(spec: PortSpec, port: Path, requested: str) -> TargetChoice:
             names = [owning[0].value] if owning else names
     chosen = names[0] if len(names) == 1 else AUTO
     listed = spec.target(chosen) if chosen != AUTO else spec.target("")
-    return TargetChoice(chosen, [m.model_dump() for m in listed.modules], listed.entry)
+    return TargetChoice(
+        chosen,
+        [m.model_dump() for m in listed.modules],
+        listed.entry,
+        tuple(listed.allow_crates),
+        listed.allow_build_code,
+    )
 
 
 def load_request(spec: PortSpec, port: Path, requested: str = AUTO) -> LoadPort:

@@ -1,9 +1,11 @@
 """Build a Rust port (a cdylib crate) with cargo, inside a worker process only.
 
-The crate is copied to a scratch directory and built there, so the port directory gets no
-`target/` or `Cargo.lock` (a port under review stays exactly what was generated). The built
-library is cached under a key made of the crate's files and the compiler's version: a
-repeated verify of unchanged code loads it again without building.
+The crate is copied into the worker's own scratch directory and built there, so the port
+directory gets no `target/` or `Cargo.lock` (a port under review stays exactly what was
+generated) and no build shares a directory with another. Nothing that would run the crate's
+code at build time is built (`crate_policy`). Built libraries are shared through a cache
+keyed by the crate's files and the compiler's version, which only the driver writes
+(`envport.serve.crate_cache`): a repeated verify of unchanged code loads it again.
 
 A crate still being generated (its first modules written, `src/lib.rs` not yet) is built as
 a partial crate: the scratch copy gets a `src/lib.rs` declaring just those modules, and a
@@ -18,10 +20,12 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 from envport.cache_home import cache_home
+from envport.io.scratch import scratch as scratch_dir
+from envport.serve import crate_cache
+from envport.targets import crate_policy
 from envport.targets.loader import ContractError
 
 # Seconds for one `cargo build`; the verifier's own per-request timeout must be longer.
@@ -141,42 +145,54 @@ def _run_cargo(crate: Path, target_dir: Path, timeout: float) -> None:
         raise BuildError(f"cargo build failed: {first_errors(output)}")
 
 
+def cache_key(port_dir: Path, partial: list[str] | None = None) -> str:
+    """The key a crate's library is cached under: its files, the compiler, and what a
+    partial build adds (a `src/lib.rs`, a stock manifest)."""
+    lib = partial_lib(partial) if partial is not None else ""
+    manifest = "" if (port_dir / "Cargo.toml").is_file() else STOCK_MANIFEST
+    return source_key(port_dir, lib + manifest)
+
+
 def build_crate(
     port_dir: Path,
     timeout: float = BUILD_TIMEOUT,
     root: Path | None = None,
     partial: list[str] | None = None,
+    workdir: Path | None = None,
+    allow_crates: list[str] | None = None,
+    allow_build_code: bool = False,
 ) -> Path:
-    """The path of the port's built library, building it (in `root`, by default the user's
-    cache) unless the cache has it. `partial` names the modules of a crate still being
-    generated: it is built with a `src/lib.rs` declaring only those."""
+    """The path of the port's built library: the shared cache's (`root`, read-only here)
+    when it holds this crate, else built in `workdir` (this worker's own scratch, by
+    default the working directory) and left at `workdir/BUILT`. A crate whose build would
+    run code of its own (a build script, a proc-macro, a dependency) is refused unless the
+    spec allows it. `partial` names the modules of a crate still being generated: it is
+    built with a `src/lib.rs` declaring only those."""
     if partial is None and not (port_dir / "Cargo.toml").is_file():
         raise ContractError(f"{port_dir}: a Rust port needs Cargo.toml (a cdylib crate)")
+    if root is not None:
+        hit = crate_cache.cached(root, cache_key(port_dir, partial))
+        if hit is not None:
+            return hit
+    workdir = workdir or Path.cwd()
     lib = partial_lib(partial) if partial is not None else ""
     manifest = "" if (port_dir / "Cargo.toml").is_file() else STOCK_MANIFEST
-    root = root or cache_root()
-    library = root / source_key(port_dir, lib + manifest) / f"libenvport_port{_SUFFIX}"
-    if library.is_file():
-        return library
-    root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="build-", dir=root) as scratch:
-        crate = Path(scratch) / "crate"
+    with scratch_dir("build-", workdir) as scratch:
+        crate = scratch / "crate"
         shutil.copytree(port_dir, crate, ignore=shutil.ignore_patterns(*_IGNORED))
         if partial is not None:
             (crate / "src").mkdir(exist_ok=True)
             (crate / "src" / "lib.rs").write_text(lib, encoding="utf-8")
         if manifest:
             (crate / "Cargo.toml").write_text(manifest, encoding="utf-8")
-        _run_cargo(crate, Path(scratch) / "target", timeout)
-        built = sorted((Path(scratch) / "target" / "release").glob(f"*{_SUFFIX}"))
+        crate_policy.check(crate, allow_crates or [], allow_build_code)
+        _run_cargo(crate, scratch / "target", timeout)
+        built = sorted((scratch / "target" / "release").glob(f"*{_SUFFIX}"))
         if not built:
             raise ContractError(
                 'the crate builds no C library: set `crate-type = ["cdylib"]` under [lib] '
                 "in Cargo.toml"
             )
-        library.parent.mkdir(parents=True, exist_ok=True)
-        # Copy then rename: a worker building the same code at once never loads half a file.
-        part = library.with_suffix(f".{os.getpid()}.part")
-        shutil.copyfile(built[0], part)
-        os.replace(part, library)
+        library = workdir / crate_cache.BUILT
+        shutil.copyfile(built[0], library)
     return library

@@ -327,6 +327,8 @@ def load_rust_port(
     before_load: Any = None,
     build_cache: Path | None = None,
     partial: list[str] | None = None,
+    allow_crates: list[str] | None = None,
+    allow_build_code: bool = False,
 ) -> BuiltCrate:
     """Build the crate (unless the cache has it) and load it; `build_only` just compiles.
     `before_load` runs between the two: the sandbox locks down before the library's code.
@@ -334,7 +336,13 @@ def load_rust_port(
     from envport.targets.rust_build import build_crate
 
     started = time.perf_counter()
-    library = build_crate(port_dir, root=build_cache, partial=partial)
+    library = build_crate(
+        port_dir,
+        root=build_cache,
+        partial=partial,
+        allow_crates=allow_crates,
+        allow_build_code=allow_build_code,
+    )
     if before_load is not None:
         before_load()
     if build_only:

@@ -45,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
             raise EnvportError(f"{args.port}: no such port directory")
         what = f"port {args.port}"
         preload = load_request(spec, args.port, args.target)
-    server = EnvServer(args.address, args.workers, preload, timeout=args.timeout)
+    # The spec's folder holds its harness files (the probes a client's requests name).
+    harness = [spec_path(args.spec).resolve().parent]
+    server = EnvServer(args.address, args.workers, preload, timeout=args.timeout, readable=harness)
     print(f"serving {what} at {args.address} with {args.workers} workers; SIGTERM or Ctrl-C stops")
     summary = asyncio.run(server.serve())
     print(f"served {server.served} requests, {server.restarts} worker restarts; {summary.line()}")

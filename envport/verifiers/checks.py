@@ -15,7 +15,7 @@ from types import ModuleType
 from typing import ClassVar
 
 from envport.errors import EnvportError
-from envport.targets.registry import TARGET_NAMES, target
+from envport.targets.registry import TARGET_NAMES, TargetName, target
 from envport.verifiers import (
     cases,
     l1,
@@ -307,6 +307,29 @@ def _to_the_limit(ctx: VerifyContext, found: list[LevelResult]) -> list[LevelRes
     return kept
 
 
+class PlainReplay(Check):
+    """Last: a sample of L3's steps, the port imported by a plain interpreter (`plain`)."""
+
+    name = "plain"
+    part = "plain"
+
+    def applies(self, ctx: VerifyContext) -> bool:
+        whole = ctx.l3.only_episode is None and ctx.l3.batch is None
+        return (
+            "l3" in ctx.levels
+            and whole
+            and ctx.whole_port
+            and ctx.report.backend == TargetName.NUMPY
+            and ctx.options.port_server is None
+            and not ctx.options.reverse
+        )
+
+    def run(self, ctx: VerifyContext) -> list[LevelResult]:
+        from envport.verifiers.plain import run_plain
+
+        return [run_plain(ctx)]
+
+
 CHECKS: tuple[Check, ...] = (
     L1Probes(),
     L1Noise(),
@@ -316,4 +339,5 @@ CHECKS: tuple[Check, ...] = (
     L3Rollouts(),
     L4Transfer(),
     ReverseRollouts(),
+    PlainReplay(),
 )

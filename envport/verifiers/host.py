@@ -46,6 +46,10 @@ class Host:
 
     def load(self, request: ops.LoadPort) -> dict:
         opened = open_port(request, sandbox.lockdown)
+        self.sandbox["processes"] = sandbox.PROCESSES
+        if request.build_only:
+            # A build worker: the driver takes the library from this scratch directory.
+            return {"backend": "rust", "sandbox": self.sandbox}
         self.port = opened.port
         self._crate = None
         if opened.library is not None:
@@ -70,7 +74,7 @@ class Host:
         # A crate's probes get its exported C functions; a Python port's, the module.
         module = self._crate or importlib.import_module(f"{PORT_PACKAGE}.{found.module}")
 
-        def eager(b: dict, a: Any, f: dict, n: Any = None) -> Any:
+        def eager(b: dict, a: Any, f: dict | None, n: Any = None) -> Any:
             # A stochastic env's probe also gets the step's noise (docs/design.md, contract 3).
             return found.call(module, b, a, f) if n is None else found.call(module, b, a, f, n)
 

@@ -290,7 +290,7 @@ def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
                 name=probe.name,
                 before=before,
                 action=np.asarray(action),
-                after=after,
+                after=after if probe.reads_after else None,
                 jax=run.backend == TargetName.JAX,
                 check_jit=count <= JIT_CHECKS,
                 noise=transition.noise,

@@ -32,6 +32,7 @@ spec's `state.valid` rules out is not checked.
 
 from __future__ import annotations
 
+import dis
 import importlib.util
 import sys
 from collections.abc import Callable
@@ -55,6 +56,19 @@ class Probe:
     @property
     def module(self) -> str:
         return self.name.split(".", 1)[0]
+
+    @property
+    def reads_after(self) -> bool:
+        """Whether `call` uses the reference's next state as an input. When it does not,
+        the worker is not sent it: a port could find it in the caller's frame and answer
+        with the reference's own result."""
+        code = self.call.__code__
+        if "after" in code.co_cellvars:
+            return True  # read by a function nested in the call
+        return any(
+            i.opname.startswith("LOAD_") and i.argval == "after"
+            for i in dis.get_instructions(self.call)
+        )
 
     def expect(self, fn: Callable[..., Outputs]) -> Callable[..., Outputs]:
         self.expect_fn = fn

@@ -10,7 +10,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
-import tempfile
 import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from itertools import repeat
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from envport.io.scratch import scratch as scratch_dir
 from envport.verifiers.divergence import Divergence
 from envport.verifiers.verify import DEFAULT_LEVELS, LEVELS, VerifyOptions, verify
 
@@ -127,7 +127,7 @@ def check_mutant(example: Path, mutant: Mutant, options: VerifyOptions) -> Mutan
 
 
 def _check_mutant(example: Path, mutant: Mutant, options: VerifyOptions) -> MutantResult:
-    with tempfile.TemporaryDirectory(prefix=f"envport-{mutant.id}-") as scratch:
+    with scratch_dir(f"envport-{mutant.id}-") as scratch:
         port = apply_mutant(
             mutant, example / "ports" / mutant.target, Path(scratch) / mutant.target
         )

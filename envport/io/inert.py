@@ -1,0 +1,46 @@
+"""Untrusted text made inert before any printer shows it: the one function every printer
+(terminal, outcome.md, the HTML report, review and batch tables) passes such text through.
+
+A port's error, a model's answer or a server's reply may carry terminal escape sequences
+(cursor moves, colours, OSC window titles and clipboard writes) or invisible reordering
+characters. Shown raw, they can rewrite what a terminal displays ("verified" over a run
+that gave up). Here every such character is shown escaped (\\x1b, \\u202e) instead of obeyed.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any, TextIO
+
+from rich.console import Console
+
+# C0 controls except tab and newline, DEL, C1 controls (0x9b is a one-byte CSI to some
+# terminals), and the characters that reorder or hide text: bidi overrides and isolates,
+# zero-width marks, line and paragraph separators, the byte-order mark.
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
+)
+
+
+def _shown(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def inert(text: Any) -> str:
+    """`text` as a string whose control characters and escape sequences are shown escaped."""
+    return _CONTROL.sub(_shown, str(text))
+
+
+class InertConsole(Console):
+    """A rich console that shows every string it is given through `inert`: envport's own
+    styling still works (it is added by rich, after), a string's escapes do not."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        super().print(*(inert(o) if isinstance(o, str) else o for o in objects), **kwargs)
+
+
+def say(text: Any, file: TextIO | None = None) -> None:
+    """One line to stderr (or `file`), made inert: the plain `print` of error messages."""
+    print(inert(text), file=file or sys.stderr)

@@ -1,0 +1,68 @@
+"""The shape of a worker's answer, checked by the driver before any verifier reads it.
+
+A worker runs untrusted code, which can rewrite the harness beside it or write frames of
+its own: an answer may be `{}`, have zero rows, be one value broadcast, or carry types the
+wire does not know. Each is named here as the port's failure (a `PortError` the checks
+report), never left to become an IndexError deep in a verifier.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from envport.serve.ops import LoadPort, Op, Rollout, SessionStep, StepBatch
+
+STEP_FIELDS = ("obs", "reward", "terminated", "truncated")
+# Parts of a step answer that hold one value per transition (obs may have more axes).
+_SCALAR_FIELDS = ("reward", "terminated", "truncated")
+
+
+def problem(op: Op | None, result: Any) -> str | None:
+    """What is wrong with `result` as the answer to `op`, or None when it has the shape the
+    verifiers read (their values are still for the checks to judge)."""
+    if isinstance(op, LoadPort):
+        # (A crate still being generated is only built: it names no backend.)
+        if not isinstance(result, dict) or not isinstance(result.get("backend"), str | None):
+            return f"expected a dict naming its backend, got {_kind(result)}"
+        return None
+    if isinstance(op, Rollout):
+        return _steps(result, tuple(np.shape(op.actions)[:2]))
+    if isinstance(op, StepBatch | SessionStep):
+        return _steps(result, tuple(np.shape(op.actions)[:1]))
+    return None
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    if isinstance(value, dict):
+        return "{}" if not value else f"a dict with keys {sorted(map(str, value))}"
+    return type(value).__name__
+
+
+def _steps(result: Any, leading: tuple[int, ...]) -> str | None:
+    """A step answer: the four outputs, each with `leading` axes (batch, and time for a
+    rollout); timings, when given, plain numbers."""
+    if not isinstance(result, dict):
+        return f"expected a dict of {', '.join(STEP_FIELDS)}, got {_kind(result)}"
+    missing = [name for name in STEP_FIELDS if name not in result]
+    if missing:
+        return f"{', '.join(missing)} missing (got {_kind(result)})"
+    for name in STEP_FIELDS:
+        value = result[name]
+        if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+            return f"`{name}` is {_kind(value)}, not a numeric array"
+        if value.shape[: len(leading)] != leading:
+            return (
+                f"`{name}` has shape {value.shape}, expected {len(leading)} leading axes "
+                f"{leading} (one row per {'episode and step' if len(leading) == 2 else 'env'})"
+            )
+        if name in _SCALAR_FIELDS and value.ndim != len(leading):
+            return f"`{name}` has shape {value.shape}, expected one value per row {leading}"
+    for name in ("compile_s", "run_s"):
+        if name in result and not isinstance(result[name], numbers.Real):
+            return f"`{name}` is {_kind(result[name])}, not a number"
+    return None

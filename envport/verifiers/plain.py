@@ -1,0 +1,110 @@
+"""The last check: the port imported by a plain interpreter replays a sample of L3's steps.
+
+Every other check runs the port beside the harness, where a port could notice it is being
+tested (envport's modules loaded, its frames on the stack) and behave only there. Here a
+sample of the steps L3 played (the same seeded episodes) goes to a plain Python that
+imports the port as a user would, with nothing of envport loaded (`plain_replay`, run as a
+file, inside the sandbox), and its answers are compared with the reference's. NumPy ports
+(the contract needs no adapter to drive); other backends are not sampled this way yet.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from envport.io.scratch import scratch
+from envport.serve import jail, plain_replay
+from envport.serve.client import worker_environment
+from envport.verifiers import l3
+from envport.verifiers.compare import Steps, divergent_steps
+from envport.verifiers.context import VerifyContext
+from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
+
+SAMPLE_EPISODES = 4
+SAMPLE_ROWS = 64
+# The outputs of SAMPLE_ROWS steps are far below this; a bigger file is not read.
+_MAX_ANSWER_BYTES = 64 << 20
+_MESSAGE = "the port imported in a plain interpreter (no envport module) differs from the reference"
+
+
+def _answer(path: Path) -> dict[str, np.ndarray] | str:
+    """The runner's output, read without following a link and without unpickling."""
+    try:
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return "the plain interpreter wrote no answer"
+    with os.fdopen(handle, "rb") as file:
+        data = file.read(_MAX_ANSWER_BYTES + 1)
+    if len(data) > _MAX_ANSWER_BYTES:
+        return "the plain interpreter's answer is too large"
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as loaded:
+            found = {name: loaded[name] for name in loaded.files}
+    except (OSError, ValueError) as error:
+        return f"the plain interpreter's answer is unreadable: {error}"
+    if "error" in found:
+        return str(found["error"])
+    if sorted(found) != sorted(Steps.__dataclass_fields__):
+        return f"the plain interpreter's answer has {sorted(found)}"
+    return found
+
+
+def run_plain(ctx: VerifyContext) -> LevelResult:
+    indices = l3.episode_indices(ctx.l3)[:SAMPLE_EPISODES]
+    played = l3.play_reference(ctx.reference, ctx.spec, ctx.l3, indices)
+    count = min(SAMPLE_ROWS, played.transitions)
+    rows = np.unique(np.linspace(0, played.transitions - 1, count).astype(np.int64))
+    expected = Steps(*(part[rows] for part in played.steps.parts()))
+    level = LevelResult(level="l3", mode="plain", passed=True, episodes=len(indices))
+    level.steps_compared = len(rows)
+    inputs = {f"state/{name}": values[rows] for name, values in played.states.items()}
+    inputs["actions"] = np.asarray(played.actions)[rows]
+    if played.noise is not None:
+        inputs["noise"] = played.noise[rows]
+    with scratch("envport-plain-") as work:
+        np.savez(work / "steps-in.npz", **inputs)  # type: ignore[arg-type]
+        runner = plain_replay.__file__
+        port = ctx.load.port_dir
+        command = [sys.executable, "-I", runner, port, ctx.load.entry]
+        command = jail.command_line(command, work, readable=[port, runner])
+        try:
+            subprocess.run(
+                command,
+                cwd=work,
+                env={**worker_environment(), "TMPDIR": str(work)},
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=ctx.options.timeout,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            answer: dict[str, np.ndarray] | str = (
+                f"the plain interpreter did not finish within {ctx.options.timeout:g} s"
+            )
+        else:
+            answer = _answer(work / "steps-out.npz")
+    if isinstance(answer, str):
+        level.passed = False
+        level.divergences.append(Divergence(level="l3", mode="plain", message=answer))
+        return level
+    actual = Steps(*(answer[name] for name in Steps.__dataclass_fields__))
+    found: list[tuple[int, list[FieldDiff]]]
+    if any(len(part) != len(rows) for part in actual.parts()):
+        found = [(0, [])]
+    else:
+        found = divergent_steps(ctx.spec, expected, actual, False, np.arange(len(rows)))
+    for index, diffs in found[:3]:
+        level.passed = False
+        level.divergences.append(
+            Divergence(
+                level="l3", mode="plain", step=int(rows[index]), fields=diffs, message=_MESSAGE
+            )
+        )
+    level.diverged_episodes = len(found)
+    return level

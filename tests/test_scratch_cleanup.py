@@ -1,0 +1,121 @@
+"""Removing a scratch directory changes nothing outside it (issue 27), tried as a non-root
+user: as root, permissions never stop a removal, so the chmod that follows a link out
+(CPython's CVE-2023-6597 in TemporaryDirectory.cleanup) never happens and CI cannot see it."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from helpers import ROOT
+
+NOBODY = 65534
+
+# Run as the unprivileged user: a port's leftovers (a link to a file outside, in a folder
+# made unwritable; a link to a folder outside; an unreadable folder), removed first by the
+# standard library's cleanup, then by envport's; the outside file's mode after each.
+SCRIPT = r"""
+import importlib.util, json, os, stat, sys, tempfile
+base = sys.argv[1]
+spec = importlib.util.spec_from_file_location("scratch", os.path.join(base, "scratch.py"))
+scratch = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(scratch)
+
+def leftovers(root):
+    outside = os.path.join(root, "outside")
+    os.makedirs(os.path.join(outside, "folder"))
+    target = os.path.join(outside, "target.txt")
+    with open(target, "w") as f:
+        f.write("precious")
+    os.chmod(target, 0o600)
+    with open(os.path.join(outside, "folder", "kept.txt"), "w") as f:
+        f.write("kept")
+    tmp = tempfile.TemporaryDirectory(prefix="work-", dir=root)
+    locked = os.path.join(tmp.name, "locked")
+    os.mkdir(locked)
+    os.symlink(target, os.path.join(locked, "link"))
+    os.symlink(os.path.join(outside, "folder"), os.path.join(locked, "folder-link"))
+    os.chmod(locked, 0o500)
+    os.mkdir(os.path.join(tmp.name, "sealed"))
+    os.chmod(os.path.join(tmp.name, "sealed"), 0o000)
+    return tmp, target, outside
+
+out = {}
+for name in ("stdlib", "envport"):
+    root = os.path.join(base, name)
+    os.mkdir(root)
+    tmp, target, outside = leftovers(root)
+    if name == "stdlib":
+        tmp.cleanup()
+    else:
+        scratch.remove_tree(tmp.name)
+        tmp._finalizer.detach()
+    out[name] = {
+        "mode": oct(stat.S_IMODE(os.stat(target).st_mode)),
+        "gone": not os.path.exists(tmp.name),
+        "kept": sorted(os.listdir(os.path.join(outside, "folder"))),
+        "text": open(target).read(),
+    }
+print(json.dumps(out))
+"""
+
+
+def _unprivileged() -> list[str]:
+    if os.geteuid() != 0:
+        return []
+    if shutil.which("setpriv") is None:
+        pytest.skip("setpriv is not installed (util-linux)")
+    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups"]
+
+
+def _python_for_anyone() -> str:
+    """A Python any user may run (this test's own may sit under root's home)."""
+    for candidate in ("/usr/bin/python3", "/usr/local/bin/python3"):
+        if os.access(candidate, os.X_OK):
+            return candidate
+    pytest.skip("no system python3 for an unprivileged user")
+
+
+def test_cleanup_as_a_non_root_user_follows_no_link_out() -> None:
+    base = tempfile.mkdtemp(prefix="envport-cleanup-test-")
+    try:
+        shutil.copyfile(ROOT / "envport" / "io" / "scratch.py", Path(base) / "scratch.py")
+        (Path(base) / "attack.py").write_text(SCRIPT)
+        if os.geteuid() == 0:
+            os.chown(base, NOBODY, NOBODY)
+        command = [*_unprivileged(), _python_for_anyone(), f"{base}/attack.py", base]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        seen = json.loads(done.stdout)
+        # envport's removal: the scratch is gone, nothing outside it changed.
+        assert seen["envport"] == {
+            "mode": "0o600",
+            "gone": True,
+            "kept": ["kept.txt"],
+            "text": "precious",
+        }, seen
+        # (The standard library's cleanup on this Python, for the record: 0o700 when
+        # vulnerable.)
+        print("stdlib cleanup left the outside file at", seen["stdlib"]["mode"])
+    finally:
+        subprocess.run(["chmod", "-R", "u+rwx", base], check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_the_driver_removes_directories_only_through_the_link_safe_remover() -> None:
+    unsafe = re.compile(r"TemporaryDirectory\(|rmtree\(")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}"
+        for path in sorted((ROOT / "envport").rglob("*.py"))
+        if path.name != "scratch.py"
+        for number, line in enumerate(path.read_text().splitlines(), 1)
+        if unsafe.search(line)
+    ]
+    assert found == []
