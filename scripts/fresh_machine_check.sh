@@ -25,9 +25,17 @@ fi
 
 failures=0
 # A login shell: an empty environment but HOME and the terminal's, then the profile files
-# (/etc/profile, ~/.profile: where a machine puts python3 and cargo on PATH).
-login_env=(env -i "HOME=$HOME" "LANG=${LANG:-C.UTF-8}" "USER=${USER:-$(id -un)}" "TERM=${TERM:-dumb}"
-  bash -lc '"$0" "$@"')
+# (/etc/profile, ~/.profile: where a machine puts python3 and cargo on PATH). The machine's
+# own network settings stay (its proxy, its certificate authorities, its package index): a
+# user of this machine has them too, and without them no package can be installed.
+login_env=(env -i "HOME=$HOME" "LANG=${LANG:-C.UTF-8}" "USER=${USER:-$(id -un)}" "TERM=${TERM:-dumb}")
+while IFS='=' read -r name value; do
+  case "$name" in
+    *_proxy | *_PROXY | SSL_CERT_* | *_CA_BUNDLE | *_CA_CERTS* | *_CAINFO | PIP_* | UV_*)
+      login_env+=("$name=$value") ;;
+  esac
+done < <(env)
+login_env+=(bash -lc '"$0" "$@"')
 
 check() {  # check NAME PATTERN -- COMMAND...: run it, then look for PATTERN in its last lines
   local name="$1" pattern="$2" started status log="$work/$1.log"

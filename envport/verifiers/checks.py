@@ -319,7 +319,7 @@ class PlainReplay(Check):
             "l3" in ctx.levels
             and whole
             and ctx.whole_port
-            and ctx.report.backend == TargetName.NUMPY
+            and ctx.report.backend in (TargetName.NUMPY, TargetName.JAX)
             and ctx.options.port_server is None
             and not ctx.options.reverse
         )

@@ -5,7 +5,8 @@ tested (envport's modules loaded, its frames on the stack) and behave only there
 sample of the steps L3 played (the same seeded episodes) goes to a plain Python that
 imports the port as a user would, with nothing of envport loaded (`plain_replay`, run as a
 file, inside the sandbox), and its answers are compared with the reference's. NumPy ports
-(the contract needs no adapter to drive); other backends are not sampled this way yet.
+through their VectorEnv, JAX ports through their one-env `step`, eagerly, as a user calls
+them; a Rust port is a library the harness loads, with no plain import to compare.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 
 from envport.io.scratch import scratch
 from envport.serve import jail, plain_replay
-from envport.serve.client import worker_environment
+from envport.serve.client import scratch_homes, worker_environment
 from envport.verifiers import l3
 from envport.verifiers.compare import Steps, divergent_steps
 from envport.verifiers.context import VerifyContext
@@ -71,13 +72,14 @@ def run_plain(ctx: VerifyContext) -> LevelResult:
         np.savez(work / "steps-in.npz", **inputs)  # type: ignore[arg-type]
         runner = plain_replay.__file__
         port = ctx.load.port_dir
-        command = [sys.executable, "-I", runner, port, ctx.load.entry]
+        backend = str(ctx.report.backend)
+        command = [sys.executable, "-I", runner, port, ctx.load.entry, backend]
         command = jail.command_line(command, work, readable=[port, runner])
         try:
             subprocess.run(
                 command,
                 cwd=work,
-                env={**worker_environment(), "TMPDIR": str(work)},
+                env={**worker_environment(), **scratch_homes(work)},
                 stdin=subprocess.DEVNULL,
                 capture_output=True,
                 timeout=ctx.options.timeout,
