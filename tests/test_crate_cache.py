@@ -17,7 +17,7 @@ from envport.serve import crate_cache, jail
 from envport.targets.crate_policy import refusal
 from envport.targets.rust_build import cache_key
 
-from helpers import CARTPOLE, run_envport
+from helpers import CARTPOLE, run_envport, user_env
 
 RUST_PORT = CARTPOLE / "ports" / "rust"
 pytestmark = [
@@ -113,7 +113,7 @@ def test_a_worker_cannot_write_the_shared_cache(tmp_path: Path, cache: Path) -> 
         tmp_path / "scratch",
         readable=[cache, attempt],
     )
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=user_env())
     assert "refused" in done.stdout, done.stdout + done.stderr
     assert not (cache / "planted").exists()
 

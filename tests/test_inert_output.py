@@ -15,7 +15,7 @@ import pytest
 
 from envport.io.inert import inert
 
-from helpers import CARTPOLE, ROOT
+from helpers import CARTPOLE, ROOT, user_env
 
 FORGED = "verified: every level passes"
 # Clear the screen, home the cursor, retitle the window, write the clipboard, then print a
@@ -44,6 +44,7 @@ def _tmux_screen(tmp_path: Path, command: list[str]) -> tuple[str, str, int]:
         ["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "40", line],
         check=True,
         cwd=ROOT,
+        env=user_env(),
     )
     try:
         deadline = time.monotonic() + 240
@@ -52,16 +53,20 @@ def _tmux_screen(tmp_path: Path, command: list[str]) -> tuple[str, str, int]:
             time.sleep(0.5)
         time.sleep(0.5)
         screen = subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+            ["tmux", "capture-pane", "-p", "-t", session],
+            capture_output=True,
+            text=True,
+            env=user_env(),
         ).stdout
         title = subprocess.run(
             ["tmux", "display-message", "-p", "-t", session, "#{pane_title}"],
             capture_output=True,
             text=True,
+            env=user_env(),
         ).stdout
         return screen, title, int(status.read_text())
     finally:
-        subprocess.run(["tmux", "kill-session", "-t", session], check=False)
+        subprocess.run(["tmux", "kill-session", "-t", session], check=False, env=user_env())
 
 
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")

@@ -20,7 +20,7 @@ from envport.serve.sandbox import Limits
 from envport.spec import load_spec
 from envport.targets.registry import load_request
 
-from helpers import CARTPOLE, ROOT
+from helpers import CARTPOLE, ROOT, user_env
 
 pytestmark = pytest.mark.skipif(not jail.available(), reason="bubblewrap cannot run here")
 
@@ -96,7 +96,7 @@ def _in_jail(tmp_path: Path, code: str, work_bytes: int | None = None) -> str:
     command = jail.command_line(
         [sys.executable, str(script)], tmp_path / "scratch", [script], work_bytes=work_bytes
     )
-    done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=user_env())
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -197,7 +197,9 @@ def test_a_port_starting_a_process_natively_is_a_clean_failed_check(
     lib.write_text(text.replace(marker, SPAWNER + marker, 1))
     command = [sys.executable, "-m", "envport", "verify", str(spec)]
     command += ["--port", str(spec / "ports" / "rust"), "--levels", "l3", "--episodes", "3"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=user_env()
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
     assert "Traceback" not in output
@@ -233,7 +235,9 @@ def test_an_l1_probe_hands_the_port_no_expected_state(tmp_path: Path) -> None:
     physics.write_text(physics.read_text() + FRAME_READER)
     command = [sys.executable, "-m", "envport", "verify", str(spec)]
     command += ["--port", str(spec / "ports" / "numpy"), "--levels", "l1"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=user_env()
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
     # The probe of the module function itself catches it (it found no `after` to copy).
@@ -266,10 +270,47 @@ def test_a_port_right_only_while_watched_fails_the_plain_interpreter_check(
     physics.write_text(physics.read_text() + WATCHED)
     command = [sys.executable, "-m", "envport", "verify", str(spec)]
     command += ["--port", str(spec / "ports" / "numpy"), "--levels", "l3", "--episodes", "5"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=user_env()
+    )
     output = done.stdout + done.stderr
     # Beside the harness it passes every rollout; imported as a user would, it is wrong.
     assert "pass l3.free" in output and "pass l3.resync" in output, output
     assert "FAIL l3.plain" in output, output
     assert "plain interpreter (no envport module) differs from the reference" in output
+    assert done.returncode == 1, output
+
+
+# The JAX port's physics, right only when envport's modules are loaded (decided at trace time).
+WATCHED_JAX = """
+
+import sys as _sys
+
+_own_dynamics = dynamics
+
+
+def dynamics(x, x_dot, theta, theta_dot, action, params):
+    out = _own_dynamics(x, x_dot, theta, theta_dot, action, params)
+    if not any(name.startswith("envport.") for name in _sys.modules):
+        return (out[0], out[1] + 0.05, *out[2:])
+    return out
+"""
+
+
+def test_a_jax_port_right_only_while_watched_fails_the_plain_interpreter_check(
+    tmp_path: Path,
+) -> None:
+    spec = tmp_path / "cartpole"
+    shutil.copytree(CARTPOLE, spec, ignore=shutil.ignore_patterns("__pycache__"))
+    physics = spec / "ports" / "jax" / "physics.py"
+    physics.write_text(physics.read_text() + WATCHED_JAX)
+    command = [sys.executable, "-m", "envport", "verify", str(spec)]
+    command += ["--port", str(spec / "ports" / "jax"), "--levels", "l3", "--episodes", "5"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=user_env()
+    )
+    output = done.stdout + done.stderr
+    assert "pass l3.free" in output and "pass l3.resync" in output, output
+    assert "FAIL l3.plain" in output, output
+    assert "obs.x_dot" in output
     assert done.returncode == 1, output

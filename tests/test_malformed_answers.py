@@ -18,7 +18,7 @@ from envport.serve.sandbox import Limits
 from envport.spec import load_spec
 from envport.targets.registry import load_request
 
-from helpers import CARTPOLE, ROOT
+from helpers import CARTPOLE, ROOT, user_env
 
 # Appended to the port's env.py: at import, the worker's answers are rewritten.
 FORGER = """
@@ -71,7 +71,9 @@ def test_a_malformed_answer_is_a_named_failure(kind: str, tmp_path: Path) -> Non
     spec = _forging_copy(tmp_path, kind)
     command = [sys.executable, "-m", "envport", "verify", str(spec)]
     command += ["--port", str(spec / "ports" / "numpy"), "--levels", "l3", "--episodes", "3"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=120, cwd=ROOT, env=user_env()
+    )
     output = done.stdout + done.stderr
     assert done.returncode == 1, output
     assert "Traceback" not in output

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, user_env
 
 NOBODY = 65534
 
@@ -91,7 +91,7 @@ def test_cleanup_as_a_non_root_user_follows_no_link_out() -> None:
         if os.geteuid() == 0:
             os.chown(base, NOBODY, NOBODY)
         command = [*_unprivileged(), _python_for_anyone(), f"{base}/attack.py", base]
-        done = subprocess.run(command, capture_output=True, text=True, timeout=60)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=user_env())
         assert done.returncode == 0, done.stderr
         seen = json.loads(done.stdout)
         # envport's removal: the scratch is gone, nothing outside it changed.
@@ -105,7 +105,7 @@ def test_cleanup_as_a_non_root_user_follows_no_link_out() -> None:
         # vulnerable.)
         print("stdlib cleanup left the outside file at", seen["stdlib"]["mode"])
     finally:
-        subprocess.run(["chmod", "-R", "u+rwx", base], check=False)
+        subprocess.run(["chmod", "-R", "u+rwx", base], check=False, env=user_env())
         shutil.rmtree(base, ignore_errors=True)
 
 

@@ -36,8 +36,8 @@ def test_known_good_ports_verify(port: Path, tmp_path: Path) -> None:
     names = [f"{lv['level']}.{lv['mode']}" for lv in report["levels"]]
     # The port's own reset for both; the VectorEnv's semantics for NumPy, which has one.
     user_paths = ["l2.reset", "l2.state_api"] + (["l2.vector"] if port.name == "numpy" else [])
-    # A NumPy port is also imported by a plain interpreter, last (envport.verifiers.plain).
-    plain = ["l3.plain"] if port.name == "numpy" else []
+    # The port is also imported by a plain interpreter, last (envport.verifiers.plain).
+    plain = ["l3.plain"]
     assert names == [
         "l1.physics.dynamics",
         "l1.physics.is_terminated",
