@@ -34,6 +34,9 @@ def user_env(**extra: str) -> dict[str, str]:
     """The environment of a user's shell with the project's virtualenv active and no API key
     set, plus `extra`: built from an allow-list, never a copy of this process's environment."""
     env = {name: os.environ[name] for name in USER_SHELL_VARS if name in os.environ}
+    # envport's own settings a test set on purpose (a cache directory of its own): no import
+    # sets these, and the command must use what the test process uses.
+    env |= {name: value for name, value in os.environ.items() if name.startswith("ENVPORT_")}
     venv_bin = str(Path(sys.executable).parent)
     env["PATH"] = os.pathsep.join([venv_bin, os.environ.get("PATH", os.defpath)])
     if sys.prefix != sys.base_prefix:

@@ -39,8 +39,11 @@ def test_a_variable_this_process_set_does_not_reach_a_command(
 ) -> None:
     monkeypatch.setenv("MPLCONFIGDIR", "/somewhere/only/pytest/has")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-not-for-commands")
+    monkeypatch.setenv("ENVPORT_CACHE_DIR", "/a/cache/of/the/tests/own")
     env = user_env()
     assert "MPLCONFIGDIR" not in env and "ANTHROPIC_API_KEY" not in env
+    # envport's own settings, set by a test on purpose, are what the command must use.
+    assert env["ENVPORT_CACHE_DIR"] == "/a/cache/of/the/tests/own"
     # What a user's shell has is there, and the project's virtualenv comes first on PATH.
     assert env["PATH"].split(os.pathsep)[0] == str(Path(sys.executable).parent)
     seen = subprocess.run(
