@@ -53,8 +53,12 @@ def _steps(result: Any, leading: tuple[int, ...]) -> str | None:
         return f"{', '.join(missing)} missing (got {_kind(result)})"
     for name in STEP_FIELDS:
         value = result[name]
-        if not isinstance(value, np.ndarray) or value.dtype.kind not in "biuf":
+        if not isinstance(value, np.ndarray):
+            return f"`{name}` is {_kind(value)}, not an array"
+        if value.dtype.kind not in "biuf" and name != "obs":
             return f"`{name}` is {_kind(value)}, not a numeric array"
+        # An observation of a dtype numpy cannot compute with (bfloat16 arrives as raw bytes)
+        # is well formed here: the comparison names its dtype as the divergence, with a replay.
         if value.shape[: len(leading)] != leading:
             return (
                 f"`{name}` has shape {value.shape}, expected {len(leading)} leading axes "

@@ -23,6 +23,8 @@ from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 # Bytes of a worker's output kept with a failed request (a panic's message is a few lines).
 MAX_FAILURE_OUTPUT = 4000
 
+# The longest Unix socket path (sizeof(sockaddr_un.sun_path) - 1).
+IPC_PATH_MAX = int(getattr(zmq, "IPC_PATH_MAX_LEN", 107) or 107)
 # Never hand credentials to untrusted port code.
 _SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
 
@@ -117,6 +119,11 @@ class PortWorker:
         self._socket.setsockopt(zmq.MAXMSGSIZE, self._answer_bytes)
         self._channel = self._socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._scratch = make_scratch("envport-worker-")
+        if len(f"{self._scratch}/channel") > IPC_PATH_MAX:
+            # A Unix socket's path has a hard limit; a long TMPDIR (a test's, a user's) would
+            # make the bind fail, so the scratch moves to the short /tmp.
+            remove_tree(self._scratch)
+            self._scratch = make_scratch("envport-worker-", "/tmp")
         # A Unix socket: it still reaches a worker inside its own network namespace.
         address = f"ipc://{self._scratch}/channel"
         self._socket.bind(address)
