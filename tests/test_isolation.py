@@ -261,26 +261,6 @@ def dynamics(physics, actions):
 """
 
 
-def test_a_port_right_only_while_watched_fails_the_plain_interpreter_check(
-    tmp_path: Path,
-) -> None:
-    spec = tmp_path / "cartpole"
-    shutil.copytree(CARTPOLE, spec, ignore=shutil.ignore_patterns("__pycache__"))
-    physics = spec / "ports" / "numpy" / "physics.py"
-    physics.write_text(physics.read_text() + WATCHED)
-    command = [sys.executable, "-m", "envport", "verify", str(spec)]
-    command += ["--port", str(spec / "ports" / "numpy"), "--levels", "l3", "--episodes", "5"]
-    done = subprocess.run(
-        command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=user_env()
-    )
-    output = done.stdout + done.stderr
-    # Beside the harness it passes every rollout; imported as a user would, it is wrong.
-    assert "pass l3.free" in output and "pass l3.resync" in output, output
-    assert "FAIL l3.plain" in output, output
-    assert "plain interpreter (no envport module) differs from the reference" in output
-    assert done.returncode == 1, output
-
-
 # The JAX port's physics, right only when envport's modules are loaded (decided at trace time).
 WATCHED_JAX = """
 
@@ -297,20 +277,23 @@ def dynamics(x, x_dot, theta, theta_dot, action, params):
 """
 
 
-def test_a_jax_port_right_only_while_watched_fails_the_plain_interpreter_check(
-    tmp_path: Path,
+@pytest.mark.parametrize(("target", "payload"), [("numpy", WATCHED), ("jax", WATCHED_JAX)])
+def test_a_port_right_only_while_watched_fails_the_plain_interpreter_check(
+    target: str, payload: str, tmp_path: Path
 ) -> None:
     spec = tmp_path / "cartpole"
     shutil.copytree(CARTPOLE, spec, ignore=shutil.ignore_patterns("__pycache__"))
-    physics = spec / "ports" / "jax" / "physics.py"
-    physics.write_text(physics.read_text() + WATCHED_JAX)
+    physics = spec / "ports" / target / "physics.py"
+    physics.write_text(physics.read_text() + payload)
     command = [sys.executable, "-m", "envport", "verify", str(spec)]
-    command += ["--port", str(spec / "ports" / "jax"), "--levels", "l3", "--episodes", "5"]
+    command += ["--port", str(spec / "ports" / target), "--levels", "l3", "--episodes", "5"]
     done = subprocess.run(
         command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=user_env()
     )
     output = done.stdout + done.stderr
+    # Beside the harness it passes every rollout; imported as a user would, it is wrong.
     assert "pass l3.free" in output and "pass l3.resync" in output, output
     assert "FAIL l3.plain" in output, output
+    assert "plain interpreter (no envport module) differs from the reference" in output
     assert "obs.x_dot" in output
     assert done.returncode == 1, output
