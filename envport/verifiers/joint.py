@@ -99,7 +99,7 @@ def _pairs(ref_rows: np.ndarray, names: list[str]) -> list[tuple[int, int]]:
 
 
 def _hashed(rows: np.ndarray) -> np.ndarray:
-    # A keyed cryptographic hash, not Python's hash(): the same on every run and process.
+    # blake2b, not Python's salted hash(): the same bucket on every run and in every process.
     return np.array(
         [
             int.from_bytes(hashlib.blake2b(row.tobytes(), digest_size=4).digest(), "little")
