@@ -26,6 +26,7 @@ class GapKind(StrEnum):
     OBSERVATIONS_ONLY = "observations only"
     ENDING_NOT_REACHED = "ending never reached"
     NOT_RUN = "not run"
+    BRANCH_NOT_EXERCISED = "branch never exercised"
 
 
 class Gap(BaseModel):

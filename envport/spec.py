@@ -233,6 +233,28 @@ class RandomnessSpec(_Strict):
         return self
 
 
+class OutOfScope(_Strict):
+    """A branch of the reference that no check need exercise, and why (rendering, a step
+    after the episode's end): matched by its line's source text, so it holds across the
+    reference's releases, where line numbers move."""
+
+    line: str = Field(min_length=1, description="the branch line's source text, or part of it")
+    file: str | None = Field(default=None, description="the file's name, where two match")
+    why: str = Field(min_length=1)
+
+
+class CoverageSpec(_Strict):
+    """Branch coverage of the reference's own source over the levels (docs/verification.md,
+    "Coverage"), and the exploration that looks for the branches play did not reach."""
+
+    enabled: bool = True
+    # Reference steps the exploration may take (deterministic for a seed; 0: none).
+    explore_steps: int = Field(default=20000, ge=0)
+    # Steps one exploration rollout takes from an archived state before it picks again.
+    explore_horizon: int = Field(default=40, gt=0)
+    out_of_scope: list[OutOfScope] = Field(default_factory=list)
+
+
 class ObservationSpec(_Strict):
     names: list[str] = Field(default_factory=list, description="one name per component")
     # The observation's first components are a grid (MiniGrid's egocentric image): `shape`
@@ -257,6 +279,7 @@ class PortSpec(_Strict):
     tolerance: dict[str, Tolerance] = Field(default_factory=dict)
     levels: LevelsSpec = Field(default_factory=LevelsSpec)
     randomness: RandomnessSpec | None = None
+    coverage: CoverageSpec = Field(default_factory=CoverageSpec)
     # The spec file's directory, for harness files named by relative path (set by load_spec).
     _directory: Path | None = PrivateAttr(default=None)
 

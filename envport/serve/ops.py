@@ -85,6 +85,8 @@ class PlayReference(Op):
     spec: str
     options: dict[str, Any]  # an L3Options as a dict
     indices: list[int]
+    # The reference's files to measure branch coverage of while playing (none: no measure).
+    measure: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

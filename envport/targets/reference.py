@@ -23,6 +23,7 @@ from envport.runs import harness
 from envport.spec import PortSpec
 from envport.structure import decode, encode
 from envport.targets.randomness import NoiseRecorder
+from envport.targets.rule_trace import reference_call
 
 State = dict[str, np.ndarray]
 
@@ -135,7 +136,8 @@ class Reference:
     def reset(self, seed: int | None) -> np.ndarray:
         """reset(seed); with None, the next reset of the same stream (no new generator: a
         tenth of the cost, for checks that draw thousands of resets)."""
-        obs, _ = self.env.reset(seed=seed)
+        with reference_call():
+            obs, _ = self.env.reset(seed=seed)
         self.track()
         return np.asarray(obs)
 
@@ -161,11 +163,13 @@ class Reference:
 
     def step(self, action: Any) -> Transition:
         if self.recorder is None:
-            obs, reward, terminated, truncated, _ = self.env.step(action)
+            with reference_call():
+                obs, reward, terminated, truncated, _ = self.env.step(action)
             return Transition(np.asarray(obs), float(reward), bool(terminated), bool(truncated))
         before = self.read_state()
         self.recorder.begin()
-        obs, reward, terminated, truncated, _ = self.env.step(action)
+        with reference_call():
+            obs, reward, terminated, truncated, _ = self.env.step(action)
         noise = self.recorder.noise(before, action, self.env)
         return Transition(np.asarray(obs), float(reward), bool(terminated), bool(truncated), noise)
 

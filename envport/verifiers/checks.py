@@ -207,6 +207,8 @@ class L3Rollouts(Check):
         # a few episodes says nothing about it).
         coverage = Coverage.of(ctx.spec) if whole and ctx.spec.state.bounds else None
         if ctx.options.executor == "ray":
+            if ctx.branches is not None:
+                ctx.branches.not_measured.append("L3's episodes on Ray")
             found = l3_ray.run_l3(
                 ctx.spec,
                 str(ctx.spec_file.resolve()),
@@ -220,7 +222,14 @@ class L3Rollouts(Check):
             )
         else:
             found = l3_lanes.run_l3(
-                ctx.spec, options, replay, ctx.worker, ctx.reference, ctx.lane_workers, coverage
+                ctx.spec,
+                options,
+                replay,
+                ctx.worker,
+                ctx.reference,
+                ctx.lane_workers,
+                coverage,
+                ctx.branches,
             )
         if whole:
             # Not a replay itself: each replay line must show its divergence again.

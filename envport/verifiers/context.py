@@ -15,6 +15,7 @@ from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetChoice, choose_target
+from envport.verifiers.branch_coverage import Measure
 from envport.verifiers.divergence import VerifyReport
 from envport.verifiers.l3 import L3Options
 from envport.verifiers.l3_lanes import LaneWorkers
@@ -53,6 +54,8 @@ class VerifyContext:
     # The reference's reset draws for L2's reset and vector checks, taken before the port
     # is loaded (None where those checks do not apply).
     reset_sample: ResetSample | None = None
+    # Branch coverage of the reference's source while the levels run (None: not measured).
+    branches: Measure | None = None
 
     @property
     def whole_port(self) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field, SkipValidation
 
 from envport.gaps import Gap, GapKind, gap_lines, verdict_word
+from envport.verifiers.branch_coverage import BranchCoverage
 from envport.verifiers.replay import Replay
 
 # The parts of a verify run timed on their own, in the order they run.
@@ -159,6 +160,10 @@ class LevelResult(BaseModel):
         return f"{text}: {first.message}" if first.message else text
 
 
+# Branches never exercised, listed one a line in the terminal before the rest are counted.
+SHOWN_BRANCHES = 8
+
+
 class VerifyReport(BaseModel):
     spec: str
     port: str
@@ -179,6 +184,8 @@ class VerifyReport(BaseModel):
     gaps: list[Gap] = Field(default_factory=list)
     # --strict: a gap fails the run.
     strict: bool = False
+    # Which branches of the reference's own source the levels exercised (None: not measured).
+    coverage: BranchCoverage | None = None
 
     @property
     def diverged(self) -> bool:
@@ -216,6 +223,8 @@ class VerifyReport(BaseModel):
                 + "; the reference's states outside it were not checked"
             )
         lines += [f"note: {note}" for note in self.notes]
+        if self.coverage is not None:
+            lines.append(f"coverage: {self.coverage.summary()}")
         if self.error:
             lines.append(f"FAIL port: {self.error}")
         for level in self.levels:
@@ -225,7 +234,17 @@ class VerifyReport(BaseModel):
         lines.extend(f"n/a  {name}: not run, {why}" for name, why in self.not_run.items())
         # Checks that did not run are the n/a lines above; the rest of the gaps follow.
         shown = [gap for gap in self.gaps if gap.kind is not GapKind.NOT_RUN]
-        lines.extend(f"{'FAIL' if self.strict else 'gap '} {line}" for line in gap_lines(shown))
+        said = gap_lines(shown)
+        branches = [line for line in said if GapKind.BRANCH_NOT_EXERCISED.value in line]
+        if len(branches) > SHOWN_BRANCHES:
+            # The rest are in the JSON, JUnit and HTML reports; a terminal shows the first.
+            hidden = set(branches[SHOWN_BRANCHES:])
+            said = [line for line in said if line not in hidden]
+            said.append(
+                f"coverage: and {len(hidden)} more branches never exercised (listed in the "
+                "JSON and HTML reports); mark one out of scope with a reason in [coverage]"
+            )
+        lines.extend(f"{'FAIL' if self.strict else 'gap '} {line}" for line in said)
         return "\n".join(lines)
 
 

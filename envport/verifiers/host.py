@@ -112,7 +112,14 @@ class Host:
         self.load_reference(ops.LoadReference(spec=request.spec))
         _, loaded, reference = self._reference
         options = l3.L3Options(**request.options)
-        return l3.play_reference(reference, loaded, options, request.indices).to_wire()
+        if not request.measure:
+            return l3.play_reference(reference, loaded, options, request.indices).to_wire()
+        from envport.verifiers.branch_coverage import measured
+
+        played, arcs = measured(
+            request.measure, lambda: l3.play_reference(reference, loaded, options, request.indices)
+        )
+        return {**played.to_wire(), "arcs": arcs}
 
     def handle(self, request: Request) -> Any:
         return self.answer(ops.decode(request))

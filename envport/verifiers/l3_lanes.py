@@ -33,6 +33,7 @@ from envport.spec import PortSpec
 from envport.targets.reference import Reference
 from envport.verifiers import l3
 from envport.verifiers.bounds_coverage import Coverage
+from envport.verifiers.branch_coverage import Measure
 from envport.verifiers.compare import Steps, contract_problems
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.played import Played
@@ -235,6 +236,9 @@ class Lane:
         self.player = player
         self.spec_file = spec_file
         self.loaded: Callable[[], None] = lambda: None
+        # A reference worker's branch coverage: the files it measures, the arcs it took.
+        self.measure: list[str] = []
+        self.arcs: list[dict[str, Any]] = []
 
     def run(self) -> None:
         try:
@@ -265,18 +269,26 @@ class Lane:
         chunk = self.chunks.take()
         if chunk is None:
             return
-        player.send(PlayReference(spec=self.spec_file, options=options, indices=chunk))
+        player.send(self._play(options, chunk))
         while True:
             self._wait_for(player)
-            played = Played.from_wire(player.receive())
+            answer = player.receive()
+            if "arcs" in answer:
+                self.arcs.append(answer.pop("arcs"))
+            played = Played.from_wire(answer)
             # The next chunk is asked for before this one goes to the port: the reference
             # worker never waits on the verifier.
             chunk = self.chunks.take()
             if chunk is not None:
-                player.send(PlayReference(spec=self.spec_file, options=options, indices=chunk))
+                player.send(self._play(options, chunk))
             feed.add(played)
             if chunk is None:
                 return
+
+    def _play(self, options: dict[str, Any], chunk: list[int]) -> PlayReference:
+        return PlayReference(
+            spec=self.spec_file, options=options, indices=chunk, measure=self.measure
+        )
 
     def _wait_for(self, player: Worker) -> None:
         """Keep the port fed until the reference worker has its chunk ready (or the port's
@@ -333,6 +345,7 @@ def run_l3(
     reference: Reference,
     workers: LaneWorkers | None = None,
     coverage: Coverage | None = None,
+    measure: Measure | None = None,
 ) -> list[LevelResult]:
     """L3 over one lane here (`reference` and `port`) and one per pair of `workers`; each
     reference state played is counted into `coverage`, if given."""
@@ -347,8 +360,13 @@ def run_l3(
         feed = PortFeed(lane_port, spec, options, size, replay, coverage)
         lane = Lane(feed, chunks, player=player, spec_file=workers.spec_file)  # type: ignore[union-attr]
         lane.loaded = functools.partial(workers.wait_loaded, number)  # type: ignore[union-attr]
+        lane.measure = measure.files if measure is not None else []
         lanes.append(lane)
     _run_all(lanes)
+    if measure is not None:
+        for lane in lanes:
+            for arcs in lane.arcs:
+                measure.add("l3", arcs)
     parts = {
         mode: [p for lane in lanes for p in lane.feed.results[mode]] for mode in lanes[0].feed.modes
     }

@@ -17,6 +17,7 @@ from gymnasium import spaces
 
 from envport.spec import PortSpec
 from envport.targets.reference import make_env
+from envport.targets.rule_trace import reference_call
 
 
 class ReferenceBatch:
@@ -33,7 +34,8 @@ class ReferenceBatch:
     def restart(self, rows: np.ndarray) -> np.ndarray:
         found = []
         for row in rows:
-            obs, _ = self.envs[row].reset(seed=next(self.seeds))
+            with reference_call():
+                obs, _ = self.envs[row].reset(seed=next(self.seeds))
             self.ended[row] = False
             self.last[row] = np.asarray(obs)
             found.append(self.last[row])
@@ -50,7 +52,8 @@ class ReferenceBatch:
                 terminated[row] = True
                 continue
             action = int(actions[row]) if self.discrete else np.asarray(actions[row])
-            obs, r, te, tr, _ = env.step(action)
+            with reference_call():
+                obs, r, te, tr, _ = env.step(action)
             self.last[row] = np.asarray(obs)
             reward[row], terminated[row], truncated[row] = float(r), bool(te), bool(tr)
             self.ended[row] = bool(te or tr)

@@ -18,6 +18,7 @@ from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
 from envport.spec import PortSpec
 from envport.targets.reference import Reference, State
+from envport.targets.rule_trace import reference_call
 
 
 class VectorReference:
@@ -36,7 +37,8 @@ class VectorReference:
         options = None if mask is None else {"reset_mask": np.asarray(mask, dtype=bool)}
         # SyncVectorEnv leaves VectorEnv's type parameters open: its results are typed here.
         obs: np.ndarray
-        obs, _ = self.vec.reset(seed=seed, options=options)
+        with reference_call():
+            obs, _ = self.vec.reset(seed=seed, options=options)
         chosen = np.ones(len(self.refs), dtype=bool) if mask is None else np.asarray(mask)
         for ref in np.asarray(self.refs)[chosen]:
             ref.track()  # a seeded reset replaces the sub-env's generator: record the new one
@@ -55,7 +57,8 @@ class VectorReference:
         reward: np.ndarray
         terminated: np.ndarray
         truncated: np.ndarray
-        obs, reward, terminated, truncated, _ = self.vec.step(actions)
+        with reference_call():
+            obs, reward, terminated, truncated, _ = self.vec.step(actions)
         noise = None
         if recording:
             for index, ref in enumerate(self.refs):

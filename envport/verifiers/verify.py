@@ -16,7 +16,7 @@ from envport.gaps import Gap, GapKind
 from envport.scale import cluster
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetName
-from envport.verifiers import l3_lanes
+from envport.verifiers import branch_coverage, l3_lanes
 from envport.verifiers.checks import CHECKS
 from envport.verifiers.constants import source_constants, threshold_warnings
 from envport.verifiers.context import Timer, VerifyContext, build_context, port_side
@@ -60,6 +60,10 @@ def verify(
             )
             stack.callback(ctx.lane_workers.close)
         ctx.reference = Reference(ctx.spec)
+        measure = _measure(ctx)
+        if measure is not None:
+            measure.start(branch_coverage.SETUP)
+            stack.callback(measure.stop)
         if ctx.levels:
             # Every level below injects states: a reference whose step depends on more than
             # the state would make the port answer for the reference's own dice.
@@ -69,6 +73,8 @@ def verify(
             # The reference's reset draws, taken while the worker is still importing the port.
             from envport.verifiers import reset_sample
 
+            if measure is not None:
+                measure.level("l2")
             ctx.reset_sample = reset_sample.draw(ctx.spec, ctx.reference, options.seed)
         report.seconds["setup"] = time.perf_counter() - ctx.started
         timed = Timer(report.seconds)
@@ -78,6 +84,8 @@ def verify(
                 if check.applies(ctx):
                     if check.part is not None:
                         timed.start(check.part)
+                    if measure is not None:
+                        measure.level(check.name.split(".")[0])
                     report.levels += check.run(ctx)
         except PortError as error:
             report.error = str(error)
@@ -85,10 +93,32 @@ def verify(
     whole_plan = options.only_episode is None and options.episode_batch is None
     time_limit = ctx.reference.max_episode_steps if whole_plan and report.levels else None
     report.gaps = _gaps(report) + ending_gaps(report.levels, time_limit)
+    if measure is not None:
+        measure.stop()
+        report.coverage = branch_coverage.analyse(measure, ctx.spec)
+        report.warnings += [
+            f"coverage.out_of_scope: {stale} matches no branch line of the reference"
+            for stale in report.coverage.stale
+        ]
+        if set(DEFAULT_LEVELS) <= set(ctx.levels) and report.error is None:
+            # Only a run of every default level answers for the reference's rules; a
+            # narrower run (--levels l1) shows its figure without calling it a gap.
+            report.gaps += report.coverage.gaps()
     report.strict = options.strict
     report.passed = not report.diverged and not (options.strict and report.gaps)
     report.seconds["total"] = time.perf_counter() - ctx.started
     return report
+
+
+def _measure(ctx: VerifyContext) -> branch_coverage.Measure | None:
+    """Branch coverage of the reference over a whole plan of a whole port's levels; a
+    replay of one episode, one module or a spec with `[coverage] enabled = false` has none."""
+    options = ctx.options
+    whole = options.only_episode is None and options.episode_batch is None
+    if not (whole and ctx.whole_port and options.module is None and ctx.levels):
+        return None
+    ctx.branches = branch_coverage.Measure.of(ctx.spec, ctx.reference.env)
+    return ctx.branches
 
 
 def _gaps(report: VerifyReport) -> list[Gap]:

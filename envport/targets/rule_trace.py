@@ -1,0 +1,42 @@
+"""Where branch coverage traces: inside the reference's own `reset` and `step`, nowhere else.
+
+Python 3.11 runs every frame slower while any trace function is set (about 3x, traced file
+or not), so coverage.py's tracer is installed only for the length of each reference call
+(`reference_call`) and the verifier's own work (drawing states, comparing) runs untraced.
+A state bridge's reads and writes are outside: they are the spec's code, not the rules.
+`envport.verifiers.branch_coverage.Measure` installs the tracer while it measures.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+_tracer: Any = None
+
+
+def install(tracer: Any) -> None:
+    global _tracer
+    _tracer = tracer
+
+
+def uninstall() -> None:
+    global _tracer
+    _tracer = None
+
+
+@contextmanager
+def reference_call() -> Iterator[None]:
+    """Trace the reference's frames started inside this block (when a measure runs)."""
+    tracer = _tracer
+    if tracer is None:
+        yield
+        return
+    previous = sys.gettrace()
+    sys.settrace(tracer)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
