@@ -10,7 +10,7 @@ from gymnasium import spaces
 
 from envport.init.infer import FLOAT_ATOL, FREE_TOL, Inference
 from envport.init.stochastic import HARNESS_FILE
-from envport.init.toml_text import comment, key, value
+from envport.io.toml_text import comment, key, value
 
 MARGIN = 0.1  # float bounds: widened by this share of the reached range on each side
 

@@ -182,7 +182,7 @@ class Measure:
         self.cov.switch_context(level)
         self.tracer = sys.gettrace()
         sys.settrace(None)
-        threading.settrace(None)  # type: ignore[arg-type]
+        threading.settrace(None)
         rule_trace.install(self.tracer)
 
     def level(self, name: str) -> None:
@@ -242,7 +242,7 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
         by_level = {c: _arcs(data, reporter, file, measure, [c]) for c in contexts}
         taken: set[Arc] = set().union(*by_level.values()) if by_level else set()
         entered = taken | _arcs(data, reporter, file, measure, [SETUP])
-        scoped = _in_scope(reporter, entered)
+        scoped: set[Arc] = _in_scope(reporter, entered)
         name = shown_name(file)
         lines = reporter.source().splitlines()
         tree = ast.parse(reporter.source())
@@ -261,8 +261,8 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
                 # The whole line leaves the count: its taken exits are no rule either.
                 result.excluded.append(branch)
                 scoped = {arc for arc in scoped if arc[0] != number}
-        for level, arcs in by_level.items():
-            levels[level] = levels.get(level, 0) + len(arcs & scoped)
+        for level, took in by_level.items():
+            levels[level] = levels.get(level, 0) + len(took & scoped)
         result.total += len(scoped)
         result.covered += len(taken & scoped)
         result.sources[name] = _marked(lines, reporter, entered, scoped, taken)
@@ -342,9 +342,7 @@ def _in_scope(reporter: PythonFileReporter, entered: set[Arc]) -> set[Arc]:
     return scoped
 
 
-def _never(
-    reporter: PythonFileReporter, arcs: list[Arc], scoped: set[Arc], taken: set[Arc]
-) -> str:
+def _never(reporter: PythonFileReporter, arcs: list[Arc], scoped: set[Arc], taken: set[Arc]) -> str:
     """What the missed exits of one branch line mean, in the words a reader checks."""
     line = arcs[0][0]
     if not any(arc[0] == line for arc in scoped & taken):

@@ -18,6 +18,7 @@ from envport.errors import EnvportError
 from envport.targets.registry import TARGET_NAMES, TargetName, target
 from envport.verifiers import (
     cases,
+    explore,
     l1,
     l1_landings,
     l2,
@@ -240,6 +241,19 @@ class L3Rollouts(Check):
         return found
 
 
+class Explore(Check):
+    """After L3: the reference explored toward the branches no level reached (l3.explore)."""
+
+    name = "explore"
+
+    def applies(self, ctx: VerifyContext) -> bool:
+        whole = ctx.l3.only_episode is None and ctx.l3.batch is None
+        return "l3" in ctx.levels and whole and ctx.whole_port and explore.applies(ctx)
+
+    def run(self, ctx: VerifyContext) -> list[LevelResult]:
+        return [explore.run_explore(ctx)]
+
+
 class L4Transfer(Check):
     name = "l4"
     part = "l4"
@@ -346,6 +360,7 @@ CHECKS: tuple[Check, ...] = (
     L2UserPaths(),
     ProposedCases(),
     L3Rollouts(),
+    Explore(),
     L4Transfer(),
     ReverseRollouts(),
     PlainReplay(),

@@ -1,0 +1,291 @@
+"""l3.explore: play the reference toward the branches no level reached, then compare the
+port there.
+
+L1 draws states independently and L3 plays from resets, so a rule that lives deep in play
+(Breakout refills the board when its last brick goes) is reached by neither. The reference
+can load states, so it explores (after Go-Explore): an archive of reached states keyed by a
+coarse cell of the state's declared structure (a count for each collection or grid, a few
+buckets for each scalar, the step counter by eighths of the time limit), each cell keeping
+the state reached with the highest return. Each round picks a cell (rarely picked ones, those
+whose rollouts found new branches and those of higher return first), loads its state and plays
+a rollout (uniform actions, sticky half the time, or the spec's own `[l3] policy`). A rollout
+that takes a branch exit of the reference's source that no check had taken is kept: the
+port plays it from the same state with the same actions, compared step by step as L3's free
+play. The budget is reference steps (`[coverage] explore_steps`), so a seed replays it.
+
+A divergence's replay line runs the kept rollouts again as proposed cases (a TOML file of
+start states and actions under envport's cache), without exploring.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from envport.cache_home import cache_home
+from envport.io.atomic import write_atomically
+from envport.io.toml_text import value
+from envport.spec import Bound, PortSpec
+from envport.targets.reference import Reference, State, _import_attr
+from envport.verifiers import l3
+from envport.verifiers.branch_coverage import Measure, analyse
+from envport.verifiers.cases import MAX_ACTIONS
+from envport.verifiers.compare import Steps
+from envport.verifiers.context import VerifyContext
+from envport.verifiers.divergence import LevelResult
+from envport.verifiers.played import Played
+from envport.verifiers.policies import EpisodePlan
+
+# Reference resets the archive starts from.
+ROOTS = 8
+# Buckets a bounded scalar falls in; an integer with this many values or fewer keeps each.
+BUCKETS = 4
+# The exploration's own stream of the run's seed, apart from L3's episodes.
+STREAM = 0xE7
+
+
+@dataclass
+class Cell:
+    state: State
+    score: float  # the return on the way to it, from its root
+    chosen: int = 0
+    seen: int = 0
+    found: int = 0  # rollouts from it that took a new branch exit
+
+
+def applies(ctx: VerifyContext) -> bool:
+    measure = ctx.branches
+    if measure is None or ctx.spec.coverage.explore_steps == 0 or ctx.options.reverse:
+        return False
+    return bool(analyse(measure, ctx.spec).missed)
+
+
+def run_explore(ctx: VerifyContext) -> LevelResult:
+    measure = ctx.branches
+    assert measure is not None
+    spec, reference = ctx.spec, ctx.reference
+    search = Search(spec, reference, measure, ctx.options.seed)
+    kept = search.run(spec.coverage.explore_steps, spec.coverage.explore_horizon)
+    note = (
+        f"{search.steps} reference steps from {len(search.archive)} cells: "
+        f"{len(kept)} rollouts took {search.new_exits} arcs of the reference's code no level had"
+    )
+    if not kept:
+        level = LevelResult(level="l3", mode="explore", passed=True, episodes=0)
+        level.note = note
+        return level
+    played = Played.join(kept)
+    cases = _write_cases(spec, played, ctx.options.seed)
+    replay = ctx.replays["cases"]
+    replay = type(replay)(
+        "cases", replay.spec, replay.port, _with_cases(replay.options, cases), replay.names_module
+    )
+    result = ctx.worker.request(l3.free_request(played))
+    options = l3.L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
+    level = l3.judge(spec, played, result, "free", options, replay)
+    level.mode = "explore"
+    for divergence in level.divergences:
+        divergence.mode = "explore"
+        divergence.replay = replay.command()
+        divergence.replay_of = replay
+        divergence.message = (
+            f"explored rollout {divergence.episode} (a branch no level reached): "
+            + divergence.message
+        )
+    level.note = note
+    return level
+
+
+def _with_cases(options: Any, directory: Path) -> Any:
+    import dataclasses
+
+    return dataclasses.replace(options, cases=directory)
+
+
+class Search:
+    """The archive and the rollouts: deterministic for a seed and a budget."""
+
+    def __init__(self, spec: PortSpec, reference: Reference, measure: Measure, seed: int) -> None:
+        self.spec, self.reference, self.measure = spec, reference, measure
+        self.rng = np.random.default_rng([seed, STREAM])
+        self.seed = seed
+        self.archive: dict[tuple[Any, ...], Cell] = {}
+        self.steps = 0
+        self.new_exits = 0
+        self.space = reference.env.action_space
+        self.limit = reference.max_episode_steps
+        policy = spec.levels.l3.policy
+        self.policy = _import_attr(policy, "levels.l3.policy", spec) if policy else None
+
+    def run(self, budget: int, horizon: int) -> list[Played]:
+        known = _count(self.measure.executed())
+        for root in range(ROOTS):
+            self.reference.reset(self.seed + root)
+            self._add(self.reference.read_state(), 0.0)
+        kept: list[Played] = []
+        while self.steps < budget:
+            cell = self._pick()
+            cell.chosen += 1
+            played = self._rollout(cell, min(horizon, budget - self.steps), len(kept))
+            taken = _count(self.measure.executed())
+            if taken > known:
+                self.new_exits += taken - known
+                known = taken
+                cell.found += 1
+                kept.append(played)
+        return kept
+
+    def _pick(self) -> Cell:
+        cells = list(self.archive.values())
+        scores = np.array([c.score for c in cells])
+        spread = float(scores.max() - scores.min()) or 1.0
+        weights = np.array(
+            [
+                (1.0 + c.found)
+                * (1.0 + (c.score - scores.min()) / spread)
+                * (1.0 / math.sqrt(1 + c.chosen) + 1.0 / math.sqrt(1 + c.seen))
+                for c in cells
+            ]
+        )
+        return cells[int(self.rng.choice(len(cells), p=weights / weights.sum()))]
+
+    def _rollout(self, cell: Cell, horizon: int, index: int) -> Played:
+        reference = self.reference
+        # A reset first: what the state does not hold (a Gymnasium wrapper's counters) starts
+        # as in a fresh episode, as L1 and the cases do.
+        reference.reset(None)
+        reference.write_state(cell.state)
+        states, actions, outputs = [], [], []
+        score = cell.score
+        action: Any = None
+        for _ in range(horizon):
+            before = reference.read_state()
+            action = self._action(action, before)
+            states.append(before)
+            out = reference.step(action)
+            self.steps += 1
+            actions.append(action)
+            outputs.append(out)
+            score += out.reward
+            if out.terminated or out.truncated:
+                break
+            self._add(reference.read_state(), score)
+        return Played(
+            [EpisodePlan(index, 0, "explore", None)],
+            np.asarray([len(outputs)], dtype=np.int64),
+            l3.stack_states(states),
+            np.asarray(actions),
+            Steps(
+                np.stack([o.obs for o in outputs]),
+                np.asarray([o.reward for o in outputs]),
+                np.asarray([o.terminated for o in outputs]),
+                np.asarray([o.truncated for o in outputs]),
+            ),
+            _noise(outputs),
+        )
+
+    def _action(self, previous: Any, state: State) -> Any:
+        if previous is not None and self.rng.random() < 0.5:
+            return previous  # sticky: long moves reach what alternating ones undo
+        if self.policy is not None and self.rng.random() < 0.5:
+            return self.policy(state, self.rng)
+        return _uniform(self.space, self.rng)
+
+    def _add(self, state: State, score: float) -> None:
+        key = cell_of(self.spec, state, self.limit)
+        cell = self.archive.get(key)
+        if cell is None:
+            self.archive[key] = Cell({k: np.array(v) for k, v in state.items()}, score)
+            return
+        cell.seen += 1
+        if score > cell.score:
+            cell.state, cell.score = {k: np.array(v) for k, v in state.items()}, score
+
+
+def _noise(outputs: list[Any]) -> np.ndarray | None:
+    """Each step's noise (a stochastic env), or None."""
+    drawn = [o.noise for o in outputs if o.noise is not None]
+    return np.stack(drawn) if len(drawn) == len(outputs) else None
+
+
+def _count(taken: dict[str, set[Any]]) -> int:
+    return sum(len(arcs) for arcs in taken.values())
+
+
+def _uniform(space: spaces.Space[Any], rng: np.random.Generator) -> Any:
+    if isinstance(space, spaces.Discrete):
+        return int(space.start) + int(rng.integers(int(space.n)))
+    if isinstance(space, spaces.Box):
+        low = np.where(np.isfinite(space.low), space.low, -1.0)
+        high = np.where(np.isfinite(space.high), space.high, 1.0)
+        return rng.uniform(low, high).astype(space.dtype)
+    if isinstance(space, spaces.MultiDiscrete):
+        return (rng.integers(space.nvec) + space.start).astype(space.dtype)
+    space.seed(int(rng.integers(2**31)))
+    return space.sample()
+
+
+def cell_of(spec: PortSpec, state: State, limit: int | None) -> tuple[Any, ...]:
+    """The coarse cell of a state: what it holds in each collection or grid, where each
+    scalar lies in a few buckets of its bounds, and how far through the time limit it is."""
+    parts: list[Any] = []
+    for name in sorted(state):
+        values = np.asarray(state[name])
+        bound = spec.state.bounds.get(name)
+        if name == spec.state.step_counter:
+            counted = int(values.reshape(-1)[0])
+            parts.append(counted * 8 // limit if limit else int(math.log2(1 + abs(counted))))
+        elif values.size == 1:
+            parts.append(_bucket(float(values.reshape(-1)[0]), bound, values.dtype))
+        elif name in spec.state.grids:
+            # A grid of typed cells: how many of each type (the first channel).
+            channel = values.reshape(-1, values.shape[-1])[:, 0].astype(np.int64)
+            parts.append(tuple(np.bincount(channel - channel.min(initial=0)).tolist()))
+        else:
+            low = _low(bound, values)
+            parts.append(int(np.count_nonzero(values.reshape(-1) != low)))
+    return tuple(parts)
+
+
+def _low(bound: Bound | None, values: np.ndarray) -> Any:
+    if bound is None or bound.low is None:
+        return 0
+    low = np.asarray(bound.low, dtype=float).reshape(-1)
+    return low if low.size == values.size else low[0]
+
+
+def _bucket(x: float, bound: Bound | None, dtype: np.dtype[Any]) -> Any:
+    if not math.isfinite(x):
+        return str(x)
+    if bound is not None and bound.low is not None and bound.high is not None:
+        low = float(np.min(bound.low))
+        high = float(np.max(bound.high))
+        if np.issubdtype(dtype, np.integer) and high - low < BUCKETS:
+            return int(x)
+        if high > low:
+            return int(min(BUCKETS - 1, max(0, (x - low) / (high - low) * BUCKETS)))
+    if np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.bool_):
+        return int(x) if abs(x) < BUCKETS else int(math.copysign(BUCKETS, x))
+    return int(math.copysign(min(BUCKETS, int(math.log2(1 + abs(x)))), x))
+
+
+def _write_cases(spec: PortSpec, played: Played, seed: int) -> Path:
+    """The kept rollouts as proposed cases (docs/verification.md), for the replay line."""
+    lines = []
+    for number, start in enumerate(played.starts):
+        state = {name: values[start].tolist() for name, values in played.states.items()}
+        end = int(start + played.lengths[number])
+        actions = [np.asarray(a).tolist() for a in played.actions[int(start) : end]]
+        lines.append(f"[[case]]\nstate = {value(state)}\nactions = {value(actions)}\n")
+    text = "# Rollouts l3.explore kept (reached a branch no level had).\n" + "\n".join(lines)
+    digest = hashlib.sha256(text.encode()).hexdigest()[:12]
+    directory = cache_home() / "explored" / f"{spec.name}-{seed}-{digest}"
+    directory.mkdir(parents=True, exist_ok=True)
+    write_atomically(directory / "cases.toml", text)
+    return directory
