@@ -86,9 +86,12 @@ def _read_source(name: str) -> ReferenceSource:
         found, why = None, f"cannot be found ({error})"
     except Exception as error:  # its package's own import fails: the reference's code, said
         found, why = None, f"cannot be imported ({type(error).__name__}: {error})"
+    else:
+        if found is None:
+            why = "cannot be found (no module of that name on the import path)"
+        elif found.origin is None:
+            why = "cannot be found (a namespace package without a source file)"
     origin = found.origin if found is not None else None
-    if found is not None and origin is None:
-        why = "cannot be found (a namespace package without a source file)"
     if origin is None or not origin.endswith(".py"):
         raise SpecError(f"reference.sources: module {name!r} {why}")
     try:
