@@ -266,19 +266,28 @@ def test_a_listed_module_that_cannot_be_read_is_a_spec_error_naming_it(toygame: 
 
 
 def test_translate_stops_before_any_model_call_naming_the_module(tmp_path: Path) -> None:
+    """A listed module missing, or one whose package fails on import (once a traceback):
+    one line naming it and why, exit 2, no run directory."""
+    (tmp_path / "brokenpkg").mkdir()
+    (tmp_path / "brokenpkg" / "__init__.py").write_text("raise RuntimeError('needs a display')\n")
+    (tmp_path / "brokenpkg" / "rules.py").write_text("X = 1\n")
     spec_dir = tmp_path / "spec"
     shutil.copytree(CARTPOLE, spec_dir, ignore=shutil.ignore_patterns("replay", "ports"))
     toml = spec_dir / "envport.toml"
     listed = 'sources = ["gymnasium.envs.classic_control.cartpole"]'
     text = toml.read_text()
     assert listed in text
-    toml.write_text(text.replace(listed, listed[:-1] + ', "cartpole_rules_nowhere"]'))
-    out = tmp_path / "out"
-    result = run_envport(
-        "translate", str(spec_dir), "--target", "numpy", "--model", "replay:" + str(tmp_path),
-        "--out", str(out), env=user_env(),
-    )  # fmt: skip
-    assert result.returncode == 2, result.stdout + result.stderr
-    lines = (result.stdout + result.stderr).strip().splitlines()
-    assert len(lines) == 1 and "'cartpole_rules_nowhere' cannot be found" in lines[0], lines
-    assert not out.exists() or not any(out.iterdir())
+    for module, why in [
+        ("cartpole_rules_nowhere", "cannot be found"),
+        ("brokenpkg.rules", "cannot be imported (RuntimeError: needs a display)"),
+    ]:
+        toml.write_text(text.replace(listed, f'{listed[:-1]}, "{module}"]'))
+        out = tmp_path / "out"
+        result = run_envport(
+            "translate", str(spec_dir), "--target", "numpy", "--out", str(out),
+            env=user_env(PYTHONPATH=str(tmp_path)),
+        )  # fmt: skip
+        assert result.returncode == 2, result.stdout + result.stderr
+        lines = (result.stdout + result.stderr).strip().splitlines()
+        assert len(lines) == 1 and f"{module!r} {why}" in lines[0], lines
+        assert not out.exists() or not any(out.iterdir())
