@@ -212,6 +212,25 @@ def test_a_computed_module_name_makes_every_listed_module_under_its_prefix_a_can
     assert "def draw" not in walk and "def never_called" not in walk
 
 
+def test_check_warns_when_no_listed_module_is_under_a_computed_name(toygame: Path) -> None:
+    """`import_module("toygame.games." + game)` with no game listed: the rules it loads
+    would reach no prompt, and `envport check` says which module loads them and where."""
+    from envport.pipeline.spec_check import _sources
+    from envport.spec import load_spec
+
+    spec = load_spec(CARTPOLE)
+    spec.reference.sources[:] = [m for m in LISTED if not m.startswith("toygame.games.")]
+    lines = _sources(spec)
+    warned = [line for line in lines if line.startswith("warn sources:")]
+    assert warned == [
+        "warn sources: toygame.env loads a module by a computed name under 'toygame.games.' "
+        "and reference.sources lists none there: list the ones the env uses, or no prompt "
+        "carries their code"
+    ]
+    spec.reference.sources[:] = LISTED
+    assert not [line for line in _sources(spec) if line.startswith("warn")]
+
+
 def test_overrides_of_kept_methods_and_methods_called_on_unknown_values_are_kept(
     toygame: Path,
 ) -> None:

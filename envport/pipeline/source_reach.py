@@ -14,7 +14,7 @@ import ast
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from envport.pipeline.source_imports import ImportResolver
+from envport.pipeline.source_imports import ImportResolver, import_call
 from envport.pipeline.source_types import Types
 
 # The methods a port ports; everything else is kept only if these use it.
@@ -161,6 +161,8 @@ class Slicer:
         # Methods called on a value of unknown type (`fwd_cell.toggle(...)`): kept in every
         # kept class that defines one of that name (duck typing, as Python resolves it).
         self.duck: set[str] = set()
+        # Module -> prefixes of modules it loads by a computed name, none of them listed.
+        self.unlisted: dict[str, set[str]] = {}
 
     # --- reachability -------------------------------------------------------------------
 
@@ -223,6 +225,8 @@ class Slicer:
             self.keep_name(module, name)
         local = self.types.local_modules(node)
         for part in walk_kept(node, self.dropped):
+            if isinstance(part, ast.Call):
+                self._note_unlisted(module, part)
             if not (isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Load)):
                 continue
             value = part.value
@@ -243,6 +247,13 @@ class Slicer:
             elif not self.types.is_module_path(module, value, local):
                 # Not a module's attribute (`np.zeros`), so possibly a method of a kept class.
                 self.duck.add(part.attr)
+
+    def _note_unlisted(self, module: str, call: ast.Call) -> None:
+        """An `import_module` call with a computed name under a prefix no listed module is
+        in: the rules it loads reach no prompt (`envport check` says so)."""
+        loaded = import_call(call)
+        if loaded is not None and not loaded[1] and not self.types.resolver.candidates(*loaded):
+            self.unlisted.setdefault(module, set()).add(loaded[0])
 
     def _dispatch(self) -> bool:
         """Classes and methods a port needs though nothing named them: a kept class's

@@ -16,7 +16,7 @@ import io
 import re
 import tokenize
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from envport.pipeline.source_imports import ImportResolver
 from envport.pipeline.source_reach import (
@@ -40,6 +40,8 @@ class Slice:
 
     text: str
     cut: list[str]
+    # Prefixes of modules it loads by a computed name that the spec lists none under.
+    unlisted: list[str] = field(default_factory=list)
 
 
 def _start(node: ast.stmt) -> int:
@@ -166,7 +168,7 @@ def _render(module: Module, slicer: Slicer) -> Slice:
     if naming:
         cut.append(_plural(len(naming), "comment") + " naming files of the reference's package")
     text = _join(lines, kept_nodes, keep - cut_lines - set().union(*naming))
-    return Slice(text, cut)
+    return Slice(text, cut, sorted(slicer.unlisted.get(module.name, ())))
 
 
 def _join(lines: list[str], nodes: list[ast.stmt], keep: set[int]) -> str:

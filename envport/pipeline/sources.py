@@ -24,6 +24,9 @@ class ReferenceSource:
     whole: str = ""
     # A package's `__init__` (its relative imports are relative to itself).
     package: bool = False
+    # Prefixes of modules it loads by a computed name that `reference.sources` lists none
+    # under (`"minatar.environments." + game`): code no prompt carries.
+    unlisted: tuple[str, ...] = ()
 
     @property
     def lines(self) -> int:
@@ -117,8 +120,13 @@ def slice_sources(spec: PortSpec, sources: list[ReferenceSource]) -> list[Refere
     # A listed module is never dropped: slicing roots itself in one the entry reaches
     # nothing of (source_slice.py); one still empty (nothing but imports) is shown whole.
     return [
-        ReferenceSource(source.module, cut.text, tuple(cut.cut), package=source.package)
-        if cut.text.strip()
-        else ReferenceSource(source.module, source.text, whole=UNREACHED, package=source.package)
+        ReferenceSource(
+            source.module,
+            cut.text if cut.text.strip() else source.text,
+            tuple(cut.cut) if cut.text.strip() else (),
+            "" if cut.text.strip() else UNREACHED,
+            source.package,
+            tuple(cut.unlisted),
+        )
         for source, cut in zip(sources, slices, strict=True)
     ]
