@@ -310,3 +310,28 @@ def test_translate_stops_before_any_model_call_naming_the_module(tmp_path: Path)
         lines = (result.stdout + result.stderr).strip().splitlines()
         assert len(lines) == 1 and f"{module!r} {why}" in lines[0], lines
         assert not out.exists() or not any(out.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("expression", "folded"),
+    [
+        ('"a.b"', ("a.b", True)),
+        ('"a." + "b" + "c"', ("a.bc", True)),
+        ('"a." + name', ("a.", False)),
+        ('"a." + name + ".env"', ("a.", False)),
+        ('f"a.{name}"', ("a.", False)),
+        ('"a.%s" % name', ("a.", False)),
+        ('"a.{}".format(name)', ("a.", False)),
+        ("name", None),
+        ('name + ".env"', None),
+    ],
+)
+def test_a_module_name_folds_to_its_constant_or_its_constant_prefix(
+    expression: str, folded: tuple[str, bool] | None
+) -> None:
+    import ast
+
+    from envport.pipeline.source_imports import fold
+
+    parsed = ast.parse(expression, mode="eval").body
+    assert fold(parsed) == folded

@@ -47,7 +47,8 @@ def absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
 
 def fold(expr: ast.expr | None) -> tuple[str, bool] | None:
     """A string expression's constant value (exact) or its constant prefix (not exact):
-    `"a." + "b"` -> ("a.b", True); `"a." + name` -> ("a.", False); None without one."""
+    `"a." + "b"` -> ("a.b", True); `"a." + name`, `f"a.{name}"`, `"a.%s" % name`,
+    `"a.{}".format(name)` -> ("a.", False); None without one."""
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
         return expr.value, True
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
@@ -58,6 +59,24 @@ def fold(expr: ast.expr | None) -> tuple[str, bool] | None:
         if right is None:
             return left[0], False
         return left[0] + right[0], right[1]
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
+        # `"a.%s" % name`: what comes before the first placeholder.
+        template = fold(expr.left)
+        if template is None or not template[1]:
+            return template
+        head = template[0].split("%", 1)[0]
+        return (head, False) if head else None
+    if (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "format"
+    ):
+        # `"a.{}".format(name)`: likewise.
+        template = fold(expr.func.value)
+        if template is None or not template[1]:
+            return template
+        head = template[0].split("{", 1)[0]
+        return (head, False) if head else None
     if isinstance(expr, ast.JoinedStr):
         text = ""
         for part in expr.values:
