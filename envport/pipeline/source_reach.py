@@ -3,7 +3,11 @@ turns it into text).
 
 Kept: the env class's `__init__`, `reset` and `step`, every method and module-level
 definition they use (transitively, across the spec's source modules), and the imports those
-use. Within a kept method the statements that only feed rendering are dropped: an
+use. "Use" follows what Python would run: a name imported from a package that re-exports
+it, a module loaded by `import_module`, a method through an attribute holding an instance
+of a listed class (source_types.py), an inherited method and a subclass's override of a
+kept one, the subclasses of a kept class, and, where a value's class is unknown, every
+kept class's method of that name. Within a kept method the statements that only feed rendering are dropped: an
 `if self.render_mode ...` block, a `self.render()` call, an assignment to an attribute only
 cut code touches. Everything is decided on the syntax tree, never by patterns on the text.
 """
