@@ -7,7 +7,9 @@ use. "Use" follows what Python would run: a name imported from a package that re
 it, a module loaded by `import_module`, a method through an attribute holding an instance
 of a listed class (source_types.py), an inherited method and a subclass's override of a
 kept one, the subclasses of a kept class, and, where a value's class is unknown, every
-kept class's method of that name. Within a kept method the statements that only feed rendering are dropped: an
+kept class's method of that name.
+
+Within a kept method the statements that only feed rendering are dropped: an
 `if self.render_mode ...` block, a `self.render()` call, an assignment to an attribute only
 cut code touches. Everything is decided on the syntax tree, never by patterns on the text.
 """
