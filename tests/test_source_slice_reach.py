@@ -335,3 +335,37 @@ def test_a_module_name_folds_to_its_constant_or_its_constant_prefix(
 
     parsed = ast.parse(expression, mode="eval").body
     assert fold(parsed) == folded
+
+
+def test_a_rendering_statement_cut_in_one_module_cuts_no_line_of_another() -> None:
+    """Line 6 of the env is a rendering block; line 6 of the helpers is a rule."""
+    env = textwrap.dedent(
+        """
+        from pkg.rules import bounce
+
+
+        class Env:
+            def step(self, action):
+                if self.render_mode == "human":
+                    self.render()
+                return bounce(action)
+        """
+    ).lstrip()
+    rules = textwrap.dedent(
+        """
+        LIMIT = 3
+
+
+        def bounce(x):
+            x = x + 1
+            x = min(x, LIMIT)
+            return -x
+        """
+    ).lstrip()
+    assert env.splitlines()[5].strip() == 'if self.render_mode == "human":'
+    assert rules.splitlines()[5].strip() == "x = min(x, LIMIT)"
+    found = slice_modules([("pkg.env", env), ("pkg.rules", rules)], ("pkg.env", "Env"), set())
+    assert found is not None
+    assert "render" not in found[0].text
+    for line in rules.splitlines():
+        assert line in found[1].text.splitlines(), line
