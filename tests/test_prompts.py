@@ -75,6 +75,8 @@ def test_context_states_the_spaces_measured_on_the_reference() -> None:
 
 
 def test_action_meanings_come_from_the_reference_where_it_defines_them() -> None:
+    import enum
+
     import gymnasium as gym
 
     from envport.pipeline.observed import action_meanings
@@ -89,7 +91,16 @@ def test_action_meanings_come_from_the_reference_where_it_defines_them() -> None
         action_space = gym.spaces.Discrete(2)
         action_set = ("n", "f")  # a wrapper's minimal action set: index -> game action
 
+    class Actions(enum.IntEnum):
+        left = 0
+        forward = 1
+
+    class Enumerated(gym.Env):
+        action_space = gym.spaces.Discrete(2)
+        actions = Actions  # MiniGrid's way: `self.actions.forward` in its step
+
     assert action_meanings(Named()) == ["NOOP", "LEFT", "RIGHT"]
+    assert action_meanings(Enumerated()) == ["0 = actions.left", "1 = actions.forward"]
     assert action_meanings(Mapped()) == ["action_set[0] = 'n'", "action_set[1] = 'f'"]
     assert action_meanings(gym.make("CartPole-v1")) is None
 

@@ -10,6 +10,7 @@ that states the types renders the same bytes on every run and on resume.
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,8 @@ class ObservedTypes:
 
 def action_meanings(env: Any) -> list[str] | None:
     """What each action index means, where the env or a wrapper says: Atari-style
-    `get_action_meanings()`, or an action set the wrapper maps indices through."""
+    `get_action_meanings()`, an action set the wrapper maps indices through, or an
+    enumeration of the actions."""
     for holder in (env, getattr(env, "unwrapped", None)):
         if holder is None:
             continue
@@ -59,6 +61,11 @@ def action_meanings(env: Any) -> list[str] | None:
             found = getattr(holder, name, None)
             if isinstance(found, list | tuple) and found and len(found) < 64:
                 return [f"{name}[{i}] = {value!r}" for i, value in enumerate(found)]
+            # An enumeration of the actions (MiniGrid's `self.actions = Actions`, an IntEnum).
+            if isinstance(found, type) and issubclass(found, enum.Enum) and len(found) < 64:
+                members = list(found)
+                if all(isinstance(m.value, int) for m in members):
+                    return [f"{m.value} = {name}.{m.name}" for m in members]
     return None
 
 

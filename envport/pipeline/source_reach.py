@@ -3,7 +3,13 @@ turns it into text).
 
 Kept: the env class's `__init__`, `reset` and `step`, every method and module-level
 definition they use (transitively, across the spec's source modules), and the imports those
-use. Within a kept method the statements that only feed rendering are dropped: an
+use. "Use" follows what Python would run: a name imported from a package that re-exports
+it, a module loaded by `import_module`, a method through an attribute holding an instance
+of a listed class (source_types.py), an inherited method and a subclass's override of a
+kept one, the subclasses of a kept class, and, where a value's class is unknown, every
+kept class's method of that name.
+
+Within a kept method the statements that only feed rendering are dropped: an
 `if self.render_mode ...` block, a `self.render()` call, an assignment to an attribute only
 cut code touches. Everything is decided on the syntax tree, never by patterns on the text.
 """
@@ -13,6 +19,9 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
+
+from envport.pipeline.source_imports import ImportResolver, import_call
+from envport.pipeline.source_types import Types
 
 # The methods a port ports; everything else is kept only if these use it.
 ROOTS = ("__init__", "reset", "step")
@@ -141,14 +150,25 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
 
 
 class Slicer:
-    def __init__(self, modules: list[Module], harness_attributes: set[str]) -> None:
+    def __init__(
+        self,
+        modules: list[Module],
+        harness_attributes: set[str],
+        resolver: ImportResolver | None = None,
+    ) -> None:
         self.modules = {m.name: m for m in modules}
         # Attributes the harness reads from the env (`unwrapped.state`): always kept.
         self.harness_attributes = harness_attributes
+        self.types = Types(self.modules, resolver or ImportResolver(list(self.modules)))
         self.kept: dict[str, set[str]] = {m.name: set() for m in modules}
         self.kept_methods: dict[tuple[str, str], set[str]] = {}
         self.dropped: set[ast.stmt] = set()
         self._queue: list[tuple[str, ast.AST, ast.ClassDef | None]] = []
+        # Methods called on a value of unknown type (`fwd_cell.toggle(...)`): kept in every
+        # kept class that defines one of that name (duck typing, as Python resolves it).
+        self.duck: set[str] = set()
+        # Module -> prefixes of modules it loads by a computed name, none of them listed.
+        self.unlisted: dict[str, set[str]] = {}
 
     # --- reachability -------------------------------------------------------------------
 
@@ -157,11 +177,14 @@ class Slicer:
         if node is None or name in self.kept[module]:
             return
         self.kept[module].add(name)
-        if isinstance(node, ast.ImportFrom) and node.module in self.modules and node.level == 0:
-            # A name imported from another source module: keep its definition there too.
+        if isinstance(node, ast.ImportFrom):
+            # A name imported from another source module, directly or through a package's
+            # re-export: keep its definition there too.
             for alias in node.names:
                 if (alias.asname or alias.name) == name:
-                    self.keep_name(node.module, alias.name)
+                    found = self.types.defining(module, node, alias.name)
+                    if found is not None:
+                        self.keep_name(found, alias.name)
         if isinstance(node, ast.ClassDef):
             self._keep_class(module, node)
         else:
@@ -181,22 +204,88 @@ class Slicer:
             self.keep_method(module, cls, name)
 
     def keep_method(self, module: str, cls: ast.ClassDef, name: str) -> None:
-        kept = self.kept_methods.setdefault((module, cls.name), set())
-        method = methods_of(cls).get(name)
-        if method is not None and name not in kept:
-            kept.add(name)
-            self._queue.append((module, method, cls))
+        """`name` on an instance of `cls`: its own method, else the one it inherits."""
+        self.keep_name(module, cls.name)
+        for owner, ancestor in self.types.lineage(module, cls):
+            method = methods_of(ancestor).get(name)
+            if method is None:
+                continue
+            kept = self.kept_methods.setdefault((owner, ancestor.name), set())
+            if name not in kept:
+                self.keep_name(owner, ancestor.name)
+                kept.add(name)
+                self._queue.append((owner, method, ancestor))
+            return
 
     def run(self) -> None:
-        while self._queue:
-            module, node, cls = self._queue.pop()
-            if node in self.dropped:
+        while True:
+            while self._queue:
+                module, node, cls = self._queue.pop()
+                if node not in self.dropped:
+                    self._visit(module, node, cls)
+            if not self._dispatch():
+                return
+
+    def _visit(self, module: str, node: ast.AST, cls: ast.ClassDef | None) -> None:
+        for name in _names_loaded(node, self.dropped):
+            self.keep_name(module, name)
+        local = self.types.local_modules(node)
+        for part in walk_kept(node, self.dropped):
+            if isinstance(part, ast.Call):
+                self._note_unlisted(module, part)
+            if not (isinstance(part, ast.Attribute) and isinstance(part.ctx, ast.Load)):
                 continue
-            for name in _names_loaded(node, self.dropped):
-                self.keep_name(module, name)
-            if cls is not None:
-                for attribute in _self_attributes(node, ast.Load, self.dropped):
-                    self.keep_method(module, cls, attribute)
+            value = part.value
+            if isinstance(value, ast.Name) and value.id == "self":
+                if cls is not None:
+                    self.keep_method(module, cls, part.attr)
+                continue
+            used = self.types.module_name(module, part, local)
+            if used:
+                # `mod.Env` on a module (an import, an `import_module` result): keep `Env`.
+                for owner, name in used:
+                    self.keep_name(owner, name)
+                continue
+            classes = self.types.of(module, value, cls, local)
+            if classes is not None:
+                for owner, found in classes:
+                    self.keep_method(owner, found, part.attr)
+            elif not self.types.is_module_path(module, value, local):
+                # Not a module's attribute (`np.zeros`), so possibly a method of a kept class.
+                self.duck.add(part.attr)
+
+    def _note_unlisted(self, module: str, call: ast.Call) -> None:
+        """An `import_module` call with a computed name under a prefix no listed module is
+        in: the rules it loads reach no prompt (`envport check` says so)."""
+        loaded = import_call(call)
+        if loaded is not None and not loaded[1] and not self.types.resolver.candidates(*loaded):
+            self.unlisted.setdefault(module, set()).add(loaded[0])
+
+    def _dispatch(self) -> bool:
+        """Classes and methods a port needs though nothing named them: a kept class's
+        subclasses, its overrides of what its ancestors keep (`reset` calls
+        `self._gen_grid`, a subclass defines it), and those called on values of unknown
+        type. True if any was added."""
+        before = len(self._queue)
+        # A subclass of a kept class may be what the base is used as (the grid holds any
+        # WorldObj; the harness writes a Lava or a Box there): it is kept too.
+        for source in self.modules.values():
+            for node in source.tree.body:
+                if isinstance(node, ast.ClassDef) and node.name not in self.kept[source.name]:
+                    lineage = self.types.lineage(source.name, node)[1:]
+                    if any(a.name in self.kept[o] for o, a in lineage):
+                        self.keep_name(source.name, node.name)
+        for (module, name), kept in list(self.kept_methods.items()):
+            cls = self.modules[module].bindings[name]
+            assert isinstance(cls, ast.ClassDef)
+            inherited: set[str] = set()
+            for owner, ancestor in self.types.lineage(module, cls):
+                inherited |= self.kept_methods.get((owner, ancestor.name), set())
+            for method in methods_of(cls):
+                if method not in kept and (method in inherited or method in self.duck):
+                    kept.add(method)
+                    self._queue.append((module, methods_of(cls)[method], cls))
+        return len(self._queue) > before
 
     # --- statements that only feed rendering ---------------------------------------------
 

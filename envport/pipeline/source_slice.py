@@ -15,8 +15,10 @@ import ast
 import io
 import re
 import tokenize
-from dataclasses import dataclass
+from collections.abc import Collection
+from dataclasses import dataclass, field
 
+from envport.pipeline.source_imports import ImportResolver
 from envport.pipeline.source_reach import (
     CUT_CLASS_ATTRIBUTES,
     Module,
@@ -38,6 +40,8 @@ class Slice:
 
     text: str
     cut: list[str]
+    # Prefixes of modules it loads by a computed name that the spec lists none under.
+    unlisted: list[str] = field(default_factory=list)
 
 
 def _start(node: ast.stmt) -> int:
@@ -139,7 +143,9 @@ def _render(module: Module, slicer: Slicer) -> Slice:
             if doc is not None and length > MAX_DOCSTRING_LINES and len(body) > 1:
                 cut_lines |= set(_span(lines, doc))
                 docstrings.append(f"`{owner}`'s ({length} lines)")
-    within = [s for s in slicer.dropped if s.lineno in keep]
+    # The dropped statements of this module only: line numbers of another would cut here.
+    own = set(ast.walk(module.tree))
+    within = [s for s in slicer.dropped if s in own and s.lineno in keep]
     # A dropped block's own statements are not counted again.
     dropped = [
         s
@@ -162,7 +168,7 @@ def _render(module: Module, slicer: Slicer) -> Slice:
     if naming:
         cut.append(_plural(len(naming), "comment") + " naming files of the reference's package")
     text = _join(lines, kept_nodes, keep - cut_lines - set().union(*naming))
-    return Slice(text, cut)
+    return Slice(text, cut, sorted(slicer.unlisted.get(module.name, ())))
 
 
 def _join(lines: list[str], nodes: list[ast.stmt], keep: set[int]) -> str:
@@ -187,11 +193,15 @@ def _join(lines: list[str], nodes: list[ast.stmt], keep: set[int]) -> str:
 
 
 def slice_modules(
-    sources: list[tuple[str, str]], entry: tuple[str, str] | None, harness_attributes: set[str]
+    sources: list[tuple[str, str]],
+    entry: tuple[str, str] | None,
+    harness_attributes: set[str],
+    packages: Collection[str] = (),
 ) -> list[Slice] | None:
     """Each of `sources` (module name, text) sliced from `entry` (module, env class or
     factory name); None when no entry is found in them or a source does not parse, so the
-    caller keeps the whole text."""
+    caller keeps the whole text. `packages`: the sources that are packages' `__init__`
+    (their relative imports are relative to themselves)."""
     modules = []
     for name, text in sources:
         try:
@@ -217,25 +227,30 @@ def slice_modules(
     roots = [(m, n) for m, n in roots if n in by_name[m].bindings]
     if not roots:
         return None
-    slices = _reach(modules, roots, harness_attributes)
-    # A listed module the entry reaches nothing of (through a package's re-export or an
-    # `import_module` call, which the syntax tree does not show) is where the user says rules
-    # live: every top-level name in it is a root too, so it is sliced, never left out.
+    resolver = ImportResolver(list(names), packages)
+    slices = _reach(modules, roots, harness_attributes, resolver)
+    # A listed module the entry reaches nothing of (an `import_module` call whose argument
+    # is computed, `"minatar.environments." + game`; a registry of classes) is where the
+    # user says rules live: every top-level name in it is a root too, so it is sliced,
+    # never left out.
     unreached = [m for m, s in zip(modules, slices, strict=True) if not s.text.strip()]
     if unreached:
         extra = [(m.name, name) for m in unreached for name in m.bindings]
-        slices = _reach(modules, roots + extra, harness_attributes)
+        slices = _reach(modules, roots + extra, harness_attributes, resolver)
     return slices
 
 
 def _reach(
-    modules: list[Module], roots: list[tuple[str, str]], harness_attributes: set[str]
+    modules: list[Module],
+    roots: list[tuple[str, str]],
+    harness_attributes: set[str],
+    resolver: ImportResolver,
 ) -> list[Slice]:
     dropped: set[ast.stmt] = set()
     while True:
         # What only dropped statements used is not needed either: reach again without
         # them until nothing more is dropped (the dropped set only grows, so this ends).
-        slicer = Slicer(modules, harness_attributes)
+        slicer = Slicer(modules, harness_attributes, resolver)
         slicer.dropped = set(dropped)
         for module_name, name in roots:
             slicer.keep_name(module_name, name)

@@ -22,6 +22,11 @@ class ReferenceSource:
     cut: tuple[str, ...] = ()
     # Why a module is shown whole where the others are sliced (said in the prompt).
     whole: str = ""
+    # A package's `__init__` (its relative imports are relative to itself).
+    package: bool = False
+    # Prefixes of modules it loads by a computed name that `reference.sources` lists none
+    # under (`"minatar.environments." + game`): code no prompt carries.
+    unlisted: tuple[str, ...] = ()
 
     @property
     def lines(self) -> int:
@@ -71,21 +76,33 @@ def read_sources(spec: PortSpec) -> list[ReferenceSource]:
     if spec.reference.rules is not None:
         return []
     names = list(spec.reference.sources) or [_entry_module(spec)]
-    sources = []
-    for name in names:
-        try:
-            found = importlib.util.find_spec(name)
-        except (ImportError, ValueError):
-            found = None
-        origin = found.origin if found is not None else None
-        if origin is None or not origin.endswith(".py"):
-            raise SpecError(
-                f"reference.sources: module {name!r} has no Python source file to put in the "
-                "prompts; list importable pure-Python modules"
-            )
+    return [_read_source(name) for name in names]
+
+
+def _read_source(name: str) -> ReferenceSource:
+    """One listed module's text, or a SpecError naming it and why (a module the spec lists
+    is never left out of the prompts silently)."""
+    why = "has no Python source file to put in the prompts; list importable pure-Python modules"
+    try:
+        found = importlib.util.find_spec(name)
+    except ModuleNotFoundError as error:
+        found, why = None, f"cannot be found ({error})"
+    except Exception as error:  # its package's own import fails: the reference's code, said
+        found, why = None, f"cannot be imported ({type(error).__name__}: {error})"
+    else:
+        if found is None:
+            why = "cannot be found (no module of that name on the import path)"
+        elif found.origin is None:
+            why = "cannot be found (a namespace package without a source file)"
+    origin = found.origin if found is not None else None
+    if origin is None or not origin.endswith(".py"):
+        raise SpecError(f"reference.sources: module {name!r} {why}")
+    try:
         with open(origin, encoding="utf-8") as handle:
-            sources.append(ReferenceSource(name, handle.read()))
-    return sources
+            text = handle.read()
+    except (OSError, UnicodeDecodeError) as error:
+        raise SpecError(f"reference.sources: module {name!r} cannot be read ({error})") from None
+    return ReferenceSource(name, text, package=origin.endswith("__init__.py"))
 
 
 def slice_sources(spec: PortSpec, sources: list[ReferenceSource]) -> list[ReferenceSource]:
@@ -96,14 +113,20 @@ def slice_sources(spec: PortSpec, sources: list[ReferenceSource]) -> list[Refere
     module, _, name = _entry_point(spec).partition(":")
     # The attributes the harness reads (`unwrapped.state` -> `state`) stay, used or not.
     read = {path.rsplit(".", 1)[-1] for path in spec.state.fields.values()}
-    slices = slice_modules([(s.module, s.text) for s in sources], (module, name), read)
+    packages = {s.module for s in sources if s.package}
+    slices = slice_modules([(s.module, s.text) for s in sources], (module, name), read, packages)
     if slices is None:
         return sources
     # A listed module is never dropped: slicing roots itself in one the entry reaches
     # nothing of (source_slice.py); one still empty (nothing but imports) is shown whole.
     return [
-        ReferenceSource(source.module, cut.text, tuple(cut.cut))
-        if cut.text.strip()
-        else ReferenceSource(source.module, source.text, whole=UNREACHED)
+        ReferenceSource(
+            source.module,
+            cut.text if cut.text.strip() else source.text,
+            tuple(cut.cut) if cut.text.strip() else (),
+            "" if cut.text.strip() else UNREACHED,
+            source.package,
+            tuple(cut.unlisted),
+        )
         for source, cut in zip(sources, slices, strict=True)
     ]

@@ -127,8 +127,15 @@ def _sources(spec: PortSpec) -> list[str]:
     if read_rules(spec) is not None:
         return [f"sources: none shown (black-box: the rules document {spec.reference.rules})"]
     sliced = slice_sources(spec, read_sources(spec))
-    return [
+    lines = [
         f"sources: {source.module}, {source.lines} lines in the prompts"
         + (" (whole)" if source.whole else " (sliced)" if source.cut else "")
         for source in sliced
+    ]
+    return lines + [
+        f"warn sources: {source.module} loads a module by a computed name under "
+        f"{prefix!r} and reference.sources lists none there: list the ones the env uses, "
+        "or no prompt carries their code"
+        for source in sliced
+        for prefix in source.unlisted
     ]
