@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 from envport.gaps import Gap, GapKind
 from envport.spec import OutOfScope, PortSpec
 from envport.targets import rule_trace
+from envport.verifiers import settling
 
 # The context of the determinism preflight: it steps the reference but compares no port, so
 # its branches count as entered, never as covered.
@@ -154,6 +155,7 @@ class Measure:
     """coverage.py tracing the reference's files, one context per level."""
 
     files: list[str]
+    env: Any = None  # the reference env whose settings decide some branches (settling.py)
     not_measured: list[str] = field(default_factory=list)
     remote: list[tuple[str, dict[str, list[Arc]]]] = field(default_factory=list)
     running: bool = False
@@ -172,7 +174,7 @@ class Measure:
         if not spec.coverage.enabled or coverage.Coverage.current() is not None:
             return None
         files = reference_files(spec, env)
-        return cls(files) if files else None
+        return cls(files, getattr(env, "unwrapped", env)) if files else None
 
     def start(self, level: str) -> None:
         """Start coverage.py, then take its tracer off this thread: it traces only inside
@@ -253,7 +255,7 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
             source = lines[number - 1].strip() if number <= len(lines) else ""
             never = _never(reporter, arcs, scoped, taken)
             branch = Branch(file=name, line=number, source=source, never=never)
-            settings = settings_tested(tree, number, state_names)
+            settings = settling.decided_by_settings(tree, number, never, measure.env, state_names)
             branch.out_of_scope = _why_out_of_scope(scopes, used, name, source, settings)
             if branch.out_of_scope is None:
                 result.missed.append(branch)
@@ -360,7 +362,7 @@ def _never(reporter: PythonFileReporter, arcs: list[Arc], scoped: set[Arc], take
 
 
 def _why_out_of_scope(
-    scopes: list[OutOfScope], used: set[int], name: str, source: str, settings: list[str]
+    scopes: list[OutOfScope], used: set[int], name: str, source: str, settings: str | None
 ) -> str | None:
     for number, scope in enumerate(scopes):
         if scope.line in source and (scope.file is None or name.endswith(scope.file)):
@@ -368,63 +370,7 @@ def _why_out_of_scope(
             return scope.why
     if RENDERING.search(source):
         return RENDERING_WHY
-    if settings:
-        names = ", ".join(f"`self.{attribute}`" for attribute in settings)
-        return (
-            f"a setting: it tests only {names}, set in `__init__` alone, so the spec's "
-            "`reference.kwargs` decide the way it goes (envport's default)"
-        )
-    return None
-
-
-def settings_tested(tree: ast.Module, line: int, state_names: set[str]) -> list[str]:
-    """The attributes the `if`/`while` on `line` tests, when it tests nothing but `self`
-    attributes that only `__init__` assigns (a constructor argument such as CartPole's
-    `kinematics_integrator`): no step can change which way it goes. Else []."""
-    tests = [
-        node.test
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If | ast.While) and node.test.lineno == line
-    ]
-    if len(tests) != 1:
-        return []
-    tested: list[str] = []
-    for node in ast.walk(tests[0]):
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
-            if node.value.id != "self":
-                return []
-            tested.append(node.attr)
-        elif isinstance(node, ast.Name):
-            if node.id != "self":
-                return []
-        elif not isinstance(
-            node, ast.Compare | ast.BoolOp | ast.UnaryOp | ast.Constant | ast.cmpop | ast.boolop
-        ) and not isinstance(node, ast.unaryop | ast.expr_context):
-            return []  # a call, a subscript, arithmetic: more than a setting
-    if not tested or set(tested) & (_assigned_after_init(tree) | state_names):
-        return []
-    return list(dict.fromkeys(tested))
-
-
-def _assigned_after_init(tree: ast.Module) -> set[str]:
-    """`self` attributes any function but `__init__` assigns."""
-    assigned: set[str] = set()
-    for function in ast.walk(tree):
-        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-            continue
-        if function.name == "__init__":
-            continue
-        for node in ast.walk(function):
-            targets: list[ast.expr] = []
-            if isinstance(node, ast.Assign):
-                targets = list(node.targets)
-            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
-                targets = [node.target]
-            for target in targets:
-                for part in ast.walk(target):
-                    if isinstance(part, ast.Attribute) and isinstance(part.value, ast.Name):
-                        assigned.add(part.attr)
-    return assigned
+    return settings
 
 
 def _marked(

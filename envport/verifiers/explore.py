@@ -46,6 +46,9 @@ from envport.verifiers.policies import EpisodePlan
 ROOTS = 8
 # Buckets a bounded scalar falls in; an integer with this many values or fewer keeps each.
 BUCKETS = 4
+# A field of this many components or fewer is cut into buckets component by component; a
+# larger one (a grid, a list) counts what it holds.
+SMALL = 8
 # The exploration's own stream of the run's seed, apart from L3's episodes.
 STREAM = 0xE7
 
@@ -241,8 +244,15 @@ def cell_of(spec: PortSpec, state: State, limit: int | None) -> tuple[Any, ...]:
         if name == spec.state.step_counter:
             counted = int(values.reshape(-1)[0])
             parts.append(counted * 8 // limit if limit else int(math.log2(1 + abs(counted))))
-        elif values.size == 1:
-            parts.append(_bucket(float(values.reshape(-1)[0]), bound, values.dtype))
+        elif values.size <= SMALL:
+            # A position, a velocity vector, a scalar: where each component lies.
+            flat = values.reshape(-1)
+            parts.append(
+                tuple(
+                    _bucket(float(flat[i]), _component(bound, i), values.dtype)
+                    for i in range(flat.size)
+                )
+            )
         elif name in spec.state.grids:
             # A grid of typed cells: how many of each type (the first channel).
             channel = values.reshape(-1, values.shape[-1])[:, 0].astype(np.int64)
@@ -251,6 +261,15 @@ def cell_of(spec: PortSpec, state: State, limit: int | None) -> tuple[Any, ...]:
             low = _low(bound, values)
             parts.append(int(np.count_nonzero(values.reshape(-1) != low)))
     return tuple(parts)
+
+
+def _component(bound: Bound | None, index: int) -> Bound | None:
+    """Component `index`'s bounds, from a bound given per component or once for all."""
+    if bound is None:
+        return None
+    ends = [np.asarray(end, dtype=float).reshape(-1) for end in (bound.low, bound.high)]
+    low, high = (float(end[index] if end.size > index else end[0]) for end in ends)
+    return bound.model_copy(update={"low": low, "high": high})
 
 
 def _low(bound: Bound | None, values: np.ndarray) -> Any:
