@@ -225,3 +225,28 @@ def test_a_translate_run_with_gaps_says_so_everywhere_and_strict_fails_it(tmp_pa
     state = json.loads((run / "run.json").read_text())
     assert state["status"] != "verified" and state["results"]["gaps"]["passed"] is False
     assert "close this gap" in state["results"]["gaps"]["failures"][0]
+
+
+def test_junit_carries_the_references_branch_coverage_as_properties() -> None:
+    from envport.verifiers.branch_coverage import Branch, BranchCoverage
+
+    report = _report(strict=False)
+    missed = Branch(file="game.py", line=88, source="if board.empty():", never="never true")
+    report.coverage = BranchCoverage(
+        total=10, covered=9, levels={"l1": 7, "l3": 9}, missed=[missed]
+    )
+    report.gaps = report.gaps + report.coverage.gaps()
+    suite = ET.fromstring(junit_xml(report))
+    found = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert found == {
+        "reference_branches.total": "10",
+        "reference_branches.covered": "9",
+        "reference_branches.l1": "7",
+        "reference_branches.l3": "9",
+    }
+    names = [case.get("name") for case in suite.iter("testcase")]
+    assert any("game.py:88 `if board.empty():` never true" in (n or "") for n in names)
+    # The translate run's state: the branch is a gap of its own "coverage" outcome.
+    outcomes = _outcomes("composed", report, "load", Path("."))
+    (coverage,) = [o for o in outcomes if o.name == "coverage"]
+    assert coverage.passed and [g.detail for g in coverage.gaps] == [missed.text()]

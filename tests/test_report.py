@@ -238,3 +238,17 @@ def test_the_quickstart_report_in_headless_chromium(
         Path(keep).mkdir(parents=True, exist_ok=True)
         for image in (shot, drift_shot):
             shutil.copyfile(image, Path(keep) / image.name)
+
+
+@pytest.mark.slow
+def test_the_report_shows_the_references_branch_coverage(quickstart: Path) -> None:
+    """The whole port's check: the figure, and the reference's source with lines marked."""
+    html = report_of(quickstart).read_text()
+    assert "reference branch coverage: " in html and "branch exits of the reference" in html
+    assert "gymnasium/envs/classic_control/cartpole.py" in html
+    assert re.search(r'<span class="line run"[^>]*>\s*\d+\s+if not terminated:', html), html[-3000:]
+    # Rendering is out of scope, with its reason, not a gap.
+    assert "rendering, not part of the transition" in html
+    # The run's transcript keeps the figure with the check, for reports made later.
+    checks = [e for e in read_events(quickstart / "transcript.jsonl") if isinstance(e, CheckEvent)]
+    assert checks[-1].coverage is not None and checks[-1].coverage["total"] > 0

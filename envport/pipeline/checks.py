@@ -15,7 +15,7 @@ from pathlib import Path
 
 from envport import interrupts
 from envport.errors import PortError
-from envport.gaps import gap_lines
+from envport.gaps import GapKind, gap_lines
 from envport.io import JsonCache
 from envport.pipeline.build_errors import compiler_errors
 from envport.repair.apply import read_files
@@ -94,6 +94,13 @@ def _outcomes(scope: str, report: VerifyReport, load_name: str, port: Path) -> l
                 signature=divergence_signature(name, first) if first else "",
                 gaps=level.gaps,
             )
+        )
+    branches = [g for g in report.gaps if g.kind is GapKind.BRANCH_NOT_EXERCISED]
+    if report.coverage is not None:
+        # The reference's rules no check reached: not the port's failure, but the run's
+        # verdict says so ("verified with gaps"), as for a level's gaps.
+        outcomes.append(
+            CheckOutcome(name="coverage", scope=scope, level="coverage", passed=True, gaps=branches)
         )
     if report.strict and report.gaps and not report.diverged:
         # --strict: what the checks could not show is a failure to repair, one per gap.

@@ -69,6 +69,18 @@ class CheckView:
     cached: bool
     outcomes: list[CheckOutcome]
     levels: list[LevelView]
+    coverage: CoverageView | None = None
+
+
+@dataclass
+class CoverageView:
+    """The reference's branch coverage of one check: the figure, what was never taken, and
+    the source of the functions the run entered with each line marked."""
+
+    summary: str
+    missed: list[str]
+    excluded: list[str]
+    files: dict[str, list[tuple[int, str, str]]]
 
 
 @dataclass
@@ -167,6 +179,27 @@ def _check_view(check: CheckEvent) -> CheckView:
         cached=check.cached,
         outcomes=check.outcomes,
         levels=[_level_view(level) for level in check.levels],
+        coverage=_coverage_view(check.coverage),
+    )
+
+
+def _coverage_view(data: dict[str, Any] | None) -> CoverageView | None:
+    from envport.verifiers.branch_coverage import BranchCoverage
+
+    if data is None:
+        return None
+    try:
+        found = BranchCoverage.model_validate(data)
+    except ValidationError:
+        return None
+    return CoverageView(
+        summary=found.summary(),
+        missed=[branch.text() for branch in found.missed],
+        excluded=[f"{branch.text()}: {branch.out_of_scope}" for branch in found.excluded],
+        files={
+            name: [(line.number, line.text, line.mark) for line in lines]
+            for name, lines in found.sources.items()
+        },
     )
 
 

@@ -157,6 +157,8 @@ class CheckEvent(_StepEvent):
     levels: list[dict[str, Any]]
     seconds: float
     cached: bool
+    # The verifier's BranchCoverage dump (None: not measured, or a run from before it was).
+    coverage: dict[str, Any] | None = None
 
 
 Decision = Literal[

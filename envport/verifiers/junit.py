@@ -47,6 +47,19 @@ def junit_xml(report: VerifyReport) -> str:
         else:
             skipped += 1
             ET.SubElement(case, "skipped", message=f"gap: {line}")
+    if report.coverage is not None:
+        # The reference's branch coverage as the suite's properties: CI dashboards chart them.
+        properties = ET.Element("properties")
+        found = report.coverage
+        for name, number in [("total", found.total), ("covered", found.covered)]:
+            ET.SubElement(
+                properties, "property", name=f"reference_branches.{name}", value=str(number)
+            )
+        for name, number in found.levels.items():
+            ET.SubElement(
+                properties, "property", name=f"reference_branches.{name}", value=str(number)
+            )
+        suite.insert(0, properties)
     suite.set("tests", str(cases))
     suite.set("skipped", str(skipped))
     suite.set("failures", str(failures))
