@@ -18,7 +18,7 @@ from envport.errors import SpecError
 from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.verifiers.determinism import check_reference_determinism
-from envport.verifiers.selfcheck import apply_mutant, load_mutants
+from envport.verifiers.selfcheck import Mutant, apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import ROOT
@@ -99,3 +99,26 @@ def test_the_known_good_numpy_port_verifies() -> None:
     report = verify(str(BREAKOUT), str(NUMPY), options)
     assert report.passed, report.text()
     assert {level.level for level in report.levels} == {"l1", "l2", "l3"}
+
+
+# Issue 34's missed rule, as a mutant of the known-good port: the board is never laid again
+# when the last brick goes. Today's checks never reach an empty board (see mutants.toml);
+# when they do, this passes, the strict xfail fails, and the mutant moves to mutants.toml.
+NO_REFILL = Mutant(
+    id="numpy-no-refill",
+    target="numpy",
+    file="rules.py",
+    old="    bricks[refill, BRICK_ROWS, :] = 1\n",
+    new="\n",
+    what="the board is never laid again when the last brick goes",
+)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="issue 34: no check reaches an empty brick map yet"
+)
+def test_a_port_that_never_refills_the_board_is_caught(tmp_path: Path) -> None:
+    port = apply_mutant(NO_REFILL, NUMPY, tmp_path / NO_REFILL.id)
+    report = verify(str(BREAKOUT), str(port), VerifyOptions(target="numpy", shrink=False))
+    assert not report.passed
