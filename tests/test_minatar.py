@@ -1,7 +1,8 @@
 """The MinAtar Breakout example: its state bridge, the reference's determinism with and
-without sticky actions, the known-good NumPy port verifying L1-L3, and the mutants' edits.
+without sticky actions, the known-good NumPy and JAX ports verifying L1-L3, the mutants'
+edits, and the rule no check reaches yet (issue 34).
 
-`envport verify examples/minatar_breakout --port examples/minatar_breakout/ports/numpy`
+`envport verify examples/minatar_breakout --port examples/minatar_breakout/ports/<target>`
 runs the full budgets.
 """
 
@@ -86,17 +87,19 @@ def test_minatars_default_sticky_actions_are_named_as_the_references_own_randomn
 
 def test_mutant_edits_apply_exactly_once(tmp_path: Path) -> None:
     mutants = load_mutants(BREAKOUT)
-    assert len({m.id for m in mutants}) == len(mutants) >= 5
+    assert len({m.id for m in mutants}) == len(mutants) >= 8
+    assert {m.target for m in mutants} == {"jax", "numpy"}
     for mutant in mutants:
         port = apply_mutant(mutant, BREAKOUT / "ports" / mutant.target, tmp_path / mutant.id)
         assert mutant.new in (port / mutant.file).read_text()
 
 
 @pytest.mark.slow
-def test_the_known_good_numpy_port_verifies() -> None:
+@pytest.mark.parametrize("target", ["numpy", "jax"])
+def test_the_known_good_ports_verify(target: str) -> None:
     # Budgets cut to keep the tier's time; every check and probe still runs.
-    options = VerifyOptions(target="numpy", examples=60, episodes=30)
-    report = verify(str(BREAKOUT), str(NUMPY), options)
+    options = VerifyOptions(target=target, examples=60, episodes=30)
+    report = verify(str(BREAKOUT), str(BREAKOUT / "ports" / target), options)
     assert report.passed, report.text()
     assert {level.level for level in report.levels} == {"l1", "l2", "l3"}
 
