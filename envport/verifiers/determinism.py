@@ -81,16 +81,29 @@ def _difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
     for key, left in a.items():
         right = b.get(key)
         left_array, right_array = np.asarray(left), np.asarray(right)
-        if left_array.shape != right_array.shape or not np.array_equal(
-            left_array, right_array, equal_nan=left_array.dtype.kind in "fc"
-        ):
+        if left_array.shape != right_array.shape:
             return f"{key}: {_show(left)} then {_show(right)}"
+        same = left_array == right_array
+        if left_array.dtype.kind in "fc":
+            same |= np.isnan(left_array) & np.isnan(right_array)
+        if not np.all(same):
+            if left_array.ndim == 0:
+                return f"{key}: {_show(left)} then {_show(right)}"
+            # A large array (MinAtar's 10x10x4 planes) is named by its first differing
+            # component: its text would be cut before the difference, over several lines.
+            index = tuple(int(i) for i in np.argwhere(~same)[0])
+            at = f"{key}[{', '.join(map(str, index))}]"
+            return f"{at}: {_show(left_array[index])} then {_show(right_array[index])}"
     return None
 
 
 def _show(value: Any) -> str:
     array = np.asarray(value)
-    text = np.array2string(array, threshold=8, precision=6) if array.ndim else repr(value)
+    if array.ndim:
+        text = np.array2string(array, threshold=8, precision=6)
+    else:  # a numpy scalar as its Python value: `True`, not `np.True_`
+        text = repr(value.item() if isinstance(value, np.generic) else value)
+    text = " ".join(text.split())  # one line, whatever the array's rank
     return text if len(text) < 80 else text[:77] + "..."
 
 

@@ -1,0 +1,127 @@
+"""The MinAtar Breakout example: its state bridge, the reference's determinism with and
+without sticky actions, the known-good NumPy and JAX ports verifying L1-L3, the mutants'
+edits, and the rule no check reaches yet (issue 34).
+
+`envport verify examples/minatar_breakout --port examples/minatar_breakout/ports/<target>`
+runs the full budgets.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from envport.errors import SpecError
+from envport.spec import load_spec
+from envport.targets.reference import Reference
+from envport.verifiers.determinism import check_reference_determinism
+from envport.verifiers.selfcheck import Mutant, apply_mutant, load_mutants
+from envport.verifiers.verify import VerifyOptions, verify
+
+from helpers import ROOT
+
+BREAKOUT = ROOT / "examples" / "minatar_breakout"
+NUMPY = BREAKOUT / "ports" / "numpy"
+
+
+def _last_brick_gone(reference: Reference, ball_x: int, pos: int) -> dict:
+    """A state one step before the ball comes down to the paddle's row with no brick left."""
+    reference.reset(0)
+    state = reference.read_state()
+    bricks = np.zeros((10, 10), dtype=np.int64)
+    return {
+        **state,
+        "ball_x": np.int64(ball_x),
+        "ball_y": np.int64(8),
+        "ball_dir": np.int64(2),  # down-right
+        "pos": np.int64(pos),
+        "brick_map": bricks.reshape(-1),  # drawn maps arrive flat
+    }
+
+
+def test_the_bridge_round_trips_a_drawn_state_and_the_board_refills() -> None:
+    reference = Reference(load_spec(BREAKOUT))
+    drawn = _last_brick_gone(reference, ball_x=4, pos=4)
+    drawn["strike"] = np.bool_(True)
+    reference.write_state(drawn)
+    back = reference.read_state()
+    assert back["brick_map"].shape == (10, 10) and not back["brick_map"].any()
+    assert bool(back["strike"]) and int(back["ball_y"]) == 8
+    # The rule issue 34's port missed, in the reference itself: the ball reaching the
+    # paddle's row with no brick left lays rows 1..3 again, and the paddle under it returns it.
+    step = reference.step(0)
+    after = reference.read_state()
+    assert after["brick_map"][1:4].all() and after["brick_map"].sum() == 30
+    assert not step.terminated and int(after["ball_dir"]) == 1  # bounced up-right
+    assert step.obs.shape == (10, 10, 4) and step.obs[..., 3].sum() == 30
+
+
+def test_the_reference_is_deterministic_with_sticky_actions_off() -> None:
+    spec = load_spec(BREAKOUT)
+    check_reference_determinism(spec, Reference(spec), 0)
+
+
+def test_minatars_default_sticky_actions_are_named_as_the_references_own_randomness(
+    tmp_path: Path,
+) -> None:
+    copy = tmp_path / "sticky"
+    shutil.copytree(BREAKOUT, copy, ignore=shutil.ignore_patterns("ports", "__pycache__"))
+    toml = copy / "envport.toml"
+    text = toml.read_text()
+    assert text.count("sticky_action_prob = 0.0") == 1
+    toml.write_text(text.replace("sticky_action_prob = 0.0", "sticky_action_prob = 0.5"))
+    spec = load_spec(copy)
+    with pytest.raises(SpecError) as caught:
+        check_reference_determinism(spec, Reference(spec), 0)
+    message = str(caught.value)
+    assert message.startswith("the reference is not deterministic from an injected state")
+    # The game's own RandomState, found on the env, and the first differing component.
+    assert "`env.env.env.game.random`" in message and "\n" not in message, message
+    named = re.search(r"gave (obs|state\.\w+)(\[[0-9, ]+\])?: (True|False|\d+) then ", message)
+    assert named, message
+
+
+def test_mutant_edits_apply_exactly_once(tmp_path: Path) -> None:
+    mutants = load_mutants(BREAKOUT)
+    assert len({m.id for m in mutants}) == len(mutants) >= 8
+    assert {m.target for m in mutants} == {"jax", "numpy"}
+    for mutant in mutants:
+        port = apply_mutant(mutant, BREAKOUT / "ports" / mutant.target, tmp_path / mutant.id)
+        assert mutant.new in (port / mutant.file).read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["numpy", "jax"])
+def test_the_known_good_ports_verify(target: str) -> None:
+    # Budgets cut to keep the tier's time; every check and probe still runs.
+    options = VerifyOptions(target=target, examples=60, episodes=30)
+    report = verify(str(BREAKOUT), str(BREAKOUT / "ports" / target), options)
+    assert report.passed, report.text()
+    assert {level.level for level in report.levels} == {"l1", "l2", "l3"}
+
+
+# Issue 34's missed rule, as a mutant of the known-good port: the board is never laid again
+# when the last brick goes. Today's checks never reach an empty board (see mutants.toml);
+# when they do, this passes, the strict xfail fails, and the mutant moves to mutants.toml.
+NO_REFILL = Mutant(
+    id="numpy-no-refill",
+    target="numpy",
+    file="rules.py",
+    old="    bricks[refill, BRICK_ROWS, :] = 1\n",
+    new="\n",
+    what="the board is never laid again when the last brick goes",
+)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(
+    strict=True, raises=AssertionError, reason="issue 34: no check reaches an empty brick map yet"
+)
+def test_a_port_that_never_refills_the_board_is_caught(tmp_path: Path) -> None:
+    port = apply_mutant(NO_REFILL, NUMPY, tmp_path / NO_REFILL.id)
+    report = verify(str(BREAKOUT), str(port), VerifyOptions(target="numpy", shrink=False))
+    assert not report.passed
