@@ -44,6 +44,18 @@ def _positive(text: str) -> int:
     return value
 
 
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number of steps (0 or more), got {text}"
+        )
+    return value
+
+
 def _episodes(text: str) -> int | tuple[int, int]:
     """`E` (one episode) or `A-B` (a batch of episodes, as a replay line gives them)."""
     first, dash, last = text.partition("-")
@@ -119,6 +131,13 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         help="fail when more than 1%% of the states L3's reference visits lie outside a "
         "field's [state.bounds] (without it: a warning)",
     )
+    p.add_argument(
+        "--explore-steps",
+        type=_non_negative,
+        metavar="N",
+        help="reference steps l3.explore may take to reach branches no level reached "
+        "(default: the spec's [coverage] explore_steps; 0: no exploration)",
+    )
     add_strict_option(p)
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.add_argument("--json", type=Path, help="write the full report as JSON here")
@@ -147,6 +166,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         cases=args.cases,
         reverse=args.reverse_injection,
         strict_bounds=args.strict_bounds,
+        explore_steps=args.explore_steps,
         strict=args.strict,
         executor=args.executor,
         address=args.address,

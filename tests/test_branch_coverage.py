@@ -139,3 +139,4 @@ def test_cells_count_what_a_collection_holds(tmp_path: Path) -> None:
     spec = reference.spec
     assert cell_of(spec, one, None) == cell_of(spec, moved, None)
     assert cell_of(spec, one, None) != cell_of(spec, full, None)
+    assert cell_of(spec, one, None)[0] == (1,)  # the level: what the collection holds

@@ -105,8 +105,7 @@ def test_the_known_good_ports_verify(target: str) -> None:
 
 
 # Issue 34's missed rule, as a mutant of the known-good port: the board is never laid again
-# when the last brick goes. Today's checks never reach an empty board (see mutants.toml);
-# when they do, this passes, the strict xfail fails, and the mutant moves to mutants.toml.
+# when the last brick goes. No level reaches an empty board; the exploration does.
 NO_REFILL = Mutant(
     id="numpy-no-refill",
     target="numpy",
@@ -118,10 +117,22 @@ NO_REFILL = Mutant(
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=True, raises=AssertionError, reason="issue 34: no check reaches an empty brick map yet"
-)
-def test_a_port_that_never_refills_the_board_is_caught(tmp_path: Path) -> None:
+def test_a_port_that_never_refills_the_board_is_caught_by_exploration(tmp_path: Path) -> None:
     port = apply_mutant(NO_REFILL, NUMPY, tmp_path / NO_REFILL.id)
     report = verify(str(BREAKOUT), str(port), VerifyOptions(target="numpy", shrink=False))
-    assert not report.passed
+    failed = [level.name for level in report.levels if not level.passed]
+    assert failed == ["l3.explore"], report.text()
+    # Before it: every level passed, and the refill was the branch none of them took.
+    explored = next(level for level in report.levels if level.name == "l3.explore")
+    divergence = explored.divergences[0]
+    assert "a branch no level reached" in divergence.message
+    assert "--cases" in divergence.replay and "--explore-steps 0" in divergence.replay
+    assert report.coverage is not None and report.coverage.missed == []
+    # Without the exploration the same port passes, and the verdict names the rule missed.
+    quiet = verify(
+        str(BREAKOUT), str(port), VerifyOptions(target="numpy", shrink=False, explore_steps=0)
+    )
+    assert not quiet.diverged
+    assert quiet.coverage is not None
+    assert any("count_nonzero(self.brick_map)==0" in b.source for b in quiet.coverage.missed)
+    assert any("never exercised" in line for line in quiet.text().splitlines())

@@ -49,6 +49,9 @@ BUCKETS = 4
 # A field of this many components or fewer is cut into buckets component by component; a
 # larger one (a grid, a list) counts what it holds.
 SMALL = 8
+# How much more often the level reached last is picked than the first one (other things
+# equal): deep play builds on the deepest states reached so far.
+FRONTIER = 16.0
 # The exploration's own stream of the run's seed, apart from L3's episodes.
 STREAM = 0xE7
 
@@ -62,9 +65,15 @@ class Cell:
     found: int = 0  # rollouts from it that took a new branch exit
 
 
+def budget(ctx: VerifyContext) -> int:
+    """Reference steps to explore: `--explore-steps`, else the spec's."""
+    given = ctx.options.explore_steps
+    return ctx.spec.coverage.explore_steps if given is None else given
+
+
 def applies(ctx: VerifyContext) -> bool:
     measure = ctx.branches
-    if measure is None or ctx.spec.coverage.explore_steps == 0 or ctx.options.reverse:
+    if measure is None or budget(ctx) == 0 or ctx.options.reverse:
         return False
     return bool(analyse(measure, ctx.spec).missed)
 
@@ -74,7 +83,7 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
     assert measure is not None
     spec, reference = ctx.spec, ctx.reference
     search = Search(spec, reference, measure, ctx.options.seed)
-    kept = search.run(spec.coverage.explore_steps, spec.coverage.explore_horizon)
+    kept = search.run(budget(ctx), spec.coverage.explore_horizon)
     note = (
         f"{search.steps} reference steps from {len(search.archive)} cells: "
         f"{len(kept)} rollouts took {search.new_exits} arcs of the reference's code no level had"
@@ -118,7 +127,7 @@ class Search:
         self.spec, self.reference, self.measure = spec, reference, measure
         self.rng = np.random.default_rng([seed, STREAM])
         self.seed = seed
-        self.archive: dict[tuple[Any, ...], Cell] = {}
+        self.archive: dict[tuple[Any, Any], Cell] = {}
         self.steps = 0
         self.new_exits = 0
         self.space = reference.env.action_space
@@ -145,18 +154,31 @@ class Search:
         return kept
 
     def _pick(self) -> Cell:
-        cells = list(self.archive.values())
-        scores = np.array([c.score for c in cells])
-        spread = float(scores.max() - scores.min()) or 1.0
+        """A level, then a cell of it: each weighted by how rarely it was picked and how
+        often its rollouts found new code, cells also by how rarely they were reached."""
+        levels: dict[Any, list[Cell]] = {}
+        for key, cell in self.archive.items():
+            levels.setdefault(key[0], []).append(cell)
+        groups = list(levels.values())
+        # Levels in the order they were first reached: the later, the deeper in play (a
+        # board with fewer bricks), and the more of the picks it gets.
+        depth = np.arange(1, len(groups) + 1) / len(groups)
         weights = np.array(
             [
-                (1.0 + c.found)
-                * (1.0 + (c.score - scores.min()) / spread)
-                * (1.0 / math.sqrt(1 + c.chosen) + 1.0 / math.sqrt(1 + c.seen))
-                for c in cells
+                (1.0 + sum(c.found for c in group))
+                / (1 + sum(c.chosen for c in group))
+                * FRONTIER ** depth[number]
+                for number, group in enumerate(groups)
             ]
         )
-        return cells[int(self.rng.choice(len(cells), p=weights / weights.sum()))]
+        group = groups[int(self.rng.choice(len(groups), p=weights / weights.sum()))]
+        weights = np.array(
+            [
+                (1.0 + c.found) * (1.0 / math.sqrt(1 + c.chosen) + 1.0 / math.sqrt(1 + c.seen))
+                for c in group
+            ]
+        )
+        return group[int(self.rng.choice(len(group), p=weights / weights.sum()))]
 
     def _rollout(self, cell: Cell, horizon: int, index: int) -> Played:
         reference = self.reference
@@ -234,20 +256,23 @@ def _uniform(space: spaces.Space[Any], rng: np.random.Generator) -> Any:
     return space.sample()
 
 
-def cell_of(spec: PortSpec, state: State, limit: int | None) -> tuple[Any, ...]:
-    """The coarse cell of a state: what it holds in each collection or grid, where each
-    scalar lies in a few buckets of its bounds, and how far through the time limit it is."""
-    parts: list[Any] = []
+def cell_of(spec: PortSpec, state: State, limit: int | None) -> tuple[Any, Any]:
+    """The coarse cell of a state, in two parts: its level (what each collection or grid
+    holds, how far through the time limit it is) and where each small field's components lie
+    in a few buckets of their bounds. Picks go level first: a board with fewer bricks left
+    is a new level, and every level gets its turn however many positions it has."""
+    level: list[Any] = []
+    place: list[Any] = []
     for name in sorted(state):
         values = np.asarray(state[name])
         bound = spec.state.bounds.get(name)
         if name == spec.state.step_counter:
             counted = int(values.reshape(-1)[0])
-            parts.append(counted * 8 // limit if limit else int(math.log2(1 + abs(counted))))
+            level.append(counted * 8 // limit if limit else int(math.log2(1 + abs(counted))))
         elif values.size <= SMALL:
             # A position, a velocity vector, a scalar: where each component lies.
             flat = values.reshape(-1)
-            parts.append(
+            place.append(
                 tuple(
                     _bucket(float(flat[i]), _component(bound, i), values.dtype)
                     for i in range(flat.size)
@@ -256,11 +281,11 @@ def cell_of(spec: PortSpec, state: State, limit: int | None) -> tuple[Any, ...]:
         elif name in spec.state.grids:
             # A grid of typed cells: how many of each type (the first channel).
             channel = values.reshape(-1, values.shape[-1])[:, 0].astype(np.int64)
-            parts.append(tuple(np.bincount(channel - channel.min(initial=0)).tolist()))
+            level.append(tuple(np.bincount(channel - channel.min(initial=0)).tolist()))
         else:
             low = _low(bound, values)
-            parts.append(int(np.count_nonzero(values.reshape(-1) != low)))
-    return tuple(parts)
+            level.append(int(np.count_nonzero(values.reshape(-1) != low)))
+    return tuple(level), tuple(place)
 
 
 def _component(bound: Bound | None, index: int) -> Bound | None:

@@ -48,6 +48,9 @@ class VerifyOptions:
     # Fail (not only warn) when more than 1% of the states L3's reference visits lie outside
     # a field's `[state.bounds]` (envport.verifiers.bounds_coverage).
     strict_bounds: bool = False
+    # Reference steps l3.explore may take (None: the spec's `[coverage] explore_steps`; 0:
+    # no exploration, as a replay of its rollouts runs them as cases instead).
+    explore_steps: int | None = None
     # Fail (not only report) when a check passed but did not show everything it could
     # (envport.gaps: no state reads, an ending never reached, a check that did not apply).
     strict: bool = False

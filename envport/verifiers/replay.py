@@ -69,7 +69,9 @@ class Replay:
         if self.kind == "l4":
             return shlex.join([*words, "--levels", "l4"])
         if self.kind == "cases":
-            return shlex.join([*words, "--levels", "l3", "--cases", str(o.cases)]) + " --episodes 1"
+            line = shlex.join([*words, "--levels", "l3", "--cases", str(o.cases)])
+            # The cases are what to see again: no new exploration beside them.
+            return line + " --episodes 1 --explore-steps 0"
         words += ["--levels", "l3", "--episodes", str(o.episodes), "--steps", str(o.steps)]
         line = shlex.join(words) + f" --mode {o.mode}"
         if self.kind == "reverse":  # one batched reset starts every episode: all run again
