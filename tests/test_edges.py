@@ -323,3 +323,23 @@ def test_each_new_mutant_is_caught_by_its_check(
     if "truncated-unless" in mutant_id:
         assert "one step from ending both ways" in divergence.message
         assert [f.field for f in divergence.fields] == ["truncated"]
+
+
+def test_a_collection_is_drawn_at_its_edges_as_a_whole() -> None:
+    """Breakout's 100 brick cells drawn one by one are never all empty (one draw in 2^100);
+    a share of draws takes the whole map to an edge: empty, full, one brick, one gap."""
+    from envport.verifiers.strategies import state_strategy
+
+    spec = load_spec(ROOT / "examples" / "minatar_breakout")
+    seen: list[int] = []
+
+    @settings(max_examples=300, database=None, derandomize=True)
+    @given(state_strategy(spec, Draws(edge_share=0.25)))
+    def draw(state: dict[str, np.ndarray]) -> None:
+        seen.append(int(np.count_nonzero(state["brick_map"])))
+
+    draw()
+    size = np.asarray(spec.state.bounds["brick_map"].low).size
+    assert {0, 1, size - 1, size} <= set(seen), sorted(set(seen))
+    # The rest are still drawn component by component (about half the cells set).
+    assert sum(1 for count in seen if 20 < count < 80) > len(seen) / 2

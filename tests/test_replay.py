@@ -35,7 +35,7 @@ def test_each_kind_renders_the_command_line_it_always_had() -> None:
         "l3": f"{rollouts} --mode free --episode 5",
         "batch": f"{rollouts} --mode resync --episode 4-9",
         "l4": f"{base} --levels l4",
-        "cases": f"{base} --levels l3 --cases 'c d' --episodes 1",
+        "cases": f"{base} --levels l3 --cases 'c d' --episodes 1 --explore-steps 0",
         "reverse": f"{rollouts} --mode free",
     }
 

@@ -19,6 +19,7 @@ start states and actions under envport's cache), without exploring.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import math
 from dataclasses import dataclass
@@ -94,10 +95,9 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
         return level
     played = Played.join(kept)
     cases = _write_cases(spec, played, ctx.options.seed)
+    # The replay runs the kept rollouts as proposed cases (with no new exploration).
     replay = ctx.replays["cases"]
-    replay = type(replay)(
-        "cases", replay.spec, replay.port, _with_cases(replay.options, cases), replay.names_module
-    )
+    replay = dataclasses.replace(replay, options=dataclasses.replace(replay.options, cases=cases))
     result = ctx.worker.request(l3.free_request(played))
     options = l3.L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
     level = l3.judge(spec, played, result, "free", options, replay)
@@ -112,12 +112,6 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
         )
     level.note = note
     return level
-
-
-def _with_cases(options: Any, directory: Path) -> Any:
-    import dataclasses
-
-    return dataclasses.replace(options, cases=directory)
 
 
 class Search:

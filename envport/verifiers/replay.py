@@ -70,14 +70,19 @@ class Replay:
             return shlex.join([*words, "--levels", "l4"])
         if self.kind == "cases":
             line = shlex.join([*words, "--levels", "l3", "--cases", str(o.cases)])
-            # The cases are what to see again: no new exploration beside them.
-            return line + " --episodes 1 --explore-steps 0"
+            return line + " --episodes 1" + _explore(o)
         words += ["--levels", "l3", "--episodes", str(o.episodes), "--steps", str(o.steps)]
-        line = shlex.join(words) + f" --mode {o.mode}"
+        line = shlex.join(words) + f" --mode {o.mode}" + _explore(o)
         if self.kind == "reverse":  # one batched reset starts every episode: all run again
             return line
         batch = o.episode_batch
         return line + f" --episode {f'{batch[0]}-{batch[1]}' if batch else o.only_episode}"
+
+
+def _explore(options: VerifyOptions) -> str:
+    """`--explore-steps N` when the replay sets it (a cases replay: the rollouts l3.explore
+    kept are what to see again, with no new exploration beside them)."""
+    return "" if options.explore_steps is None else f" --explore-steps {options.explore_steps}"
 
 
 def replays(
@@ -88,7 +93,9 @@ def replays(
     base = VerifyOptions(target=options.target, seed=options.seed, reverse=options.reverse)
     drawn = dataclasses.replace(base, examples=options.examples, shrink=options.shrink)
     rollouts = dataclasses.replace(base, levels=("l3",), episodes=episodes, steps=steps)
-    cases = dataclasses.replace(base, levels=("l3",), cases=options.cases, episodes=1)
+    cases = dataclasses.replace(
+        base, levels=("l3",), cases=options.cases, episodes=1, explore_steps=0
+    )
     return {
         "l1": Replay("l1", spec, port, dataclasses.replace(drawn, levels=("l1",)), split),
         "l2": Replay("l2", spec, port, dataclasses.replace(drawn, levels=("l2",))),

@@ -4,8 +4,10 @@ L1 and L2 draw from the whole declared state space, so states a rollout rarely v
 cart at the edge with the pole upright) are tried as often as common ones. A share of every
 float draw (`levels.edge_share`) lands at or right next to a point where ports go wrong:
 a constant the reference's source compares against or clips to, zero, or a bound, exactly
-or one ulp or a small epsilon away. Integers get their ends and the step limit. A share of
-actions (`levels.out_of_range_share`) lies outside the declared action space.
+or one ulp or a small epsilon away. Integers get their ends and the step limit. A field of
+many components (a brick map, a grid) gets the same share drawn at its edges as a whole:
+empty, full, a single item left, a single gap. A share of actions
+(`levels.out_of_range_share`) lies outside the declared action space.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ UNBOUNDED_ACTION = 1e3
 # Integer fields (step counters, grid positions) get extra draws this close to their ends,
 # where off-by-one bugs live: one in [0, 500] is otherwise rarely 498.
 EDGE = 4
+
+# A field of more components than this is a collection or a grid: besides component by
+# component, it is drawn at its edges as a whole (empty, full, a single item, a single gap).
+SMALL_FIELD = 8
 
 # Around an edge point: exactly at it, one ulp either side, and a small step either side
 # (relative to the larger of the point and the field's width).
@@ -126,6 +132,36 @@ def _integers(low: int, high: int, extra: tuple[int, ...] = ()) -> st.SearchStra
 
 
 def _field(name: str, bound: Bound, draws: Draws) -> st.SearchStrategy[np.ndarray]:
+    each = _components(name, bound, draws)
+    low, high = np.broadcast_arrays(np.asarray(bound.low, float), np.asarray(bound.high, float))
+    if low.size <= SMALL_FIELD:
+        return each
+    # A collection or a grid: its components drawn independently almost never make an empty
+    # board (Breakout's bricks: one draw in 2^100), where rules live; edges are drawn whole.
+    return weighted(draws.edge_share, _collection_edges(low, high, bound.integer), each)
+
+
+def _collection_edges(low: np.ndarray, high: np.ndarray, integer: bool) -> st.SearchStrategy:
+    """A field at an edge as a whole: every component at its low bound (empty), at its high
+    bound (full), one at its high bound among lows (a single item left), or one low among
+    highs (a single gap)."""
+    dtype: Any = np.int64 if integer else np.float64
+
+    def build(pair: tuple[str, int]) -> np.ndarray:
+        kind, word = pair
+        index = word % low.size
+        values = (high if kind in ("full", "one gap") else low).copy().reshape(-1)
+        if kind == "one item":
+            values[index] = high.reshape(-1)[index]
+        elif kind == "one gap":
+            values[index] = low.reshape(-1)[index]
+        return values.astype(dtype).reshape(low.shape)
+
+    kinds = ["empty", "full", "one item", "one gap"]
+    return st.tuples(st.sampled_from(kinds), st.integers(0, 2**31 - 1).map(mix)).map(build)
+
+
+def _components(name: str, bound: Bound, draws: Draws) -> st.SearchStrategy[np.ndarray]:
     low, high = np.broadcast_arrays(np.asarray(bound.low, float), np.asarray(bound.high, float))
     if bound.integer:
         extra = draws.integers.get(name, ()) + tuple(int(c) for c in draws.constants if c == int(c))
