@@ -47,3 +47,13 @@ class BricksEnv(gym.Env[np.ndarray, int]):
 
 def make(hard: bool = False) -> BricksEnv:
     return BricksEnv(hard)
+
+
+CALLS: list[int] = []
+
+
+def clear_next(state: dict[str, np.ndarray], rng: np.random.Generator) -> int:
+    """A user's own policy (`[levels.l3] policy`): hit the first brick still standing."""
+    CALLS.append(1)
+    standing = np.flatnonzero(state["bricks"])
+    return int(standing[0]) if standing.size else int(rng.integers(BRICKS))

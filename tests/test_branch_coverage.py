@@ -140,3 +140,19 @@ def test_cells_count_what_a_collection_holds(tmp_path: Path) -> None:
     assert cell_of(spec, one, None) == cell_of(spec, moved, None)
     assert cell_of(spec, one, None) != cell_of(spec, full, None)
     assert cell_of(spec, one, None)[0] == (1,)  # the level: what the collection holds
+
+
+def test_exploration_plays_the_specs_own_policy(tmp_path: Path) -> None:
+    import bricks_env
+
+    reference = _reference(tmp_path, '[levels.l3]\npolicy = "bricks_env:clear_next"\n')
+    measure = Measure.of(reference.spec, reference.env)
+    assert measure is not None
+    bricks_env.CALLS.clear()
+    measure.start("explore")
+    search = Search(reference.spec, reference, measure, seed=0)
+    kept = search.run(budget=120, horizon=40)
+    measure.stop()
+    assert len(bricks_env.CALLS) > 20  # about half the steps that are not a repeat
+    assert any((p.steps.reward >= 5).any() for p in kept)
+    assert analyse(measure, reference.spec).levels["explore"] > 0

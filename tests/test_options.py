@@ -105,3 +105,23 @@ def test_optimise_settings_need_optimize(flag: str) -> None:
     args = build_parser().parse_args(["translate", "s", "--target", "numpy", flag, "2"])
     with pytest.raises(EnvportError, match=f"{flag} only apply with --optimize"):
         translate_options(args)
+
+
+def test_l3_episodes_are_as_long_as_the_reference_allows(tmp_path: Path) -> None:
+    """Without `levels.l3.steps`, L3 plays to the reference's time limit when it is longer
+    than the default 500 steps (a registration's, or `max_episode_steps` in the kwargs)."""
+    from envport.spec import load_spec
+    from envport.verifiers.context import _episode_steps
+
+    def steps(kwargs: str, levels: str = "") -> int:
+        folder = tmp_path / f"spec{len(list(tmp_path.iterdir()))}"
+        folder.mkdir()
+        (folder / "envport.toml").write_text(
+            f'name = "cp"\n[reference]\nentry = "gymnasium:CartPole-v1"\nkwargs = {{ {kwargs} }}\n'
+            '[state]\nfields = { physics = "unwrapped.state" }\n' + levels
+        )
+        return _episode_steps(load_spec(folder))
+
+    assert steps("") == 500
+    assert steps("max_episode_steps = 1200") == 1200
+    assert steps("max_episode_steps = 1200", "[levels.l3]\nsteps = 300\n") == 300

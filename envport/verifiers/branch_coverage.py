@@ -40,6 +40,8 @@ SETUP = "setup"
 # Branch lines out of scope unless a spec says otherwise: rendering is not the transition.
 RENDERING = re.compile(r"\brender(_mode)?\b|\.render\(")
 RENDERING_WHY = "rendering, not part of the transition (envport's default)"
+# coverage.py's warnings a measure of the reference never needs on a user's terminal.
+QUIET = ["no-data-collected", "module-not-measured", "module-not-imported", "trace-changed"]
 T = TypeVar("T")
 Arc = tuple[int, int]
 
@@ -166,6 +168,9 @@ class Measure:
         self.cov = coverage.Coverage(
             branch=True, data_file=None, include=self.files, config_file=False
         )
+        # A level that never stepped the reference (a replay of proposed cases) measured
+        # nothing: the report says so in numbers, not in coverage.py's warning on stderr.
+        self.cov.set_option("run:disable_warnings", QUIET)
 
     @classmethod
     def of(cls, spec: PortSpec, env: Any) -> Measure | None:

@@ -72,6 +72,25 @@ class VerifyContext:
         return self.whole_port and self.options.module in (None, self.target.entry)
 
 
+def _episode_steps(spec: PortSpec) -> int:
+    """L3's steps per episode: the spec's `levels.l3.steps` when it sets them, else as long
+    as the reference allows, when its registration says so (a time limit past the default
+    500 steps), else 500."""
+    l3 = spec.levels.l3
+    if "steps" in l3.model_fields_set:
+        return l3.steps
+    limit = spec.reference.kwargs.get("max_episode_steps")
+    prefix, _, name = spec.reference.entry.partition(":")
+    if limit is None and prefix == "gymnasium":
+        import gymnasium
+
+        try:
+            limit = gymnasium.spec(name).max_episode_steps
+        except gymnasium.error.Error:
+            limit = None  # an unknown id: building the reference says so, with the fix
+    return max(l3.steps, int(limit)) if isinstance(limit, int) else l3.steps
+
+
 def build_context(
     spec_arg: str, port_arg: str, options: VerifyOptions, shown_as: str | None
 ) -> VerifyContext:
@@ -87,7 +106,7 @@ def build_context(
     config = spec.levels
     l3_options = L3Options(
         episodes=options.episodes or config.l3.episodes,
-        steps=options.steps or config.l3.steps,
+        steps=options.steps or _episode_steps(spec),
         mode=options.mode or config.l3.mode,
         seed=options.seed,
         only_episode=options.only_episode,
