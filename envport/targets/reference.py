@@ -52,7 +52,7 @@ def _harness_module(spec: PortSpec, relative: str, key: str) -> Any:
     return module
 
 
-def _import_attr(target: str, key: str, spec: PortSpec | None = None) -> Callable[..., Any]:
+def import_attr(target: str, key: str, spec: PortSpec | None = None) -> Callable[..., Any]:
     module_name, _, attr = target.partition(":")
     if module_name.endswith(".py") and spec is not None:
         module = _harness_module(spec, module_name, key)
@@ -85,7 +85,7 @@ def make_env(spec: PortSpec) -> Any:
             ) from None
         except TypeError as error:
             raise SpecError(f"key `reference.kwargs`: {error}") from None
-    factory = _import_attr(spec.reference.entry, "reference.entry", spec)
+    factory = import_attr(spec.reference.entry, "reference.entry", spec)
     try:
         return factory(**spec.reference.kwargs)
     except TypeError as error:
@@ -122,8 +122,8 @@ class Reference:
         warnings.filterwarnings("ignore", module="gymnasium")
         self.env = make_env(spec)
         state = spec.state
-        self._reader = _import_attr(state.read, "state.read", spec) if state.read else None
-        self._writer = _import_attr(state.write, "state.write", spec) if state.write else None
+        self._reader = import_attr(state.read, "state.read", spec) if state.read else None
+        self._writer = import_attr(state.write, "state.write", spec) if state.write else None
         if not state.names and not (self._reader and self._writer):
             raise SpecError("key `state`: give `fields` or both `read` and `write` bridges")
         self.action_space = self.env.action_space

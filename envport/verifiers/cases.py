@@ -24,9 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from envport import structure
 from envport.spec import PortSpec
 from envport.structure import leaf_names
-from envport.targets.reference import Reference, Transition
+from envport.targets.reference import Reference
 from envport.verifiers import l3
-from envport.verifiers.compare import Steps
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.played import Played
 from envport.verifiers.policies import EpisodePlan
@@ -85,29 +84,7 @@ def play_case(reference: Reference, index: int, case: Case) -> Played:
         outputs.append(out)
         if out.terminated or out.truncated:
             break
-    return Played(
-        [EpisodePlan(index, 0, "proposed", None)],
-        np.asarray([len(outputs)], dtype=np.int64),
-        l3.stack_states(states),
-        np.asarray(case.actions[: len(outputs)]),
-        Steps(
-            np.stack([o.obs for o in outputs]),
-            np.asarray([o.reward for o in outputs]),
-            np.asarray([o.terminated for o in outputs]),
-            np.asarray([o.truncated for o in outputs]),
-        ),
-        # A stochastic env: the port replays the case through the reference's own noise.
-        _noise(outputs),
-    )
-
-
-def _noise(outputs: list[Transition]) -> np.ndarray | None:
-    """Every step's noise, or None for a deterministic env (whose steps record none)."""
-    drawn = [o.noise for o in outputs if o.noise is not None]
-    if not drawn:
-        return None
-    assert len(drawn) == len(outputs)  # a recording reference records at every step
-    return np.stack(drawn)
+    return Played.episode(EpisodePlan(index, 0, "proposed", None), states, case.actions, outputs)
 
 
 def run_cases(

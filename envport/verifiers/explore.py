@@ -33,11 +33,10 @@ from envport.cache_home import cache_home
 from envport.io.atomic import write_atomically
 from envport.io.toml_text import value
 from envport.spec import Bound, PortSpec
-from envport.targets.reference import Reference, State, _import_attr
+from envport.targets.reference import Reference, State, import_attr
 from envport.verifiers import l3
 from envport.verifiers.branch_coverage import Measure, analyse
 from envport.verifiers.cases import MAX_ACTIONS
-from envport.verifiers.compare import Steps
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.played import Played
@@ -127,7 +126,7 @@ class Search:
         self.space = reference.env.action_space
         self.limit = reference.max_episode_steps
         policy = spec.levels.l3.policy
-        self.policy = _import_attr(policy, "levels.l3.policy", spec) if policy else None
+        self.policy = import_attr(policy, "levels.l3.policy", spec) if policy else None
 
     def run(self, budget: int, horizon: int) -> list[Played]:
         known = _count(self.measure.executed())
@@ -195,19 +194,7 @@ class Search:
             if out.terminated or out.truncated:
                 break
             self._add(reference.read_state(), score)
-        return Played(
-            [EpisodePlan(index, 0, "explore", None)],
-            np.asarray([len(outputs)], dtype=np.int64),
-            l3.stack_states(states),
-            np.asarray(actions),
-            Steps(
-                np.stack([o.obs for o in outputs]),
-                np.asarray([o.reward for o in outputs]),
-                np.asarray([o.terminated for o in outputs]),
-                np.asarray([o.truncated for o in outputs]),
-            ),
-            _noise(outputs),
-        )
+        return Played.episode(EpisodePlan(index, 0, "explore", None), states, actions, outputs)
 
     def _action(self, previous: Any, state: State) -> Any:
         if previous is not None and self.rng.random() < 0.5:
@@ -225,12 +212,6 @@ class Search:
         cell.seen += 1
         if score > cell.score:
             cell.state, cell.score = {k: np.array(v) for k, v in state.items()}, score
-
-
-def _noise(outputs: list[Any]) -> np.ndarray | None:
-    """Each step's noise (a stochastic env), or None."""
-    drawn = [o.noise for o in outputs if o.noise is not None]
-    return np.stack(drawn) if len(drawn) == len(outputs) else None
 
 
 def _count(taken: dict[str, set[Any]]) -> int:

@@ -31,6 +31,28 @@ class Played:
     def __len__(self) -> int:
         return len(self.plans)
 
+    @classmethod
+    def episode(
+        cls, plan: EpisodePlan, states: list[State], actions: list[Any], outputs: list[Any]
+    ) -> Played:
+        """One episode played step by step on the reference: the state before each step,
+        the action, and what the step returned (a `Transition`; its noise when stochastic)."""
+        drawn = [o.noise for o in outputs if o.noise is not None]
+        return cls(
+            [plan],
+            np.asarray([len(outputs)], dtype=np.int64),
+            {name: np.array([s[name] for s in states]) for name in states[0]},
+            np.asarray(actions[: len(outputs)]),
+            Steps(
+                np.stack([o.obs for o in outputs]),
+                np.asarray([o.reward for o in outputs]),
+                np.asarray([o.terminated for o in outputs]),
+                np.asarray([o.truncated for o in outputs]),
+            ),
+            # A stochastic env: the port replays the episode through the reference's noise.
+            np.stack(drawn) if drawn and len(drawn) == len(outputs) else None,
+        )
+
     @property
     def transitions(self) -> int:
         return int(self.lengths.sum())
