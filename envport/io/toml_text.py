@@ -9,20 +9,26 @@ from typing import Any
 
 
 def value(v: Any) -> str:
+    """A Python value (what a PortSpec or a state holds) as an inline TOML value; a table's
+    None entries are left out, as TOML has no null."""
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, int):
         return str(v)
     if isinstance(v, float):
+        if math.isnan(v):
+            return "nan"
         if math.isinf(v):
             return "inf" if v > 0 else "-inf"
         return repr(v)
     if isinstance(v, str):
-        return json.dumps(v)
+        # A JSON string is a valid TOML basic string for everything json.dumps emits.
+        return json.dumps(v, ensure_ascii=False)
     if isinstance(v, list | tuple):
         return "[" + ", ".join(value(x) for x in v) + "]"
     if isinstance(v, dict):
-        return "{ " + ", ".join(f"{key(k)} = {value(x)}" for k, x in v.items()) + " }"
+        items = [f"{key(k)} = {value(x)}" for k, x in v.items() if x is not None]
+        return "{ " + ", ".join(items) + " }" if items else "{}"
     raise TypeError(f"no TOML form for {type(v).__name__}")
 
 

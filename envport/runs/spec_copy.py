@@ -7,44 +7,16 @@ numbers, booleans, lists, tables) as inline tables, which tomllib reads back unc
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 from typing import Any
 
+from envport.io.toml_text import key, value
 from envport.spec import ModuleSpec, PortSpec, TargetSpec
-
-
-def _value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return repr(value)
-    if isinstance(value, str):
-        # A JSON string is a valid TOML basic string for everything json.dumps emits.
-        return json.dumps(value, ensure_ascii=False)
-    if isinstance(value, list | tuple):
-        return "[" + ", ".join(_value(item) for item in value) + "]"
-    if isinstance(value, dict):
-        items = ", ".join(f"{_key(k)} = {_value(v)}" for k, v in value.items() if v is not None)
-        return "{" + items + "}"
-    raise TypeError(f"cannot write {type(value).__name__} to TOML")
-
-
-def _key(key: str) -> str:
-    bare = key.replace("_", "").replace("-", "").isalnum() and key.isascii()
-    return key if bare else json.dumps(key)
 
 
 def dumps(data: dict[str, Any], header: str = "") -> str:
     lines = [f"# {line}" for line in header.splitlines()]
-    lines += [f"{_key(k)} = {_value(v)}" for k, v in data.items() if v is not None]
+    lines += [f"{key(k)} = {value(v)}" for k, v in data.items() if v is not None]
     return "\n".join(lines) + "\n"
 
 
