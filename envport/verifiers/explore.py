@@ -52,6 +52,10 @@ SMALL = 8
 # How much more often the level reached last is picked than the first one (other things
 # equal): deep play builds on the deepest states reached so far.
 FRONTIER = 16.0
+# The search stops early when this share of its budget passed with neither new code nor a
+# new level reached: what is still missed is then likely out of reach (a spec's
+# `out_of_scope` says why), and a slow reference does not pay the whole budget for it.
+PATIENCE = 0.25
 # The exploration's own stream of the run's seed, apart from L3's episodes.
 STREAM = 0xE7
 
@@ -84,8 +88,9 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
     spec, reference = ctx.spec, ctx.reference
     search = Search(spec, reference, measure, ctx.options.seed)
     kept = search.run(budget(ctx), spec.coverage.explore_horizon)
+    stopped = " (stopped: nothing new in the last quarter of the budget)" if search.stalled else ""
     note = (
-        f"{search.steps} reference steps from {len(search.archive)} cells: "
+        f"{search.steps} reference steps{stopped} from {len(search.archive)} cells: "
         f"{len(kept)} rollouts took {search.new_exits} arcs of the reference's code no level had"
     )
     if not kept:
@@ -123,6 +128,7 @@ class Search:
         self.archive: dict[tuple[Any, Any], Cell] = {}
         self.steps = 0
         self.new_exits = 0
+        self.stalled = False
         self.space = reference.env.action_space
         self.limit = reference.max_episode_steps
         policy = spec.levels.l3.policy
@@ -134,9 +140,14 @@ class Search:
             self.reference.reset(self.seed + root)
             self._add(self.reference.read_state(), 0.0)
         kept: list[Played] = []
+        progress = 0  # the step of the last new code or new level
         while self.steps < budget:
+            if self.steps - progress > budget * PATIENCE:
+                self.stalled = True
+                break
             cell = self._pick()
             cell.chosen += 1
+            levels = len({key[0] for key in self.archive})
             played = self._rollout(cell, min(horizon, budget - self.steps), len(kept))
             taken = _count(self.measure.executed())
             if taken > known:
@@ -144,6 +155,9 @@ class Search:
                 known = taken
                 cell.found += 1
                 kept.append(played)
+                progress = self.steps
+            elif len({key[0] for key in self.archive}) > levels:
+                progress = self.steps
         return kept
 
     def _pick(self) -> Cell:
