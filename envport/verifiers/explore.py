@@ -44,8 +44,11 @@ from envport.verifiers.policies import EpisodePlan
 
 # Reference resets the archive starts from.
 ROOTS = 8
-# Buckets a bounded scalar falls in; an integer with this many values or fewer keeps each.
+# Buckets a bounded float falls in.
 BUCKETS = 4
+# A bounded integer with fewer values than this keeps each (a grid position, a direction):
+# which of them a state has decides where play goes next.
+EXACT = 16
 # A field of this many components or fewer is cut into buckets component by component; a
 # larger one (a grid, a list) counts what it holds.
 SMALL = 8
@@ -55,7 +58,7 @@ FRONTIER = 16.0
 # The search stops early when this share of its budget passed with neither new code nor a
 # new level reached: what is still missed is then likely out of reach (a spec's
 # `out_of_scope` says why), and a slow reference does not pay the whole budget for it.
-PATIENCE = 0.25
+PATIENCE = 0.5
 # The exploration's own stream of the run's seed, apart from L3's episodes.
 STREAM = 0xE7
 
@@ -88,7 +91,7 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
     spec, reference = ctx.spec, ctx.reference
     search = Search(spec, reference, measure, ctx.options.seed)
     kept = search.run(budget(ctx), spec.coverage.explore_horizon)
-    stopped = " (stopped: nothing new in the last quarter of the budget)" if search.stalled else ""
+    stopped = " (stopped: nothing new in the last half of the budget)" if search.stalled else ""
     note = (
         f"{search.steps} reference steps{stopped} from {len(search.archive)} cells: "
         f"{len(kept)} rollouts took {search.new_exits} arcs of the reference's code no level had"
@@ -299,7 +302,7 @@ def _bucket(x: float, bound: Bound | None, dtype: np.dtype[Any]) -> Any:
     if bound is not None and bound.low is not None and bound.high is not None:
         low = float(np.min(bound.low))
         high = float(np.max(bound.high))
-        if np.issubdtype(dtype, np.integer) and high - low < BUCKETS:
+        if np.issubdtype(dtype, np.integer) and high - low < EXACT:
             return int(x)
         if high > low:
             return int(min(BUCKETS - 1, max(0, (x - low) / (high - low) * BUCKETS)))
