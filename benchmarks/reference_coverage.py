@@ -120,7 +120,9 @@ def main() -> None:
         )
     console.print(table)
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text(json.dumps(rows, indent=2) + "\n")
+    # A run on some examples updates their rows and keeps the others'.
+    kept = json.loads(RESULTS.read_text()) if args.examples and RESULTS.is_file() else {}
+    RESULTS.write_text(json.dumps({**kept, **rows}, indent=2, sort_keys=True) + "\n")
     console.print(f"wrote {RESULTS.relative_to(ROOT)}")
 
 
