@@ -146,7 +146,8 @@ class L3Spec(_Strict):
     policies: list[PolicyName] = Field(default_factory=lambda: list(POLICIES), min_length=1)
     late_start_fraction: float = Field(default=0.2, ge=0, le=1)
     # A user's own policy, `pkg.mod:act` or `harness/file.py:act`: act(state, rng) -> action,
-    # `state` the reference's state by field name; l3.explore plays it on half its steps.
+    # `state` the reference's state by field name. L3 plays it as one more policy beside
+    # `policies` (closed loop), and l3.explore on half its steps.
     policy: str | None = None
     # Chaotic dynamics (Acrobot): a float32 port's free-running trajectory leaves a float64
     # reference's exponentially fast, so free-running steps are compared only up to this

@@ -156,3 +156,20 @@ def test_exploration_plays_the_specs_own_policy(tmp_path: Path) -> None:
     assert len(bricks_env.CALLS) > 20  # about half the steps that are not a repeat
     assert any((p.steps.reward >= 5).any() for p in kept)
     assert analyse(measure, reference.spec).levels["explore"] > 0
+
+
+def test_l3_plays_the_specs_own_policy_beside_its_named_ones(tmp_path: Path) -> None:
+    from envport.verifiers import l3
+
+    reference = _reference(
+        tmp_path, '[levels.l3]\npolicies = ["uniform"]\npolicy = "bricks_env:clear_next"\n'
+    )
+    played = l3.play_reference(
+        reference, reference.spec, l3.L3Options(episodes=4, steps=30, mode="free")
+    )
+    assert [plan.policy for plan in played.plans] == ["uniform", "own", "uniform", "own"]
+    # Its episodes clear the wall in 12 steps and get the refill's bonus; the uniform ones'
+    # misses end them first.
+    own = [i for i, plan in enumerate(played.plans) if plan.policy == "own"]
+    rewards = np.split(played.steps.reward, np.cumsum(played.lengths)[:-1])
+    assert all((rewards[i] >= 5).any() for i in own)

@@ -21,7 +21,7 @@ import numpy as np
 from envport.errors import PortError
 from envport.serve.ops import Rollout, StepBatch
 from envport.spec import PortSpec
-from envport.targets.reference import Reference, State
+from envport.targets.reference import Reference, State, import_attr
 from envport.verifiers.action_range import action_range
 from envport.verifiers.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.divergence import Divergence, LevelResult
@@ -67,9 +67,10 @@ def play_reference(
     counter = spec.state.step_counter
     indices = episode_indices(options) if indices is None else indices
     levels = spec.levels
+    own = import_attr(config.policy, "levels.l3.policy", spec) if config.policy else None
     planner = Planner(
         options.seed,
-        config.policies,
+        [*config.policies, OWN] if own is not None else config.policies,
         config.late_start_fraction,
         reference.max_episode_steps if counter else None,
         # A share of steps outside the action space, where the reference accepts them.
@@ -83,11 +84,29 @@ def play_reference(
         for index in indices:
             plan = planner.plan(index)
             plans.append(plan)
-            actions = planner.actions(plan.policy, reference.action_space, index, options.steps)
+            if plan.policy == OWN:
+                actions = _own_actions(own, reference, options.seed, index, options.steps)
+            else:
+                actions = planner.actions(plan.policy, reference.action_space, index, options.steps)
             lengths.append(_play(reference, plan, actions, counter, record))
             if between is not None:
                 between()
         return record.played(plans, lengths)
+
+
+# The plan's name for the spec's own policy (`[levels.l3] policy`), one episode in each
+# len(policies) + 1 playing it.
+OWN = "own"
+
+
+def _own_actions(
+    own: Any, reference: Reference, seed: int, index: int, steps: int
+) -> Iterator[Any]:
+    """The spec's policy, closed loop: each action from the state before its step (read as
+    the step is taken), with a generator of its own for the episode."""
+    rng = np.random.default_rng([seed, index, 0x0111])
+    for _ in range(steps):
+        yield own(reference.read_state(), rng)
 
 
 @contextlib.contextmanager
