@@ -244,6 +244,7 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
     # A state field's attribute is state even where only `__init__` assigns it in code.
     state_names = {path.rsplit(".", 1)[-1] for path in spec.state.fields.values()}
     used: set[int] = set()
+    branch_lines: list[tuple[str, str]] = []
     for file in measure.files:
         reporter = PythonFileReporter(file, coverage=measure.cov)
         by_level = {c: _arcs(data, reporter, file, measure, [c]) for c in contexts}
@@ -253,6 +254,9 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
         name = shown_name(file)
         lines = reporter.source().splitlines()
         tree = ast.parse(reporter.source())
+        # Every branch line in scope, taken or not: an entry of `out_of_scope` naming one
+        # whose exits were all taken is no stale entry.
+        branch_lines += [(name, lines[a - 1].strip()) for a in {arc[0] for arc in scoped}]
         missed: dict[int, list[Arc]] = {}
         for arc in sorted(scoped - taken):
             missed.setdefault(arc[0], []).append(arc)
@@ -274,6 +278,7 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
         result.covered += len(taken & scoped)
         result.sources[name] = _marked(lines, reporter, entered, scoped, taken)
     result.levels = {name: levels[name] for name in _ordered(levels)}
+    used |= _matching_taken(scopes, branch_lines)
     result.stale = [
         f"`{scope.line}`" + (f" in {scope.file}" if scope.file else "")
         for number, scope in enumerate(scopes)
@@ -364,6 +369,15 @@ def _never(reporter: PythonFileReporter, arcs: list[Arc], scoped: set[Arc], take
         else:
             said.append(words.split(" because ", 1)[-1] if " because " in words else words)
     return "; ".join(dict.fromkeys(said))
+
+
+def _matching_taken(scopes: list[OutOfScope], branch_lines: list[tuple[str, str]]) -> set[int]:
+    return {
+        number
+        for number, scope in enumerate(scopes)
+        for name, source in branch_lines
+        if scope.line in source and (scope.file is None or name.endswith(scope.file))
+    }
 
 
 def _why_out_of_scope(

@@ -82,6 +82,8 @@ def applies(ctx: VerifyContext) -> bool:
     measure = ctx.branches
     if measure is None or budget(ctx) == 0 or ctx.options.reverse:
         return False
+    if measure.not_measured:
+        return False  # what a level played unmeasured (on Ray) may have taken the branches
     return bool(analyse(measure, ctx.spec).missed)
 
 

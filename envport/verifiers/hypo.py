@@ -8,6 +8,7 @@ shrinking time so a failing check still answers within seconds.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -15,6 +16,7 @@ import hypothesis.internal.conjecture.engine
 import hypothesis.internal.conjecture.providers
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis.configuration import set_hypothesis_home_dir
+from hypothesis.errors import HypothesisWarning
 from hypothesis.internal.constants_ast import Constants
 from hypothesis.reporting import with_reporter
 
@@ -54,7 +56,10 @@ def captured_reports() -> Iterator[list[str]]:
     """Hypothesis's own report of a failure (its reproduction steps) goes into the divergence
     report, not onto the user's terminal."""
     lines: list[str] = []
-    with with_reporter(lambda value: lines.append(str(value))):
+    with with_reporter(lambda value: lines.append(str(value))), warnings.catch_warnings():
+        # A state of three 10x10 maps makes a long repr: Hypothesis warns each time it
+        # writes one down, which says nothing to a user of envport.
+        warnings.filterwarnings("ignore", "Generating overly large repr", HypothesisWarning)
         yield lines
 
 
