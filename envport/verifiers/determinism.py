@@ -7,11 +7,15 @@ sticky actions and spawns come from the game's own `RandomState`, not `np_random
 calling Python's `random`) answers differently each time from the same state, and a port
 would be blamed for the reference's dice ("it needs the other envs of its batch").
 
-So, for a spec without `[randomness]`: from a few reset states and the states a few steps on,
-the same injected state and action are stepped twice; if anything differs, the run stops
-with one line naming what differed and the generators that moved during the step (found on
-the env, its wrappers and the objects they hold, and Python's and NumPy's global ones), and
-how to declare them.
+So: from a few reset states and the states a few steps on, the same injected state and
+action are stepped twice; if anything differs, the run stops with one line naming what
+differed and the generators that moved during the step (found on the env, its wrappers and
+the objects they hold, and Python's and NumPy's global ones), and how to declare them.
+
+A spec with `[randomness]` declares its draws: both steps then draw the same stream from the
+declared generator (`np_random` or the one `randomness.generator` names), as every level
+feeds the port those draws, so the reference passes exactly when nothing else moves; one
+that also draws from an undeclared generator (the spec named the wrong one) is stopped.
 """
 
 from __future__ import annotations
@@ -35,8 +39,7 @@ SEED_OFFSET = 4_460_000
 
 def check_reference_determinism(spec: PortSpec, reference: Reference, seed: int) -> None:
     """Raise SpecError when one injected state and action step to two different outcomes."""
-    if spec.randomness is not None:
-        return  # its draws are recorded and replayed as the port's noise
+    declared = spec.randomness is not None
     rng = np.random.default_rng(seed * 100_003 + SEED_OFFSET)
     try:
         for start in range(STARTS):
@@ -52,14 +55,18 @@ def check_reference_determinism(spec: PortSpec, reference: Reference, seed: int)
                 # must find the env alike.
                 reference.write_state(state)
                 reference.step(action)
+                draws = int(rng.integers(2**63))
                 reference.write_state(state)
+                reference.reseed_draws(draws)  # no-op without declared draws
                 first = _outcome(reference, action)
                 reference.write_state(state)
+                reference.reseed_draws(draws)
                 second = _outcome(reference, action)
                 differing = _difference(first, second)
                 if differing is not None:
+                    # The declared generator's stream was just replaced: what moved is the rest.
                     moved = [n for n, g in generators.items() if _position(g) != before[n]]
-                    raise SpecError(_message(differing, action, moved))
+                    raise SpecError(_message(differing, action, moved, declared))
                 if first["terminated"] or first["truncated"]:
                     break
     finally:
@@ -154,13 +161,24 @@ def _position(generator: Any) -> Any:
     return generator.getstate()
 
 
-def _message(differing: str, action: Any, moved: list[str]) -> str:
+def _message(differing: str, action: Any, moved: list[str], declared: bool = False) -> str:
+    carried = (
+        "the spec's `[randomness]` does not name" if declared else "the spec's state does not carry"
+    )
     where = (
         f"it draws from {', '.join(f'`{m}`' if m.startswith('env') else m for m in moved)}, "
-        "which the spec's state does not carry"
+        f"which {carried}"
         if moved
         else "no generator on the env moved, so it reads another source (the clock, a file)"
     )
+    if declared:
+        return (
+            "the reference is not deterministic from an injected state and its declared draws: "
+            f"the same state, draws and action {action!r} stepped twice gave {differing}; "
+            f"{where}. Name the generator it draws from as `randomness.generator` (an "
+            "attribute path from the env, docs/spec.md), so that the port is not blamed for "
+            "the reference's dice"
+        )
     return (
         "the reference is not deterministic from an injected state: the same state and action "
         f"{action!r} stepped twice gave {differing}; {where}. Declare the draws as explicit "
