@@ -51,7 +51,16 @@ def drive_cars(car_x, car_timer, car_speed, car_right):
 
 
 def transition(
-    car_x, car_timer, car_speed, car_right, pos, move_timer, terminate_timer, terminal, actions, noise
+    car_x,
+    car_timer,
+    car_speed,
+    car_right,
+    pos,
+    move_timer,
+    terminate_timer,
+    terminal,
+    actions,
+    noise,
 ):
     """One frame, Env.act with the minimal action set, given the lanes' new speeds (used only
     when the chicken crosses). Inputs unmodified; a terminal env unchanged with reward 0.
