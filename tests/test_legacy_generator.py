@@ -8,6 +8,7 @@ with `reseeds`, `reset(seed)` replaces that object, as MinAtar's `seed` does.
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -103,6 +104,20 @@ def test_the_proxy_is_reinstalled_when_a_reset_replaces_the_generator(tmp_path: 
     assert isinstance(again.inner, np.random.RandomState)  # one proxy, never a proxy's proxy
     assert [int(reference.step(1).noise) for _ in range(20)] == noise
     assert again.draws and not first.draws[20:]  # the old proxy no longer records
+
+
+def test_every_name_of_the_named_generator_draws_through_the_proxy(tmp_path: Path) -> None:
+    # As MinAtar, where `game.random` and `game.env.random` are one RandomState after `seed`.
+    reference = Reference(load_spec(_spec(tmp_path, "random", reseeds=False)))
+    env = reference.env.unwrapped
+    env.weather = SimpleNamespace(random=env.random)
+    reference.reset(0)
+    assert isinstance(env.random, RecordingGenerator) and env.weather.random is env.random
+    reference.step(1)
+    env.weather.random.randint(3)  # drawn under the other name: the same stream, recorded
+    assert [d.method for d in env.random.draws] == ["rand", "randint"]
+    reference.reseed_draws(4)  # one fresh stream for both names, never two
+    assert env.weather.random.inner is env.random.inner
 
 
 def test_fresh_streams_keep_the_legacy_api_and_repeat_for_a_seed(tmp_path: Path) -> None:

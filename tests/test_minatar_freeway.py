@@ -38,7 +38,10 @@ def test_a_crossing_draws_the_lanes_speeds_from_the_games_random_state_as_noise(
     reference.write_state(_one_row_from_the_top(reference))
     out = reference.step(1)  # up: the chicken reaches row 0 and scores
     assert out.reward == 1.0
-    draws = game.env.random.draws
+    # One stream under both of MinAtar's names: the sticky draw, then the lanes' speeds.
+    assert game.random is game.env.random
+    sticky, *draws = game.env.random.draws
+    assert sticky.method == "rand" and sticky.args == ()
     assert [d.method for d in draws] == ["randint", "rand"]
     after = reference.read_state()
     speeds = np.asarray(draws[0].value)
@@ -49,7 +52,7 @@ def test_a_crossing_draws_the_lanes_speeds_from_the_games_random_state_as_noise(
     # A frame without a crossing draws nothing; its filler noise is a function of the step.
     reference.write_state(_one_row_from_the_top(reference) | {"move_timer": np.int64(2)})
     quiet = reference.step(1)
-    assert quiet.reward == 0.0 and not game.env.random.draws
+    assert quiet.reward == 0.0 and [d.args for d in game.env.random.draws] == [()]
     assert quiet.noise.shape == (8,) and ((quiet.noise >= 0) & (quiet.noise <= 9)).all()
 
 

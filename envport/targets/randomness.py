@@ -37,6 +37,8 @@ HARNESS_FUNCTION = "noise_from_draws"
 
 # What the proxy may stand in for: NumPy's two generator APIs.
 GENERATORS = (np.random.Generator, np.random.RandomState)
+# How deep to look for other names of the named generator (env.env.env.game.random is 4).
+ALIAS_DEPTH = 5
 
 
 @dataclass
@@ -123,7 +125,11 @@ class NoiseRecorder:
             self._proxy = current
             return
         self._proxy = RecordingGenerator(current)
-        setattr(holder, attr, self._proxy)
+        # The same object under other names draws from the same stream (MinAtar's sticky
+        # actions read `game.random`, its game `game.env.random`, one RandomState after
+        # `seed`): wrap those too, or a fresh stream would split it in two.
+        for alias_holder, alias in [(holder, attr), *_aliases(env, current)]:
+            setattr(alias_holder, alias, self._proxy)
 
     def reseed(self, seed: int) -> None:
         """Draw from a fresh stream: L1 examples all start from `reset(seed)`, and without this
@@ -171,6 +177,29 @@ def _named_generator(env: Any, path: str) -> tuple[Any, str]:
             "np.random.RandomState or np.random.Generator"
         )
     return holder, last
+
+
+def _aliases(env: Any, generator: Any) -> list[tuple[Any, str]]:
+    """(holder, attribute) for every attribute reachable from the env (its wrappers, their
+    attributes and the objects those hold) that is this very generator object."""
+    found: list[tuple[Any, str]] = []
+    seen: set[int] = set()
+
+    def walk(obj: Any, depth: int) -> None:
+        if id(obj) in seen or depth > ALIAS_DEPTH or isinstance(obj, (type, *GENERATORS)):
+            return
+        seen.add(id(obj))
+        attributes = getattr(obj, "__dict__", None)
+        if not isinstance(attributes, dict):
+            return
+        for key, value in list(attributes.items()):
+            if value is generator:
+                found.append((obj, key))
+            elif not isinstance(value, np.ndarray | str | bytes | int | float | bool | None):
+                walk(value, depth + 1)
+
+    walk(env, 0)
+    return found
 
 
 def example_seed(state: dict[str, np.ndarray], action: Any) -> int:

@@ -6,7 +6,12 @@ chicken reaches the top row, `randint(1, 6, 8)` (each lane's speed 1..5) then `r
 (each lane drives right when its number is above 0.5, left below). The port's noise is one
 value per lane, 0..9: `speed - 1`, plus 5 when the lane drives right.
 
-A step without a crossing draws nothing; its noise is filled with values from the same
+Every step also begins with MinAtar's sticky-action draw, `rand()` with no arguments, from
+the same RandomState (`game.random` is `game.env.random` after `seed`, and the recorder
+wraps both names): sticky actions are off in this spec, so that draw never changes an
+outcome and is left out of the noise.
+
+A step without a crossing draws nothing else; its noise is filled with values from the same
 distribution (uniform over 0..9), by a generator seeded from the step itself (reproducible),
 so the reference's noise is distributed as the port's `sample_noise` and a correct port
 never reads it. A number of exactly 0.5 (sign 0, a car that never moves right and has no
@@ -22,6 +27,8 @@ SPEEDS = 5
 
 
 def noise_from_draws(draws, before, action, env):
+    if draws and draws[0].method == "rand" and not draws[0].args:
+        draws = draws[1:]  # the sticky-action draw (sticky actions off)
     methods = [d.method for d in draws]
     if not methods:
         return _filler(before, action)
