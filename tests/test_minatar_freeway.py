@@ -9,9 +9,13 @@ on every mutant.
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from envport.errors import SpecError
 from envport.spec import load_spec
 from envport.targets.randomness import RecordingGenerator
 from envport.targets.reference import Reference
@@ -71,7 +75,28 @@ def test_the_reference_passes_the_preflight_with_its_draws_declared() -> None:
     check_reference_determinism(spec, Reference(spec), 0)
 
 
-def test_mutant_edits_apply_exactly_once(tmp_path) -> None:
+def test_sticky_actions_on_are_stopped_though_their_draw_is_declared(tmp_path: Path) -> None:
+    """The sticky draw is recorded (one RandomState under both names) and replayed alike in
+    both measured steps; what it repeats, the wrapper's `last_action`, is no state field, and
+    the preflight's warm-up steps of different actions show it."""
+    copy = tmp_path / "sticky"
+    shutil.copytree(FREEWAY, copy, ignore=shutil.ignore_patterns("ports", "__pycache__"))
+    toml = copy / "envport.toml"
+    toml.write_text(
+        toml.read_text().replace("sticky_action_prob = 0.0", "sticky_action_prob = 0.1")
+    )
+    spec = load_spec(copy)
+    with pytest.raises(SpecError) as caught:
+        check_reference_determinism(spec, Reference(spec), 2)  # a seed whose probes meet a repeat
+    message = str(caught.value)
+    assert message.startswith(
+        "the reference is not deterministic from an injected state and its declared draws"
+    )
+    assert "state.move_timer: 2 then 0" in message and "`last_action`" in message, message
+    assert "Carry what it reads as a state field" in message and "\n" not in message
+
+
+def test_mutant_edits_apply_exactly_once(tmp_path: Path) -> None:
     mutants = load_mutants(FREEWAY)
     assert len({m.id for m in mutants}) == len(mutants) >= 3
     assert any("noise" in m.id for m in mutants)

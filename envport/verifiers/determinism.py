@@ -49,19 +49,21 @@ def check_reference_determinism(spec: PortSpec, reference: Reference, seed: int)
                 action = _action(reference.action_space, rng)
                 generators = dict(_generators(reference.env))
                 before = {name: _position(g) for name, g in generators.items()}
-                # Both steps from the injected state, after one step already taken from it:
-                # writing keeps the dtype the env's field has at that moment (MountainCar's
-                # is float64 after a reset and float32 after a step), so both measured steps
-                # must find the env alike.
-                reference.write_state(state)
-                reference.step(action)
+                # Each measured step from the injected state, after one step already taken
+                # from it: writing keeps the dtype the env's field has at that moment
+                # (MountainCar's is float64 after a reset and float32 after a step), so both
+                # measured steps must find the env alike. The two steps before take actions
+                # of their own: a step that reads what the step before left and the state does
+                # not carry (MinAtar's sticky actions repeat the wrapper's `last_action`)
+                # answers differently after each.
+                warmups = (
+                    _action(reference.action_space, rng),
+                    _action(reference.action_space, rng),
+                )
                 draws = int(rng.integers(2**63))
-                reference.write_state(state)
-                reference.reseed_draws(draws)  # no-op without declared draws
-                first = _outcome(reference, action)
-                reference.write_state(state)
-                reference.reseed_draws(draws)
-                second = _outcome(reference, action)
+                first, second = (
+                    _measured(reference, state, warmup, action, draws) for warmup in warmups
+                )
                 differing = _difference(first, second)
                 if differing is not None:
                     # The declared generator's stream was just replaced: what moved is the rest.
@@ -71,6 +73,16 @@ def check_reference_determinism(spec: PortSpec, reference: Reference, seed: int)
                     break
     finally:
         reference.reset(seed)
+
+
+def _measured(
+    reference: Reference, state: Any, warmup: Any, action: Any, draws: int
+) -> dict[str, Any]:
+    reference.write_state(state)
+    reference.step(warmup)
+    reference.write_state(state)
+    reference.reseed_draws(draws)  # the declared generator's same stream (no-op without)
+    return _outcome(reference, action)
 
 
 def _outcome(reference: Reference, action: Any) -> dict[str, Any]:
@@ -108,8 +120,8 @@ def _show(value: Any) -> str:
     array = np.asarray(value)
     if array.ndim:
         text = np.array2string(array, threshold=8, precision=6)
-    else:  # a numpy scalar as its Python value: `True`, not `np.True_`
-        text = repr(value.item() if isinstance(value, np.generic) else value)
+    else:  # a numpy scalar or 0-d array as its Python value: `True`, not `np.True_`
+        text = repr(value.item() if isinstance(value, np.generic | np.ndarray) else value)
     text = " ".join(text.split())  # one line, whatever the array's rank
     return text if len(text) < 80 else text[:77] + "..."
 
@@ -165,19 +177,29 @@ def _message(differing: str, action: Any, moved: list[str], declared: bool = Fal
     carried = (
         "the spec's `[randomness]` does not name" if declared else "the spec's state does not carry"
     )
-    where = (
-        f"it draws from {', '.join(f'`{m}`' if m.startswith('env') else m for m in moved)}, "
-        f"which {carried}"
-        if moved
-        else "no generator on the env moved, so it reads another source (the clock, a file)"
-    )
+    if moved:
+        where = (
+            f"it draws from {', '.join(f'`{m}`' if m.startswith('env') else m for m in moved)}, "
+            f"which {carried}"
+        )
+    else:
+        where = (
+            "no generator on the env moved, so it reads another source: something the step "
+            "before left that the state does not carry (MinAtar's sticky actions repeat the "
+            "wrapper's `last_action`), the clock, a file"
+        )
     if declared:
+        fix = (
+            "Name the generator it draws from as `randomness.generator` (an attribute path "
+            "from the env, docs/spec.md)"
+            if moved
+            else "Carry what it reads as a state field or through a `state.read`/`state.write` "
+            "bridge"
+        )
         return (
             "the reference is not deterministic from an injected state and its declared draws: "
             f"the same state, draws and action {action!r} stepped twice gave {differing}; "
-            f"{where}. Name the generator it draws from as `randomness.generator` (an "
-            "attribute path from the env, docs/spec.md), so that the port is not blamed for "
-            "the reference's dice"
+            f"{where}. {fix}, so that the port is not blamed for the reference's dice"
         )
     return (
         "the reference is not deterministic from an injected state: the same state and action "
