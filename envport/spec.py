@@ -222,6 +222,14 @@ class RandomnessSpec(_Strict):
         description="categorical: integers 0..categories-1 (chi-square); continuous: KS"
     )
     harness: str = Field(description="file beside the spec defining `noise_from_draws`")
+    # The object the reference draws from, as an attribute path from the env (like state
+    # paths) when it is not the base env's `np_random`: MinAtar's games draw from their own
+    # legacy RandomState (`unwrapped.game.env.random`).
+    generator: str | None = Field(
+        default=None,
+        min_length=1,
+        description="attribute path to a np.random.RandomState or Generator; default np_random",
+    )
     categories: int | None = Field(default=None, ge=2)
     # The distribution test's design: the smallest shift it must detect (probability points
     # moved into one category, or KS distance), at this significance, with this power.

@@ -12,13 +12,17 @@ class GustyWalk(gym.Env):
     observation_space = gym.spaces.Box(-20.0, 20.0, shape=(1,), dtype=np.float32)
     action_space = gym.spaces.Discrete(2)
 
-    def __init__(self, gusts: bool = True) -> None:
+    def __init__(self, gusts: bool = True, reseeds: bool = False) -> None:
         self.gusts = gusts
+        self.reseeds = reseeds
         self.position = 0
         self.random = np.random.RandomState(7)
 
     def reset(self, seed=None, options=None):
         super().reset(seed=seed)
+        if self.reseeds and seed is not None:
+            # As MinAtar's `seed`: a new RandomState object, not the old one reseeded.
+            self.random = np.random.RandomState(seed)
         self.position = int(self.np_random.integers(-3, 4))
         return np.array([self.position], dtype=np.float32), {}
 
@@ -30,5 +34,5 @@ class GustyWalk(gym.Env):
         return np.array([self.position], dtype=np.float32), -1.0, terminated, False, {}
 
 
-def make(gusts: bool = True) -> GustyWalk:
-    return GustyWalk(gusts)
+def make(gusts: bool = True, reseeds: bool = False) -> GustyWalk:
+    return GustyWalk(gusts, reseeds)

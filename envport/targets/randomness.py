@@ -2,9 +2,11 @@
 
 A stochastic transition is split (as Pgx does) into drawing noise and a deterministic step
 given the noise (docs/design.md, contract 3). NumPy's PCG64 can never match JAX's threefry, so the
-harness wraps the reference's `np_random` in a recording proxy, keeps every draw made during
-one step, and maps them with the spec's harness function (`[randomness] harness`) to the noise
-the port's `step_given_noise` takes. L1 to L3 then compare the port's deterministic step fed
+harness wraps the generator the reference draws from in a recording proxy (its `np_random`,
+or the object `[randomness] generator` names: a legacy `np.random.RandomState` such as
+MinAtar's `game.env.random`, or another Generator), keeps every draw made during one step,
+and maps them with the spec's harness function (`[randomness] harness`) to the noise the
+port's `step_given_noise` takes. L1 to L3 then compare the port's deterministic step fed
 the reference's own noise; the port's sampler is checked apart (envport.verifiers.noise_check).
 
 A harness file belongs to the spec (harness code, like probes) and defines
@@ -33,9 +35,16 @@ from envport.spec import PortSpec
 HARNESS_FUNCTION = "noise_from_draws"
 
 
+# What the proxy may stand in for: NumPy's two generator APIs.
+GENERATORS = (np.random.Generator, np.random.RandomState)
+# How deep to look for other names of the named generator (env.env.env.game.random is 4).
+ALIAS_DEPTH = 5
+
+
 @dataclass
 class Draw:
-    """One call of a Generator method during a step, and what it returned."""
+    """One call of a generator's method during a step (`randint`, `rand`, `integers`, ...),
+    and what it returned."""
 
     method: str
     args: tuple[Any, ...]
@@ -45,11 +54,11 @@ class Draw:
 
 @dataclass
 class RecordingGenerator:
-    """Stands in for the reference's `np.random.Generator`: every call passes through to the
-    real generator and is recorded with its result, so the reference behaves exactly as
-    before and the harness sees what it drew."""
+    """Stands in for the reference's `np.random.Generator` or legacy `RandomState`: every
+    call passes through to the real generator and is recorded with its result, so the
+    reference behaves exactly as before and the harness sees what it drew."""
 
-    inner: np.random.Generator
+    inner: np.random.Generator | np.random.RandomState
     draws: list[Draw] = field(default_factory=list)
 
     def __getattr__(self, name: str) -> Any:
@@ -96,20 +105,42 @@ class NoiseRecorder:
         self._proxy: RecordingGenerator | None = None
 
     def install(self, env: Any) -> None:
-        """Wrap the base env's generator; `reset(seed)` makes a new one, so call after each."""
-        base = env.unwrapped
-        current = base.np_random  # creates the generator if the env has none yet
+        """Wrap the generator the reference draws from; `reset(seed)` makes a new one (Gymnasium's
+        `np_random`, MinAtar's `seed` replacing `self.random`), so call after each."""
+        assert self.spec.randomness is not None
+        path = self.spec.randomness.generator
+        if path is None:
+            base = env.unwrapped
+            current = base.np_random  # creates the generator if the env has none yet
+            if isinstance(current, RecordingGenerator):
+                self._proxy = current
+                return
+            self._proxy = RecordingGenerator(current)
+            # The attribute behind the `np_random` property: the setter would forget the seed.
+            base._np_random = self._proxy
+            return
+        holder, attr = _named_generator(env, path)
+        current = getattr(holder, attr)
         if isinstance(current, RecordingGenerator):
             self._proxy = current
             return
         self._proxy = RecordingGenerator(current)
-        # The attribute behind the `np_random` property: the setter would forget the seed.
-        base._np_random = self._proxy
+        # The same object under other names draws from the same stream (MinAtar's sticky
+        # actions read `game.random`, its game `game.env.random`, one RandomState after
+        # `seed`): wrap those too, or a fresh stream would split it in two.
+        for alias_holder, alias in [(holder, attr), *_aliases(env, current)]:
+            setattr(alias_holder, alias, self._proxy)
 
     def reseed(self, seed: int) -> None:
         """Draw from a fresh stream: L1 examples all start from `reset(seed)`, and without this
-        every example would replay the same first draw."""
-        if self._proxy is not None:
+        every example would replay the same first draw. The stream keeps its API: a legacy
+        RandomState's caller calls `randint` and `rand`, which a Generator lacks."""
+        if self._proxy is None:
+            return
+        if isinstance(self._proxy.inner, np.random.RandomState):
+            # Through MT19937's seed sequence: the 64-bit example seeds exceed RandomState's.
+            self._proxy.inner = np.random.RandomState(np.random.MT19937(seed))
+        else:
             self._proxy.inner = np.random.default_rng(seed)
 
     def begin(self) -> None:
@@ -126,6 +157,49 @@ class NoiseRecorder:
                 f"key `randomness.harness`: {HARNESS_FUNCTION} failed on a step with draws "
                 f"[{methods}]: {type(error).__name__}: {error}"
             ) from None
+
+
+def _named_generator(env: Any, path: str) -> tuple[Any, str]:
+    """The object holding the generator `[randomness] generator` names, and its attribute."""
+    *parents, last = path.split(".")
+    holder = env
+    try:
+        for part in parents:
+            holder = getattr(holder, part)
+        current = getattr(holder, last)
+    except AttributeError:
+        raise SpecError(
+            f"key `randomness.generator`: the reference has no attribute `{path}`"
+        ) from None
+    if not isinstance(current, (*GENERATORS, RecordingGenerator)):
+        raise SpecError(
+            f"key `randomness.generator`: `{path}` is a {type(current).__name__}, not a "
+            "np.random.RandomState or np.random.Generator"
+        )
+    return holder, last
+
+
+def _aliases(env: Any, generator: Any) -> list[tuple[Any, str]]:
+    """(holder, attribute) for every attribute reachable from the env (its wrappers, their
+    attributes and the objects those hold) that is this very generator object."""
+    found: list[tuple[Any, str]] = []
+    seen: set[int] = set()
+
+    def walk(obj: Any, depth: int) -> None:
+        if id(obj) in seen or depth > ALIAS_DEPTH or isinstance(obj, (type, *GENERATORS)):
+            return
+        seen.add(id(obj))
+        attributes = getattr(obj, "__dict__", None)
+        if not isinstance(attributes, dict):
+            return
+        for key, value in list(attributes.items()):
+            if value is generator:
+                found.append((obj, key))
+            elif not isinstance(value, np.ndarray | str | bytes | int | float | bool | None):
+                walk(value, depth + 1)
+
+    walk(env, 0)
+    return found
 
 
 def example_seed(state: dict[str, np.ndarray], action: Any) -> int:

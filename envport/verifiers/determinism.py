@@ -7,11 +7,15 @@ sticky actions and spawns come from the game's own `RandomState`, not `np_random
 calling Python's `random`) answers differently each time from the same state, and a port
 would be blamed for the reference's dice ("it needs the other envs of its batch").
 
-So, for a spec without `[randomness]`: from a few reset states and the states a few steps on,
-the same injected state and action are stepped twice; if anything differs, the run stops
-with one line naming what differed and the generators that moved during the step (found on
-the env, its wrappers and the objects they hold, and Python's and NumPy's global ones), and
-how to declare them.
+So: from a few reset states and the states a few steps on, the same injected state and
+action are stepped twice; if anything differs, the run stops with one line naming what
+differed and the generators that moved during the step (found on the env, its wrappers and
+the objects they hold, and Python's and NumPy's global ones), and how to declare them.
+
+A spec with `[randomness]` declares its draws: both steps then draw the same stream from the
+declared generator (`np_random` or the one `randomness.generator` names), as every level
+feeds the port those draws, so the reference passes exactly when nothing else moves; one
+that also draws from an undeclared generator (the spec named the wrong one) is stopped.
 """
 
 from __future__ import annotations
@@ -35,8 +39,7 @@ SEED_OFFSET = 4_460_000
 
 def check_reference_determinism(spec: PortSpec, reference: Reference, seed: int) -> None:
     """Raise SpecError when one injected state and action step to two different outcomes."""
-    if spec.randomness is not None:
-        return  # its draws are recorded and replayed as the port's noise
+    declared = spec.randomness is not None
     rng = np.random.default_rng(seed * 100_003 + SEED_OFFSET)
     try:
         for start in range(STARTS):
@@ -46,24 +49,40 @@ def check_reference_determinism(spec: PortSpec, reference: Reference, seed: int)
                 action = _action(reference.action_space, rng)
                 generators = dict(_generators(reference.env))
                 before = {name: _position(g) for name, g in generators.items()}
-                # Both steps from the injected state, after one step already taken from it:
-                # writing keeps the dtype the env's field has at that moment (MountainCar's
-                # is float64 after a reset and float32 after a step), so both measured steps
-                # must find the env alike.
-                reference.write_state(state)
-                reference.step(action)
-                reference.write_state(state)
-                first = _outcome(reference, action)
-                reference.write_state(state)
-                second = _outcome(reference, action)
+                # Each measured step from the injected state, after one step already taken
+                # from it: writing keeps the dtype the env's field has at that moment
+                # (MountainCar's is float64 after a reset and float32 after a step), so both
+                # measured steps must find the env alike. The two steps before take actions
+                # of their own: a step that reads what the step before left and the state does
+                # not carry (MinAtar's sticky actions repeat the wrapper's `last_action`)
+                # answers differently after each.
+                warmups = (
+                    _action(reference.action_space, rng),
+                    _action(reference.action_space, rng),
+                )
+                draws = int(rng.integers(2**63))
+                first, second = (
+                    _measured(reference, state, warmup, action, draws) for warmup in warmups
+                )
                 differing = _difference(first, second)
                 if differing is not None:
+                    # The declared generator's stream was just replaced: what moved is the rest.
                     moved = [n for n, g in generators.items() if _position(g) != before[n]]
-                    raise SpecError(_message(differing, action, moved))
+                    raise SpecError(_message(differing, action, moved, declared))
                 if first["terminated"] or first["truncated"]:
                     break
     finally:
         reference.reset(seed)
+
+
+def _measured(
+    reference: Reference, state: Any, warmup: Any, action: Any, draws: int
+) -> dict[str, Any]:
+    reference.write_state(state)
+    reference.step(warmup)
+    reference.write_state(state)
+    reference.reseed_draws(draws)  # the declared generator's same stream (no-op without)
+    return _outcome(reference, action)
 
 
 def _outcome(reference: Reference, action: Any) -> dict[str, Any]:
@@ -101,8 +120,8 @@ def _show(value: Any) -> str:
     array = np.asarray(value)
     if array.ndim:
         text = np.array2string(array, threshold=8, precision=6)
-    else:  # a numpy scalar as its Python value: `True`, not `np.True_`
-        text = repr(value.item() if isinstance(value, np.generic) else value)
+    else:  # a numpy scalar or 0-d array as its Python value: `True`, not `np.True_`
+        text = repr(value.item() if isinstance(value, np.generic | np.ndarray) else value)
     text = " ".join(text.split())  # one line, whatever the array's rank
     return text if len(text) < 80 else text[:77] + "..."
 
@@ -154,13 +173,34 @@ def _position(generator: Any) -> Any:
     return generator.getstate()
 
 
-def _message(differing: str, action: Any, moved: list[str]) -> str:
-    where = (
-        f"it draws from {', '.join(f'`{m}`' if m.startswith('env') else m for m in moved)}, "
-        "which the spec's state does not carry"
-        if moved
-        else "no generator on the env moved, so it reads another source (the clock, a file)"
+def _message(differing: str, action: Any, moved: list[str], declared: bool = False) -> str:
+    carried = (
+        "the spec's `[randomness]` does not name" if declared else "the spec's state does not carry"
     )
+    if moved:
+        where = (
+            f"it draws from {', '.join(f'`{m}`' if m.startswith('env') else m for m in moved)}, "
+            f"which {carried}"
+        )
+    else:
+        where = (
+            "no generator on the env moved, so it reads another source: something the step "
+            "before left that the state does not carry (MinAtar's sticky actions repeat the "
+            "wrapper's `last_action`), the clock, a file"
+        )
+    if declared:
+        fix = (
+            "Name the generator it draws from as `randomness.generator` (an attribute path "
+            "from the env, docs/spec.md)"
+            if moved
+            else "Carry what it reads as a state field or through a `state.read`/`state.write` "
+            "bridge"
+        )
+        return (
+            "the reference is not deterministic from an injected state and its declared draws: "
+            f"the same state, draws and action {action!r} stepped twice gave {differing}; "
+            f"{where}. {fix}, so that the port is not blamed for the reference's dice"
+        )
     return (
         "the reference is not deterministic from an injected state: the same state and action "
         f"{action!r} stepped twice gave {differing}; {where}. Declare the draws as explicit "
