@@ -54,9 +54,12 @@ def move_cannon(module, before, action, after):
 
     # A terminal game ignores the action: the cannon stays where it was.
     pos, _ = module.move_cannon(
-        jnp.int32(before["pos"]), jnp.int32(before["shot_timer"]), jnp.asarray(action, jnp.int32)
+        jnp.asarray(before["pos"], jnp.int32),
+        jnp.asarray(before["shot_timer"], jnp.int32),
+        jnp.asarray(action, jnp.int32),
     )
-    return {"pos": np.where(np.asarray(before["terminal"], dtype=bool), before["pos"], pos)}
+    stays = jnp.asarray(before["terminal"], bool)
+    return {"pos": jnp.where(stays, jnp.asarray(before["pos"], jnp.int32), pos)}
 
 
 @move_cannon.expect
@@ -71,9 +74,9 @@ def nearest_alien(module, before, action, after):
     import jax.numpy as jnp
 
     aliens = jnp.asarray(after["alien_map"], jnp.int32).reshape(10, 10)
-    row, column = module.nearest_alien(aliens, jnp.int32(after["pos"]))
-    found = bool(np.asarray(after["alien_map"]).any())
-    return {"row": int(row) if found else -1, "column": int(column) if found else -1}
+    row, column = module.nearest_alien(aliens, jnp.asarray(after["pos"], jnp.int32))
+    found = jnp.any(aliens != 0)
+    return {"row": jnp.where(found, row, -1), "column": jnp.where(found, column, -1)}
 
 
 @nearest_alien.expect
