@@ -5,18 +5,18 @@ set no-op, left, right, fire) with sticky actions off; `read_state` and `write_s
 the game's attributes (`env.unwrapped.game.env`, minatar.environments.space_invaders.Env)
 into fixed-shape integer arrays and back.
 
-State (the game's own attribute names):
-    pos                  int64          the cannon's column, on row 9
-    alien_map            int64[10, 10]  1 where an alien is ([row][column]); the game keeps floats
-    f_bullet_map         int64[10, 10]  the cannon's bullets, moving up one row a step
-    e_bullet_map         int64[10, 10]  the aliens' bullets, moving down one row a step
-    alien_dir            int64          -1 the aliens march left, +1 right
-    enemy_move_interval  int64          steps between alien moves (12, one less per wave cleared, 6 at least)
-    alien_move_timer     int64          steps until the aliens next move
-    alien_shot_timer     int64          steps until the alien nearest the cannon next fires
-    shot_timer           int64          steps until the cannon may fire again
-    ramp_index           int64          waves cleared that sped the aliens up (the difficulty ramp)
-    terminal             bool           an alien or a bullet reached the cannon; `act` does nothing more
+State (the game's own attribute names; maps int64[10, 10], [row][column], the rest int64):
+    pos                  the cannon's column, on row 9
+    alien_map            1 where an alien is (the game keeps floats, as for both bullet maps)
+    f_bullet_map         the cannon's bullets, rising one row a step
+    e_bullet_map         the aliens' bullets, falling one row a step
+    alien_dir            -1 the aliens march left, +1 right
+    enemy_move_interval  steps between marches: 12, one less a wave cleared, 6 at least
+    alien_move_timer     steps until the aliens next march
+    alien_shot_timer     steps until the alien nearest the cannon next fires
+    shot_timer           steps until the cannon may fire again
+    ramp_index           waves cleared that sped the aliens up (the difficulty ramp)
+    terminal             bool: an alien or a bullet reached the cannon; `act` then does nothing
 
 The game's `ramping` flag (MinAtar's default True) is configuration, not state; the
 wrapper's `last_action` (sticky actions' memory) is left out: with sticky actions off it

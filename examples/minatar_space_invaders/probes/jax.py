@@ -94,7 +94,11 @@ def _(before, action, after, transition):
 def observe(module, before, action, after):
     state = _one(after)
     obs = module.observe(
-        state["pos"], state["alien_map"], state["f_bullet_map"], state["e_bullet_map"], state["alien_dir"]
+        state["pos"],
+        state["alien_map"],
+        state["f_bullet_map"],
+        state["e_bullet_map"],
+        state["alien_dir"],
     )
     return {"obs": obs}
 

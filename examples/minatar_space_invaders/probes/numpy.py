@@ -24,7 +24,9 @@ INTS = (
 def _batch(state):
     """One reference state as the port's batch of one."""
     batch = {name: np.asarray(state[name], dtype=np.int64)[None] for name in INTS}
-    batch.update({name: np.asarray(state[name], dtype=np.int64).reshape(1, 10, 10) for name in MAPS})
+    batch.update(
+        {name: np.asarray(state[name], dtype=np.int64).reshape(1, 10, 10) for name in MAPS}
+    )
     batch["terminal"] = np.asarray(state["terminal"], dtype=bool)[None]
     return batch
 
@@ -83,7 +85,11 @@ def _(before, action, after, transition):
 def observe(module, before, action, after):
     state = _batch(after)
     obs = module.observe(
-        state["pos"], state["alien_map"], state["f_bullet_map"], state["e_bullet_map"], state["alien_dir"]
+        state["pos"],
+        state["alien_map"],
+        state["f_bullet_map"],
+        state["e_bullet_map"],
+        state["alien_dir"],
     )
     return {"obs": obs[0]}
 

@@ -45,7 +45,9 @@ class VectorEnv:
 
     def _obs(self) -> np.ndarray:
         s = self.state
-        return observe(s["pos"], s["alien_map"], s["f_bullet_map"], s["e_bullet_map"], s["alien_dir"])
+        return observe(
+            s["pos"], s["alien_map"], s["f_bullet_map"], s["e_bullet_map"], s["alien_dir"]
+        )
 
     def reset(self, seed=None, options=None):
         # Gymnasium's partial reset: options={"reset_mask": bool[B]} resets only those envs.
