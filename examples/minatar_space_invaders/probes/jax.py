@@ -106,3 +106,34 @@ def observe(module, before, action, after):
 @observe.expect
 def _(before, action, after, transition):
     return {"obs": transition.obs}
+
+
+# ---- the last alien shot: the difficulty ramp's inputs, arranged ----
+# Play never clears a wave (a random episode lasts about 60 steps; l3.explore's steps from
+# the states it archives do not clear 24 aliens either), and a uniform draw needs a one-alien
+# map with a bullet right under it, so the ramp's rule (a cleared wave lays a new one and,
+# above the floor of 6, marches one step sooner) would rest on a few lucky L1 draws. This
+# probe runs the transition from drawn states arranged so: one alien above the bottom row,
+# the cannon's bullet one row under it (it rises onto the alien this step), no march this
+# step (a march would move the alien off the bullet's column), the game live; the march
+# interval at the ramp's floor half the time, anywhere in 6..12 otherwise.
+def _last_alien_over_a_bullet(state, action, pick):
+    row, column = pick(0, 8), pick(0, 9)
+    aliens = np.zeros((10, 10), dtype=np.int64)
+    aliens[row, column] = 1
+    bullets = np.array(state["f_bullet_map"], dtype=np.int64).reshape(10, 10)
+    bullets[row + 1, column] = 1
+    arranged = {
+        **state,
+        "alien_map": aliens.reshape(np.shape(state["alien_map"])),
+        "f_bullet_map": bullets.reshape(np.shape(state["f_bullet_map"])),
+        "alien_move_timer": np.int64(pick(1, 12)),
+        "enemy_move_interval": np.int64(6 if pick(0, 1) else pick(6, 12)),
+        "terminal": np.bool_(False),
+    }
+    return arranged, action
+
+
+last_alien_shot = probe("rules.last_alien_shot")(transition.call)
+last_alien_shot.expect(transition.expect_fn)
+last_alien_shot.arrange(_last_alien_over_a_bullet)
