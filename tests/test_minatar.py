@@ -19,7 +19,7 @@ from envport.errors import SpecError
 from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.verifiers.determinism import check_reference_determinism
-from envport.verifiers.selfcheck import Mutant, apply_mutant, load_mutants
+from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import ROOT
@@ -97,26 +97,9 @@ def test_mutant_edits_apply_exactly_once(tmp_path: Path) -> None:
         assert mutant.new in (port / mutant.file).read_text()
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("target", ["numpy", "jax"])
-def test_the_known_good_ports_verify(target: str) -> None:
-    # Budgets cut to keep the tier's time; every check and probe still runs.
-    options = VerifyOptions(target=target, examples=60, episodes=30)
-    report = verify(str(BREAKOUT), str(BREAKOUT / "ports" / target), options)
-    assert report.passed, report.text()
-    assert {level.level for level in report.levels} == {"l1", "l2", "l3"}
-
-
 # Issue 34's missed rule, as a mutant of the known-good port: the board is never laid again
 # when the last brick goes. No level reaches an empty board; the exploration does.
-NO_REFILL = Mutant(
-    id="numpy-no-refill",
-    target="numpy",
-    file="rules.py",
-    old="    bricks[refill, BRICK_ROWS, :] = 1\n",
-    new="\n",
-    what="the board is never laid again when the last brick goes",
-)
+NO_REFILL = next(m for m in load_mutants(BREAKOUT) if m.id == "numpy-no-refill")
 
 
 @pytest.mark.slow
@@ -206,11 +189,14 @@ def test_space_invaders_mutant_edits_apply_exactly_once(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["numpy", "jax"])
-def test_space_invaders_known_good_ports_verify(target: str) -> None:
+@pytest.mark.parametrize("game", ["breakout", "space_invaders"])
+def test_the_known_good_ports_verify(game: str, target: str) -> None:
+    example = {"breakout": BREAKOUT, "space_invaders": SPACE_INVADERS}[game]
     # Budgets cut to keep the tier's time; every check and probe still runs.
     options = VerifyOptions(target=target, examples=60, episodes=30)
-    report = verify(str(SPACE_INVADERS), str(SPACE_INVADERS / "ports" / target), options)
+    report = verify(str(example), str(example / "ports" / target), options)
     assert report.passed, report.text()
     assert {level.level for level in report.levels} == {"l1", "l2", "l3"}
-    # Every branch of the game's step taken, the two out of scope aside.
+    # Every branch of the game's step taken (Breakout's refill by l3.explore), the ones out
+    # of scope aside.
     assert report.coverage is not None and report.coverage.missed == [], report.text()
