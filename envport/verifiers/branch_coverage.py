@@ -243,19 +243,17 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
     scopes = list(spec.coverage.out_of_scope)
     # A state field's attribute is state even where only `__init__` assigns it in code.
     state_names = {path.rsplit(".", 1)[-1] for path in spec.state.fields.values()}
-    used: set[int] = set()
     branch_lines: list[tuple[str, str]] = []
     for file in measure.files:
         reporter = PythonFileReporter(file, coverage=measure.cov)
         by_level = {c: _arcs(data, reporter, file, measure, [c]) for c in contexts}
         taken: set[Arc] = set().union(*by_level.values()) if by_level else set()
         entered = taken | _arcs(data, reporter, file, measure, [SETUP])
-        scoped: set[Arc] = _in_scope(reporter, entered)
         name = shown_name(file)
         lines = reporter.source().splitlines()
         tree = ast.parse(reporter.source())
-        # Every branch line in scope, taken or not: an entry of `out_of_scope` naming one
-        # whose exits were all taken is no stale entry.
+        spans = _functions(tree)
+        scoped: set[Arc] = _in_scope(reporter, spans, entered)
         branch_lines += [(name, lines[a - 1].strip()) for a in {arc[0] for arc in scoped}]
         missed: dict[int, list[Arc]] = {}
         for arc in sorted(scoped - taken):
@@ -265,7 +263,7 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
             never = _never(reporter, arcs, scoped, taken)
             branch = Branch(file=name, line=number, source=source, never=never)
             settings = settling.decided_by_settings(tree, number, never, measure.env, state_names)
-            branch.out_of_scope = _why_out_of_scope(scopes, used, name, source, settings)
+            branch.out_of_scope = _why_out_of_scope(scopes, name, source, settings)
             if branch.out_of_scope is None:
                 result.missed.append(branch)
             else:
@@ -276,13 +274,14 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
             levels[level] = levels.get(level, 0) + len(took & scoped)
         result.total += len(scoped)
         result.covered += len(taken & scoped)
-        result.sources[name] = _marked(lines, reporter, entered, scoped, taken)
+        result.sources[name] = _marked(lines, spans, entered, scoped, taken)
     result.levels = {name: levels[name] for name in _ordered(levels)}
-    used |= _matching_taken(scopes, branch_lines)
+    # An entry naming a branch line in scope is no stale entry, whether its exits were
+    # missed (then it excludes the line) or all taken.
     result.stale = [
         f"`{scope.line}`" + (f" in {scope.file}" if scope.file else "")
-        for number, scope in enumerate(scopes)
-        if number not in used
+        for scope in scopes
+        if not any(_matches(scope, name, source) for name, source in branch_lines)
     ]
     return result
 
@@ -311,11 +310,10 @@ def _arcs(
     return set(reporter.translate_arcs(found))
 
 
-def _functions(reporter: PythonFileReporter) -> list[tuple[int, int]]:
+def _functions(tree: ast.Module) -> list[tuple[int, int]]:
     """Each function's line span, innermost last when nested; an env class's `__init__`
     (a class defining `step`) is left out: building the env (SyncVectorEnv does, in L2) is
     configuration, not the transition."""
-    tree = ast.parse(reporter.source())
     constructors = {
         id(method)
         for node in ast.walk(tree)
@@ -335,11 +333,12 @@ def _named(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == name
 
 
-def _in_scope(reporter: PythonFileReporter, entered: set[Arc]) -> set[Arc]:
+def _in_scope(
+    reporter: PythonFileReporter, spans: list[tuple[int, int]], entered: set[Arc]
+) -> set[Arc]:
     """The branch exits of the functions any level entered: a function no check ever
     called (rendering, `close`, what only `__init__` runs) is not a rule of the step."""
     run = {line for arc in entered for line in arc if line > 0}
-    spans = _functions(reporter)
     ran = [span for span in spans if any(span[0] <= line <= span[1] for line in run)]
     exits = reporter.exit_counts()
     branches = {line for line, count in exits.items() if count > 1}
@@ -371,21 +370,15 @@ def _never(reporter: PythonFileReporter, arcs: list[Arc], scoped: set[Arc], take
     return "; ".join(dict.fromkeys(said))
 
 
-def _matching_taken(scopes: list[OutOfScope], branch_lines: list[tuple[str, str]]) -> set[int]:
-    return {
-        number
-        for number, scope in enumerate(scopes)
-        for name, source in branch_lines
-        if scope.line in source and (scope.file is None or name.endswith(scope.file))
-    }
+def _matches(scope: OutOfScope, name: str, source: str) -> bool:
+    return scope.line in source and (scope.file is None or name.endswith(scope.file))
 
 
 def _why_out_of_scope(
-    scopes: list[OutOfScope], used: set[int], name: str, source: str, settings: str | None
+    scopes: list[OutOfScope], name: str, source: str, settings: str | None
 ) -> str | None:
-    for number, scope in enumerate(scopes):
-        if scope.line in source and (scope.file is None or name.endswith(scope.file)):
-            used.add(number)
+    for scope in scopes:
+        if _matches(scope, name, source):
             return scope.why
     if RENDERING.search(source):
         return RENDERING_WHY
@@ -394,16 +387,15 @@ def _why_out_of_scope(
 
 def _marked(
     lines: list[str],
-    reporter: PythonFileReporter,
+    spans: list[tuple[int, int]],
     entered: set[Arc],
     scoped: set[Arc],
     taken: set[Arc],
 ) -> list[SourceLine]:
     """The lines of the functions the run entered, each marked for the HTML report."""
-    run = {line for arc in taken | entered for line in arc if line > 0}
-    spans = [span for span in _functions(reporter) if any(span[0] <= n <= span[1] for n in run)]
+    run = {line for arc in entered for line in arc if line > 0}
     shown: set[int] = set()
-    for start, end in spans:
+    for start, end in (span for span in spans if any(span[0] <= n <= span[1] for n in run)):
         shown.update(range(start, end + 1))
     partial = {arc[0] for arc in scoped - taken}
     marked = []

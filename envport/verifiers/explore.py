@@ -4,14 +4,16 @@ port there.
 L1 draws states independently and L3 plays from resets, so a rule that lives deep in play
 (Breakout refills the board when its last brick goes) is reached by neither. The reference
 can load states, so it explores (after Go-Explore): an archive of reached states keyed by a
-coarse cell of the state's declared structure (a count for each collection or grid, a few
-buckets for each scalar, the step counter by eighths of the time limit), each cell keeping
-the state reached with the highest return. Each round picks a cell (rarely picked ones, those
-whose rollouts found new branches and those of higher return first), loads its state and plays
-a rollout (uniform actions, sticky half the time, or the spec's own `[l3] policy`). A rollout
-that takes a branch exit of the reference's source that no check had taken is kept: the
-port plays it from the same state with the same actions, compared step by step as L3's free
-play. The budget is reference steps (`[coverage] explore_steps`), so a seed replays it.
+coarse cell of the state's declared structure (`cell_of`: its level, what each collection or
+grid holds and the step counter by eighths of the time limit; its place, where each small
+field's components lie), each cell keeping the state reached with the highest return. Each
+round picks a level (rarely picked ones, those whose rollouts found new code, and those
+reached later first), then a cell of it, loads its state and plays a rollout (uniform
+actions, sticky half the time, or the spec's own `[levels.l3] policy`). A rollout that takes
+code of the reference no check had taken is kept: the port plays it from the same state with
+the same actions, compared step by step as L3's free play. The budget is reference steps
+(`[coverage] explore_steps`), so a seed replays it; the search stops early when half of it
+passes with nothing new.
 
 A divergence's replay line runs the kept rollouts again as proposed cases (a TOML file of
 start states and actions under envport's cache), without exploring.
@@ -27,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 
 from envport.cache_home import cache_home
 from envport.io.atomic import write_atomically
@@ -40,7 +41,7 @@ from envport.verifiers.cases import MAX_ACTIONS
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.divergence import LevelResult
 from envport.verifiers.played import Played
-from envport.verifiers.policies import EpisodePlan
+from envport.verifiers.policies import EpisodePlan, uniform_actions
 
 # Reference resets the archive starts from.
 ROOTS = 8
@@ -103,14 +104,17 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
         level.note = note
         return level
     played = Played.join(kept)
-    cases = _write_cases(spec, played, ctx.options.seed)
-    # The replay runs the kept rollouts as proposed cases (with no new exploration).
-    replay = ctx.replays["cases"]
-    replay = dataclasses.replace(replay, options=dataclasses.replace(replay.options, cases=cases))
     result = ctx.worker.request(l3.free_request(played))
     options = l3.L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
+    replay = ctx.replays["cases"]
     level = l3.judge(spec, played, result, "free", options, replay)
     level.mode = "explore"
+    if level.divergences:
+        # The replay runs the kept rollouts as proposed cases (with no new exploration),
+        # written down only when there is a divergence to show again.
+        cases = _write_cases(spec, played, ctx.options.seed)
+        options_with = dataclasses.replace(replay.options, cases=cases)
+        replay = dataclasses.replace(replay, options=options_with)
     for divergence in level.divergences:
         divergence.mode = "explore"
         divergence.replay = replay.command()
@@ -131,6 +135,8 @@ class Search:
         self.rng = np.random.default_rng([seed, STREAM])
         self.seed = seed
         self.archive: dict[tuple[Any, Any], Cell] = {}
+        # The archive's cells by level, levels in the order first reached.
+        self.levels: dict[Any, list[Cell]] = {}
         self.steps = 0
         self.new_exits = 0
         self.stalled = False
@@ -152,7 +158,7 @@ class Search:
                 break
             cell = self._pick()
             cell.chosen += 1
-            levels = len({key[0] for key in self.archive})
+            levels = len(self.levels)
             played = self._rollout(cell, min(horizon, budget - self.steps), len(kept))
             taken = _count(self.measure.executed())
             if taken > known:
@@ -161,17 +167,14 @@ class Search:
                 cell.found += 1
                 kept.append(played)
                 progress = self.steps
-            elif len({key[0] for key in self.archive}) > levels:
+            elif len(self.levels) > levels:
                 progress = self.steps
         return kept
 
     def _pick(self) -> Cell:
         """A level, then a cell of it: each weighted by how rarely it was picked and how
         often its rollouts found new code, cells also by how rarely they were reached."""
-        levels: dict[Any, list[Cell]] = {}
-        for key, cell in self.archive.items():
-            levels.setdefault(key[0], []).append(cell)
-        groups = list(levels.values())
+        groups = list(self.levels.values())
         # Levels in the order they were first reached: the later, the deeper in play (a
         # board with fewer bricks), and the more of the picks it gets.
         depth = np.arange(1, len(groups) + 1) / len(groups)
@@ -220,13 +223,14 @@ class Search:
             return previous  # sticky: long moves reach what alternating ones undo
         if self.policy is not None and self.rng.random() < 0.5:
             return self.policy(state, self.rng)
-        return _uniform(self.space, self.rng)
+        return uniform_actions(self.space, self.rng, 1)[0]
 
     def _add(self, state: State, score: float) -> None:
         key = cell_of(self.spec, state, self.limit)
         cell = self.archive.get(key)
         if cell is None:
-            self.archive[key] = Cell({k: np.array(v) for k, v in state.items()}, score)
+            cell = self.archive[key] = Cell({k: np.array(v) for k, v in state.items()}, score)
+            self.levels.setdefault(key[0], []).append(cell)
             return
         cell.seen += 1
         if score > cell.score:
@@ -235,19 +239,6 @@ class Search:
 
 def _count(taken: dict[str, set[Any]]) -> int:
     return sum(len(arcs) for arcs in taken.values())
-
-
-def _uniform(space: spaces.Space[Any], rng: np.random.Generator) -> Any:
-    if isinstance(space, spaces.Discrete):
-        return int(space.start) + int(rng.integers(int(space.n)))
-    if isinstance(space, spaces.Box):
-        low = np.where(np.isfinite(space.low), space.low, -1.0)
-        high = np.where(np.isfinite(space.high), space.high, 1.0)
-        return rng.uniform(low, high).astype(space.dtype)
-    if isinstance(space, spaces.MultiDiscrete):
-        return (rng.integers(space.nvec) + space.start).astype(space.dtype)
-    space.seed(int(rng.integers(2**31)))
-    return space.sample()
 
 
 def cell_of(spec: PortSpec, state: State, limit: int | None) -> tuple[Any, Any]:
@@ -292,7 +283,7 @@ def _component(bound: Bound | None, index: int) -> Bound | None:
 
 
 def _low(bound: Bound | None, values: np.ndarray) -> Any:
-    if bound is None or bound.low is None:
+    if bound is None:
         return 0
     low = np.asarray(bound.low, dtype=float).reshape(-1)
     return low if low.size == values.size else low[0]
@@ -301,7 +292,7 @@ def _low(bound: Bound | None, values: np.ndarray) -> Any:
 def _bucket(x: float, bound: Bound | None, dtype: np.dtype[Any]) -> Any:
     if not math.isfinite(x):
         return str(x)
-    if bound is not None and bound.low is not None and bound.high is not None:
+    if bound is not None:
         low = float(np.min(bound.low))
         high = float(np.max(bound.high))
         if np.issubdtype(dtype, np.integer) and high - low < EXACT:

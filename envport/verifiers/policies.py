@@ -100,11 +100,11 @@ class Planner:
             raise ValueError(f"unknown policy {kind!r}")
         favourite = None
         if kind == "biased":
-            favourite = _uniform(space, self._draws.at(index, _FAVOURITE), 1)[0]
+            favourite = uniform_actions(space, self._draws.at(index, _FAVOURITE), 1)[0]
         for block in range(0, count, BLOCK):
             rng = self._draws.at(index, _BLOCKS + block // BLOCK)
             size = min(BLOCK, count - block)
-            draws = _uniform(space, rng, size)
+            draws = uniform_actions(space, rng, size)
             if self.outside is not None:
                 stream = self._outside_draws.at(index, _BLOCKS + block // BLOCK, _OUTSIDE)
                 draws = _outside(self.outside, space, stream, draws)
@@ -129,7 +129,7 @@ class Planner:
         return list(draws)
 
 
-def _uniform(space: spaces.Space, rng: np.random.Generator, count: int) -> np.ndarray:
+def uniform_actions(space: spaces.Space, rng: np.random.Generator, count: int) -> np.ndarray:
     if isinstance(space, spaces.Discrete):
         # floor(u * n): bias below 2**-50 for any n an env uses, and cheaper than integers().
         return int(space.start) + (rng.random(count) * int(space.n)).astype(np.int64)

@@ -18,7 +18,7 @@ import numpy as np
 from gymnasium import spaces
 
 from envport.targets.reference import Reference, State
-from envport.verifiers.policies import _uniform
+from envport.verifiers.policies import uniform_actions
 
 # Look-ahead per candidate action: this many random continuations of this many steps.
 TRIES = 12
@@ -36,7 +36,7 @@ BOX_CANDIDATES = 5
 def _candidates(space: spaces.Space, rng: np.random.Generator) -> list[Any]:
     if isinstance(space, spaces.Discrete):
         return list(int(space.start) + np.arange(int(space.n), dtype=np.int64))
-    return list(_uniform(space, rng, BOX_CANDIDATES))
+    return list(uniform_actions(space, rng, BOX_CANDIDATES))
 
 
 def _act(action: Any) -> Any:
@@ -47,7 +47,7 @@ def _continuation(reference: Reference, state: State, rng: np.random.Generator) 
     """Steps a random continuation from `state` lasts before terminating (DEPTH if it
     does not, or if it reaches the limit first)."""
     reference.write_state(state)
-    for step, action in enumerate(_uniform(reference.action_space, rng, DEPTH)):
+    for step, action in enumerate(uniform_actions(reference.action_space, rng, DEPTH)):
         out = reference.step(_act(action))
         if out.truncated:
             return DEPTH

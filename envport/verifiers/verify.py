@@ -60,7 +60,7 @@ def verify(
             )
             stack.callback(ctx.lane_workers.close)
         ctx.reference = Reference(ctx.spec)
-        measure = _measure(ctx)
+        measure = ctx.branches = _measure(ctx)
         if measure is not None:
             measure.start(branch_coverage.SETUP)
             stack.callback(measure.stop)
@@ -93,8 +93,7 @@ def verify(
     whole_plan = options.only_episode is None and options.episode_batch is None
     time_limit = ctx.reference.max_episode_steps if whole_plan and report.levels else None
     report.gaps = _gaps(report) + ending_gaps(report.levels, time_limit)
-    if measure is not None:
-        measure.stop()
+    if measure is not None:  # stopped as the processes were (the exit stack above)
         report.coverage = branch_coverage.analyse(measure, ctx.spec)
         report.warnings += [
             f"coverage.out_of_scope: {stale} matches no branch line of the reference"
@@ -119,8 +118,7 @@ def _measure(ctx: VerifyContext) -> branch_coverage.Measure | None:
     whole = options.only_episode is None and options.episode_batch is None
     if not (whole and ctx.whole_port and options.module is None and ctx.levels):
         return None
-    ctx.branches = branch_coverage.Measure.of(ctx.spec, ctx.reference.env)
-    return ctx.branches
+    return branch_coverage.Measure.of(ctx.spec, ctx.reference.env)
 
 
 def _gaps(report: VerifyReport) -> list[Gap]:
