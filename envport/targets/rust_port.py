@@ -149,11 +149,14 @@ class RustPort:
         return flat.reshape(count, -1, self.action_size)
 
     def outputs(self, *lead: int) -> Outputs:
+        # Filled, not left empty: a row the port never writes must read the same on every
+        # run (its divergence then replays field for field), and as unlike an answer as can
+        # be (NaN, an integer type's largest value).
         return Outputs(
-            obs=np.empty((*lead, *self.obs_shape), dtype=self.obs_dtype),
-            reward=np.empty(lead, dtype=np.float64),
-            terminated=np.empty(lead, dtype=np.uint8),
-            truncated=np.empty(lead, dtype=np.uint8),
+            obs=_unwritten((*lead, *self.obs_shape), self.obs_dtype),
+            reward=_unwritten(lead, np.dtype(np.float64)),
+            terminated=np.zeros(lead, dtype=np.uint8),
+            truncated=np.zeros(lead, dtype=np.uint8),
         )
 
     def step_into(self, rows: np.ndarray, action: np.ndarray, out: Outputs) -> None:
@@ -350,3 +353,12 @@ def load_rust_port(
     port = RustPort(library)
     port.build_s = time.perf_counter() - started
     return BuiltCrate(library, port)
+
+
+def _unwritten(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An output buffer holding what no step writes: NaN, or the type's largest value."""
+    if np.issubdtype(dtype, np.floating):
+        return np.full(shape, np.nan, dtype=dtype)
+    if np.issubdtype(dtype, np.integer):
+        return np.full(shape, np.iinfo(dtype).max, dtype=dtype)
+    return np.zeros(shape, dtype=dtype)
