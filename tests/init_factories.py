@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import gymnasium as gym
+import numpy as np
 from gymnasium.envs.classic_control.cartpole import CartPoleEnv
 from gymnasium.wrappers import OrderEnforcing, RecordEpisodeStatistics, TimeLimit
 
@@ -25,3 +26,30 @@ def wrapped() -> Any:
 
 def bare() -> Any:
     return CartPoleEnv()
+
+
+class Fuse(gym.Env):
+    """A fuse that burns 1 or 2 units a step and ends the episode when burnt through, with
+    no time limit: episodes run 600 to 1,200 steps on their own. `reset` lights it a few
+    units in, drawn from np_random."""
+
+    LENGTH = 1200
+
+    def __init__(self) -> None:
+        self.action_space = gym.spaces.Discrete(2)
+        self.observation_space = gym.spaces.Box(0, self.LENGTH + 1, (1,), np.int64)
+        self.burnt = 0
+
+    def reset(self, *, seed: int | None = None, options: dict | None = None) -> Any:
+        super().reset(seed=seed)
+        self.burnt = int(self.np_random.integers(0, 10))
+        return np.array([self.burnt]), {}
+
+    def step(self, action: Any) -> Any:
+        self.burnt += 1 + int(action)
+        done = self.burnt >= self.LENGTH
+        return np.array([self.burnt]), 1.0, done, False, {}
+
+
+def fuse() -> Any:
+    return Fuse()

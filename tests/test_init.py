@@ -12,6 +12,7 @@ import pytest
 from init_specs import BUDGET
 
 from envport.init import Budget, InitError, write_spec
+from envport.init.episodes import NATURAL_CAP
 from envport.init.policies import uniform
 from envport.init.roundtrip import prove
 from envport.spec import load_spec
@@ -115,12 +116,44 @@ def test_frozenlake_gets_randomness_and_its_harness(tmp_path: Path) -> None:
             ref.reset(seed=len(noise))
     counts = np.bincount(noise, minlength=3)
     assert counts.size == 3 and counts.min() > 50
+    # Every episode starts on square 0: the start is compared exactly, and init says so.
+    assert "`reset` draws nothing the state shows" in _prose(path)
 
 
 def test_taxi_draws_but_is_deterministic(tmp_path: Path) -> None:
     path = write_spec("Taxi-v4", tmp_path, budget=Budget(30, 8000, 10, 6))
     assert load_spec(path).randomness is None
     assert "outcome never depended on the draws" in path.read_text()
+
+
+def _prose(path: Path) -> str:
+    """The spec's text with its comments' line breaks and `#` marks taken out."""
+    return " ".join(word for word in path.read_text().split() if word != "#")
+
+
+def test_an_env_without_a_time_limit_is_played_to_its_own_ends(tmp_path: Path) -> None:
+    # Fuse's episodes end on their own after 600 to 1,200 steps and no time limit is
+    # registered: L3 plays them whole (not 500 steps), and the bounds reach the fuse's end.
+    path = write_spec("init_factories:fuse", tmp_path, budget=Budget(30, 20_000, 10, 6))
+    spec = load_spec(path)
+    assert 1200 <= spec.levels.l3.steps <= 1600 and spec.levels.l3.steps % 100 == 0
+    assert spec.state.bounds["burnt"].high >= 1150
+    text = _prose(path)
+    assert "No time limit is registered:" in text and "ended on their own" in text
+    # reset lights the fuse a drawn number of units in: init says the start is drawn.
+    assert "`reset` draws:" in text and "(varying: burnt)" in text
+
+
+def test_an_env_that_never_ends_is_played_to_the_cap(tmp_path: Path) -> None:
+    path = write_spec(
+        "gymnasium.envs.classic_control.pendulum:PendulumEnv",
+        tmp_path,
+        budget=Budget(12, 30_000, 4, 2),
+    )
+    spec = load_spec(path)
+    assert spec.levels.l3.steps == NATURAL_CAP
+    text = _prose(path)
+    assert "the env may never end on its own" in text and "levels.l3.steps" in text
 
 
 def test_pendulum_bounds_cover_what_play_reaches(tmp_path: Path) -> None:

@@ -31,6 +31,9 @@ class Visits:
     draws: int = 0  # steps that advanced the env's generator
     obs_is: dict[str, bool] = field(default_factory=dict)  # field equals the observation
     samples: list[tuple[State, Any]] = field(default_factory=list)  # (state, action) pairs
+    starts: list[State] = field(default_factory=list)  # each episode's start (seed = episode)
+    lengths: list[int] = field(default_factory=list)  # episodes that ended on their own
+    cut: int = 0  # episodes still running at the cap
 
     @property
     def states(self) -> int:
@@ -55,7 +58,9 @@ def explore(ref: Reference, budget: Budget, limit: int) -> Visits:
         kind, policy = mix(ref.action_space, episode)
         visits.episodes[kind] = visits.episodes.get(kind, 0) + 1
         obs = ref.reset(seed=episode)
-        for _ in range(limit):
+        visits.starts.append(ref.read_state())
+        ended = False
+        for step in range(limit):
             state = ref.read_state()
             for name, value in state.items():
                 visits.live[name].append(value)
@@ -76,7 +81,11 @@ def explore(ref: Reference, budget: Budget, limit: int) -> Visits:
             visits.rewards.append(out.reward)
             obs = out.obs
             if out.terminated or out.truncated:
+                visits.lengths.append(step + 1)
+                ended = True
                 break
+        if not ended:  # played to the cap
+            visits.cut += 1
     visits.obs_is = obs_match
     return visits
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from envport.init.chaos import Chaos, horizon, measure
 from envport.init.entry import EnvEntry
+from envport.init.episodes import NATURAL_CAP, Natural, ResetDraws, reset_draws
 from envport.init.explore import Budget, Visits, counter_field, explore
 from envport.init.obsnames import observation_names
 from envport.init.policies import mix
@@ -27,7 +28,6 @@ from envport.targets.reference import Reference
 # Float state is compared as the examples compare a float32 port of a float64 reference.
 FLOAT_ATOL = 1e-5
 FREE_TOL = 1e-4
-DEFAULT_STEPS = 500  # L3's episode length when the registry sets no time limit
 
 
 @dataclass
@@ -39,6 +39,8 @@ class Inference:
     fields: dict[str, str]  # name -> attribute path on the env `make` returns
     integer: dict[str, bool]
     limit: int | None  # the registry's max_episode_steps
+    natural: Natural | None  # with no time limit: how long episodes ran on their own
+    reset: ResetDraws | None
     counter: str | None
     visits: Visits
     round_trip: RoundTrip
@@ -55,7 +57,11 @@ class Inference:
 
     @property
     def steps(self) -> int:
-        return self.limit or DEFAULT_STEPS
+        """L3's episode length: the time limit, else what play showed of natural episodes."""
+        if self.limit:
+            return self.limit
+        assert self.natural is not None
+        return self.natural.steps
 
 
 def say(text: str) -> None:
@@ -96,11 +102,15 @@ def infer(entry: EnvEntry, budget: Budget) -> Inference:
     probe = entry.make(checker=False)
     sources = infer_sources(probe)
     limit = getattr(probe.spec, "max_episode_steps", None) if probe.spec else None
-    steps = limit or DEFAULT_STEPS
+    # With no time limit, episodes are played to their own end (up to a cap): a rule that
+    # acts late in a long episode is state and bounds too.
+    cap = limit or NATURAL_CAP
     episodes = max(6, budget.episodes // 10)
     say(f"finding state: {episodes} episodes, attribute reads and changes under step")
     discovery = discover(
-        probe, _discovery_actions(probe.action_space, episodes, steps), list(range(episodes))
+        probe,
+        _discovery_actions(probe.action_space, episodes, min(cap, budget.steps // episodes)),
+        list(range(episodes)),
     )
     real = entry.make()
     fields = _paths(discovery, probe, real)
@@ -111,8 +121,15 @@ def infer(entry: EnvEntry, budget: Budget) -> Inference:
     )
     ref, fresh = Reference(spec), Reference(spec)
     say(f"playing up to {budget.episodes} episodes (uniform, sticky, biased) for bounds")
-    visits = explore(ref, budget, steps)
+    visits = explore(ref, budget, cap)
     counter = counter_field(visits, limit)
+    natural = None if limit else Natural(tuple(visits.lengths), visits.cut, cap)
+    if natural is not None:
+        say(natural.summary())
+    reset = reset_draws(visits.starts)
+    if reset is not None:
+        say(reset.summary())
+    steps = limit or (natural.steps if natural else cap)
     say(f"round trip: {budget.starts} written start states into a fresh env")
     _, policy = mix(ref.action_space, 0)
     trip = prove(ref, fresh, policy, budget.starts, 20, steps)
@@ -149,6 +166,8 @@ def infer(entry: EnvEntry, budget: Budget) -> Inference:
         fields,
         integer,
         limit,
+        natural,
+        reset,
         counter,
         visits,
         trip,

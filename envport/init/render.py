@@ -166,6 +166,9 @@ def render(inf: Inference, targets: list[str]) -> str:
     for name, b in found.items():
         out.append(f"# {name}: {how[name]}\n{key(name)} = {value(b)}\n")
     out.append("\n")
+    if inf.reset is not None:
+        out.append(comment(inf.reset.words()))
+        out.append("\n")
     if inf.randomness is not None:
         r = inf.randomness
         out.append(
@@ -217,8 +220,8 @@ def _levels(inf: Inference) -> str:
     out.append("batch = [1, 7, 33]\n\n")
     limit = (
         f"L3 plays episodes of the registry's max_episode_steps ({inf.limit}) steps."
-        if inf.limit
-        else "No time limit is registered: L3 plays episodes of 500 steps."
+        if inf.limit or inf.natural is None
+        else inf.natural.words()
     )
     out.append(comment(limit))
     out.append(f'[levels.l3]\nepisodes = 100\nsteps = {inf.steps}\nmode = "both"\n')
