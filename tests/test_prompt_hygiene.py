@@ -145,6 +145,23 @@ def test_every_prompt_states_one_answer_format_once(name: str, target: str) -> N
     assert "`toml` block" in plan_reask and "### File:" not in plan_reask
 
 
+# A sentence's end run into the next one's start ("...transcript.To change..."): what two
+# template parts joined without a break leave. Code (fenced or inline) is left out.
+RUN_TOGETHER = re.compile(r"[a-z)][.!?:][A-Z][a-z]")
+CODE = re.compile(r"(`{3,}).*?\1|`[^`\n]*`", re.DOTALL)
+
+
+@pytest.mark.parametrize(("name", "target"), CASES)
+def test_no_prompt_runs_two_sentences_together(name: str, target: str) -> None:
+    for kind, text in prompts(name, target).items():
+        # The reference's source and the port's files are fenced: quoted as they are.
+        prose = CODE.sub(" ", text)
+        joined = [
+            prose[max(0, m.start() - 40) : m.end() + 20] for m in RUN_TOGETHER.finditer(prose)
+        ]
+        assert not joined, f"{name}/{target} {kind}: {joined}"
+
+
 @pytest.mark.parametrize(("name", "target"), CASES)
 def test_no_prompt_carries_rendering_code(name: str, target: str) -> None:
     for kind, text in prompts(name, target).items():
