@@ -53,3 +53,25 @@ class Fuse(gym.Env):
 
 def fuse() -> Any:
     return Fuse()
+
+
+def _minatar(game: str, sticky: float | None) -> Any:
+    import minatar.gym  # MinAtar is an optional extra; only these factories need it
+
+    minatar.gym.register_envs()
+    kwargs = {} if sticky is None else {"sticky_action_prob": sticky}
+    return gym.make(f"MinAtar/{game}-v1", **kwargs)
+
+
+def minatar_breakout() -> Any:
+    """Sticky actions off: the game's own generator draws, but never changes an outcome."""
+    return _minatar("Breakout", 0.0)
+
+
+def minatar_breakout_sticky() -> Any:
+    """MinAtar's default, sticky actions at 0.1: drawn from the game's own RandomState."""
+    return _minatar("Breakout", None)
+
+
+def minatar_asterix() -> Any:
+    return _minatar("Asterix", 0.0)

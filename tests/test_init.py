@@ -156,6 +156,51 @@ def test_an_env_that_never_ends_is_played_to_the_cap(tmp_path: Path) -> None:
     assert "the env may never end on its own" in text and "levels.l3.steps" in text
 
 
+def test_a_game_held_by_the_env_is_introspected_through_it(tmp_path: Path) -> None:
+    # MinAtar's Gymnasium env holds the game's wrapper, which holds the game: the state is
+    # the game's attributes, and the sources the modules of the objects' classes (loaded by
+    # a computed module name no import statement shows).
+    path = write_spec("init_factories:minatar_breakout", tmp_path, budget=Budget(20, 4000, 8, 4))
+    spec = load_spec(path)
+    fields = spec.state.fields
+    assert fields["ball_x"] == "unwrapped.game.env.ball_x"
+    assert fields["brick_map"] == "unwrapped.game.env.brick_map"
+    assert {"ball_y", "ball_dir", "pos", "strike"} <= set(fields)
+    assert spec.reference.sources[1:] == ["minatar.environment", "minatar.environments.breakout"]
+    assert spec.randomness is None  # the sticky draw happens, but at 0 it decides nothing
+    # The round trip again, independently of init's, through the verifier's harness.
+    source, fresh = Reference(spec), Reference(spec)
+    trip = prove(source, fresh, uniform(source.action_space), starts=6, steps=10, depth=30)
+    assert trip.transitions > 0
+
+
+@pytest.mark.parametrize(
+    ("factory", "words"),
+    [
+        (
+            "init_factories:minatar_breakout_sticky",
+            ["`unwrapped.game.random`", "outcome depends on the draws", "sticky_action_prob"],
+        ),
+        (
+            "init_factories:minatar_asterix",
+            ["`unwrapped.game.env.entities`", "8 slots", "objects that come and go", "bridge"],
+        ),
+    ],
+)
+def test_what_init_cannot_infer_of_a_game_is_one_line(
+    factory: str, words: list[str], tmp_path: Path
+) -> None:
+    # Run from tests/, where `python -m envport` finds the factories' module.
+    result = run_envport(
+        "init", factory, "--out", str(tmp_path), "--budget", BUDGET, cwd=Path(__file__).parent
+    )
+    assert result.returncode == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("envport: ")]
+    assert len(errors) == 1 and "Traceback" not in result.stderr
+    assert all(word in errors[0] for word in words), errors[0]
+    assert not (tmp_path / "envport.toml").exists()
+
+
 def test_pendulum_bounds_cover_what_play_reaches(tmp_path: Path) -> None:
     path = write_spec("Pendulum-v1", tmp_path, budget=Budget(30, 8000, 10, 6))
     spec = load_spec(path)

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from envport.init.policies import mix
+from envport.init.watch import generator_state, generators
 from envport.targets.reference import Reference, State
 
 
@@ -29,6 +30,7 @@ class Visits:
     episodes: dict[str, int] = field(default_factory=dict)  # per policy kind
     rewards: list[float] = field(default_factory=list)
     draws: int = 0  # steps that advanced the env's generator
+    own_draws: dict[str, int] = field(default_factory=dict)  # a game's own generators: steps
     obs_is: dict[str, bool] = field(default_factory=dict)  # field equals the observation
     samples: list[tuple[State, Any]] = field(default_factory=list)  # (state, action) pairs
     starts: list[State] = field(default_factory=list)  # each episode's start (seed = episode)
@@ -43,6 +45,11 @@ class Visits:
 def _generator_state(ref: Reference) -> Any:
     generator = getattr(ref.env.unwrapped, "_np_random", None)
     return generator.bit_generator.state if isinstance(generator, np.random.Generator) else None
+
+
+def _own_states(ref: Reference) -> dict[str, Any]:
+    """The states of the game's own generators (see watch.generators), by path."""
+    return {path: generator_state(g) for path, g in generators(ref.env)}
 
 
 def explore(ref: Reference, budget: Budget, limit: int) -> Visits:
@@ -73,11 +80,14 @@ def explore(ref: Reference, budget: Budget, limit: int) -> Visits:
             action = policy(rng)
             if len(visits.samples) < 400 and rng.random() < 0.05:
                 visits.samples.append((state, action))
-            before = _generator_state(ref)
+            before, own = _generator_state(ref), _own_states(ref)
             out = ref.step(action)
             played += 1
             if before is not None and _generator_state(ref) != before:
                 visits.draws += 1
+            for path, after in _own_states(ref).items():
+                if path in own and after != own[path]:
+                    visits.own_draws[path] = visits.own_draws.get(path, 0) + 1
             visits.rewards.append(out.reward)
             obs = out.obs
             if out.terminated or out.truncated:

@@ -19,8 +19,8 @@ from envport.init.policies import mix
 from envport.init.roundtrip import RoundTrip, prove
 from envport.init.sources import infer_sources
 from envport.init.state import Discovery, discover
-from envport.init.stochastic import Randomness, stochastic, table_randomness
-from envport.init.watch import chain
+from envport.init.stochastic import Randomness, own_randomness, stochastic, table_randomness
+from envport.init.watch import objects
 from envport.io import inert
 from envport.spec import PortSpec, ReferenceSpec, StateSpec
 from envport.targets.reference import Reference
@@ -72,8 +72,8 @@ def _paths(discovery: Discovery, probe: Any, real: Any) -> dict[str, str]:
     """Field paths on the env the verifier makes: a wrapper's attribute is found on the
     wrapper of the same class there (the env checker, left out of the probe, shifts none
     of the outer wrappers, but a factory's chain is its own)."""
-    probe_links = {prefix: type(obj) for prefix, obj in chain(probe)}
-    real_links = [(prefix, type(obj)) for prefix, obj in chain(real)]
+    probe_links = {prefix: type(obj) for prefix, obj in objects(probe)}
+    real_links = [(prefix, type(obj)) for prefix, obj in objects(real)]
     found: dict[str, str] = {}
     for f in discovery.fields:
         prefix, _, attr = f.path.rpartition(".")
@@ -135,6 +135,10 @@ def infer(entry: EnvEntry, budget: Budget) -> Inference:
     trip = prove(ref, fresh, policy, budget.starts, 20, steps)
     integer = {f.name: f.integer for f in discovery.fields}
     randomness = None
+    if visits.own_draws:
+        drawn = sorted(visits.own_draws)
+        say(f"step draws from {', '.join(drawn)}: testing whether its outcome depends on them")
+        own_randomness(fresh, visits.samples, drawn)
     if visits.draws:
         say("step draws from np_random: testing whether its outcome depends on the draws")
         methods = stochastic(fresh, visits.samples)

@@ -113,7 +113,8 @@ def render(inf: Inference, targets: list[str]) -> str:
     trip = inf.round_trip
     out.append(
         comment(
-            "State: the attributes of the env and its wrappers that `step` reads (before "
+            "State: the attributes of the env, its wrappers and the game objects of its own "
+            "package they hold (followed 3 deep) that `step` reads (before "
             f"writing them) and that differ between the {d.states} states of {d.episodes} "
             "episodes it stepped from; the field is the attribute's name (`state` is called "
             "`physics`). Proven complete by a round trip: state read from one env and written "

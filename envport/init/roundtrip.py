@@ -19,7 +19,7 @@ import numpy as np
 from envport.init.errors import InitError
 from envport.init.policies import Policy
 from envport.init.state import same, snapshot
-from envport.init.watch import bookkeeping, chain
+from envport.init.watch import bookkeeping, generators, objects
 from envport.targets.randomness import RecordingGenerator
 from envport.targets.reference import Reference, State
 
@@ -53,7 +53,16 @@ def align_types(source: Reference, target: Reference, retyped: dict[str, str]) -
 
 
 def share_draws(source: Reference, target: Reference) -> None:
-    """The fresh env draws what the source will draw (through a recording proxy too)."""
+    """The fresh env draws what the source will draw (through a recording proxy too), from
+    np_random and from any generator of the game's own (copied in place: the game may hold
+    it under several names)."""
+    theirs = dict(generators(target.env))
+    for path, mine in generators(source.env):
+        other = theirs.get(path)
+        if isinstance(mine, np.random.RandomState) and isinstance(other, np.random.RandomState):
+            other.set_state(mine.get_state())
+        elif isinstance(mine, np.random.Generator) and isinstance(other, np.random.Generator):
+            other.bit_generator.state = mine.bit_generator.state
     a, b = source.env.unwrapped, target.env.unwrapped
     generator = getattr(a, "_np_random", None)
     if isinstance(generator, RecordingGenerator):
@@ -79,7 +88,7 @@ def _states_equal(a: State, b: State) -> str | None:
 def _culprit(source: Reference, target: Reference, fields: set[str]) -> str | None:
     """An attribute, not a field, whose value differs between the two envs: the base env's
     first (a wrapper's flags, such as the env checker's, differ in any fresh env)."""
-    pairs = list(zip(chain(source.env), chain(target.env), strict=False))
+    pairs = list(zip(objects(source.env), objects(target.env), strict=False))
     for (prefix, a), (_, b) in reversed(pairs):
         for name, value in vars(a).items():
             path = f"{prefix}{name}"

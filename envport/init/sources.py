@@ -1,5 +1,6 @@
 """`reference.sources`: the module defining the env class, plus the modules of its own
-package that its dynamics use, found from the source's syntax tree.
+package that its dynamics use, found from the source's syntax tree and from the classes of
+the game objects the env holds.
 
 Dynamics are what `step` reaches: the names `step` uses, the methods and module functions
 it calls (followed to a fixed point), and the same-package modules those names come from,
@@ -16,6 +17,8 @@ import importlib.util
 import inspect
 from collections.abc import Sequence
 from typing import Any
+
+from envport.init.watch import chain, objects
 
 
 def _tree(module_name: str) -> ast.Module | None:
@@ -136,6 +139,15 @@ def infer_sources(env: Any) -> list[str]:
     if tree is None:
         return sources
     queue = [(start, tree, _step_reach(tree, cls_with_step.__name__))]
+    # A game engine the env holds in an attribute (MinAtar's game, loaded by a computed
+    # module name no import shows): the modules of the held objects' classes.
+    for _, obj in objects(env)[len(chain(env)) :]:
+        held = type(obj).__module__
+        if _same_package(held, package) and held not in sources:
+            sources.append(held)
+            helper = _tree(held)
+            if helper is not None:
+                queue.append((held, helper, _module_reach(helper)))
     while queue:
         module_name, module_tree, used = queue.pop(0)
         for name, target in _imports(module_tree, module_name).items():

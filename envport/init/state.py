@@ -1,4 +1,5 @@
-"""State fields by introspection: the attributes of the env and its wrappers that `step`
+"""State fields by introspection: the attributes of the env, its wrappers and the objects of
+its own package they hold (a game engine: `unwrapped.game.env.ball_x`) that `step`
 reads (before writing them) and whose value differs between states an episode steps from.
 
 An attribute that changes but `step` never reads (Pendulum's `last_u`, the toy-text
@@ -16,7 +17,8 @@ from typing import Any
 import numpy as np
 
 from envport.init.errors import InitError
-from envport.init.watch import bookkeeping, chain, reads_during
+from envport.init.watch import bookkeeping, reads_during
+from envport.init.watch import objects as held_objects
 
 # Names the spec's tolerance table uses for outputs: a field may not take one.
 _RESERVED = {"obs", "reward", "terminated", "truncated", "noise"}
@@ -104,6 +106,16 @@ def _check_holdable(path: str, values: list[Any]) -> tuple[bool, tuple[int, ...]
             f"state attribute `{path}` changes under step but holds {'/'.join(kinds)} values, "
             f"not numbers: {bridge}"
         )
+    holed = [v for v in values if isinstance(v, list | tuple) and any(i is None for i in v)]
+    if holed:
+        filled = next((i for v in holed for i in v if i is not None), None)
+        item = f"None or {type(filled).__name__} items" if filled is not None else "None items"
+        raise InitError(
+            f"state attribute `{path}` is a {type(holed[0]).__name__} of {len(holed[0])} slots "
+            f"holding {item} (objects that come and go), not a fixed-shape field: write a "
+            "bridge (`[state] read`/`write` = `package.module:function`) that packs each "
+            "slot into numbers with a flag saying whether it is taken"
+        )
     lengths = {len(v) for v in values if isinstance(v, list | tuple)}
     if len(lengths) > 1:
         kind = type(next(v for v in values if isinstance(v, list | tuple))).__name__
@@ -125,20 +137,20 @@ def _check_holdable(path: str, values: list[Any]) -> tuple[bool, tuple[int, ...]
 def discover(env: Any, actions: list[list[Any]], seeds: list[int]) -> Discovery:
     """Play the given action sequences from `reset(seed)` and classify every attribute of
     the env's wrapper chain (see the module's docstring)."""
-    links = chain(env)
-    objects = [obj for _, obj in links]
-    reads: list[set[str]] = [set() for _ in objects]
-    seen: list[dict[str, list[Any]]] = [{} for _ in objects]
+    links = held_objects(env)
+    watched = [obj for _, obj in links]
+    reads: list[set[str]] = [set() for _ in watched]
+    seen: list[dict[str, list[Any]]] = [{} for _ in watched]
     states = 0
     for seed, sequence in zip(seeds, actions, strict=True):
         env.reset(seed=seed)
         for action in sequence:
             states += 1
-            for obj, values in zip(objects, seen, strict=True):
+            for obj, values in zip(watched, seen, strict=True):
                 for name, value in vars(obj).items():
                     if not bookkeeping(obj, name):
                         values.setdefault(name, []).append(snapshot(value))
-            with reads_during(objects, reads):
+            with reads_during(watched, reads):
                 _, _, terminated, truncated, _ = env.step(action)
             if terminated or truncated:
                 break
@@ -163,7 +175,8 @@ def discover(env: Any, actions: list[list[Any]], seeds: list[int]) -> Discovery:
                 taken.add(fields[-1].name)
     if not fields:
         raise InitError(
-            "no attribute of the env or its wrappers changes under step: its state is not "
-            "plain attributes; write a bridge (`[state] read`/`write`)"
+            "no attribute of the env, its wrappers or the objects of its own package they "
+            "hold changes under step: its state is not plain attributes; write a bridge "
+            "(`[state] read`/`write`)"
         )
     return Discovery(fields, constants, unread, states, len(seeds))

@@ -17,6 +17,7 @@ import numpy as np
 
 from envport.init.errors import InitError
 from envport.init.state import same
+from envport.init.watch import generators
 from envport.targets.randomness import RecordingGenerator
 from envport.targets.reference import Reference, State
 
@@ -115,3 +116,44 @@ def harness_text(randomness: Randomness) -> str:
         last=randomness.categories - 1,
         probabilities=[round(p, 12) for p in randomness.probabilities],
     )
+
+
+def _reseed(generator: Any, seed: int) -> None:
+    """In place: the game may hold the generator under several names."""
+    if isinstance(generator, np.random.RandomState):
+        generator.seed(seed)
+    else:
+        generator.bit_generator.state = type(generator.bit_generator)(seed).state
+
+
+def _own_outcome(ref: Reference, state: State, action: Any, seed: int) -> tuple[Any, ...]:
+    ref.reset(seed=0)
+    ref.write_state(state)
+    for _, generator in generators(ref.env):
+        _reseed(generator, seed)
+    out = ref.step(action)
+    return (out.obs, out.reward, out.terminated, out.truncated, ref.read_state())
+
+
+def own_randomness(ref: Reference, samples: list[tuple[State, Any]], drawn: list[str]) -> None:
+    """An InitError when a step's outcome depends on what it draws from a generator of the
+    game's own (`drawn`: the paths of those that advanced under step), which no spec can
+    infer: the port needs those draws as noise, through a harness written by hand."""
+    for index, (state, action) in enumerate(samples):
+        # Other seeds for every sample: a draw that matters one time in ten (a sticky
+        # action) must get its chance.
+        first = _own_outcome(ref, state, action, 4 * index)
+        for seed in range(4 * index + 1, 4 * index + 4):
+            other = _own_outcome(ref, state, action, seed)
+            if any(
+                not (same(a, b) if not isinstance(a, dict) else all(same(a[k], b[k]) for k in a))
+                for a, b in zip(first, other, strict=True)
+            ):
+                raise InitError(
+                    f"`step` draws from {', '.join(f'`{p}`' for p in drawn)} (the game's own "
+                    "numpy generator, not Gymnasium's np_random) and its outcome depends on the "
+                    f'draws: declare `[randomness] generator = "{drawn[0]}"` with a harness '
+                    "mapping its draws to the port's noise (docs/spec.md; "
+                    "examples/minatar_freeway), or turn the randomness off in `kwargs` "
+                    "(MinAtar: sticky_action_prob = 0)"
+                )

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 
 def chain(env: Any) -> list[tuple[str, Any]]:
     """(attribute path prefix, object) for every wrapper, outermost first, then the base
@@ -20,6 +22,68 @@ def chain(env: Any) -> list[tuple[str, Any]]:
         prefix, current = prefix + "env.", current.env
     found.append(("unwrapped.", base))
     return found
+
+
+# How deep `objects` follows attributes into the env's own objects (MinAtar's Gymnasium env
+# holds the game's wrapper, which holds the game: two levels).
+OBJECT_DEPTH = 3
+
+
+def _package(obj: Any) -> str:
+    return type(obj).__module__.partition(".")[0]
+
+
+def _own_object(value: Any, packages: set[str]) -> bool:
+    """A plain object of the env's own package (a game engine the env holds), not a
+    wrapper, a space, a generator or a module."""
+    return (
+        hasattr(value, "__dict__")
+        and not isinstance(value, type)
+        and not callable(value)
+        and _package(value) in packages
+        and not hasattr(value, "step")  # an env is the chain's, not an attribute's
+    )
+
+
+def objects(env: Any) -> list[tuple[str, Any]]:
+    """The wrapper chain (`chain`), then the objects of the env's own package that it holds
+    in attributes, followed `OBJECT_DEPTH` deep (`unwrapped.game.env.`): a game whose state
+    lives in an engine object the env keeps is introspected like the env itself."""
+    found = chain(env)
+    packages = {_package(obj) for _, obj in found} - {"gymnasium", "builtins"}
+    seen = {id(obj) for _, obj in found}
+    frontier = [found[-1]]
+    for _ in range(OBJECT_DEPTH):
+        deeper = []
+        for prefix, obj in frontier:
+            for name, value in vars(obj).items():
+                if id(value) not in seen and _own_object(value, packages):
+                    seen.add(id(value))
+                    deeper.append((f"{prefix}{name}.", value))
+        found.extend(deeper)
+        frontier = deeper
+    return found
+
+
+def generators(env: Any) -> list[tuple[str, Any]]:
+    """(path, generator) for every numpy RandomState or Generator the env's objects hold
+    other than Gymnasium's `np_random` (a game's own, drawn from outside Gymnasium's
+    seeding), each object once under its first name."""
+    found, seen = [], set()
+    for prefix, obj in objects(env):
+        for name, value in vars(obj).items():
+            own = isinstance(value, np.random.RandomState | np.random.Generator)
+            if own and "np_random" not in name and id(value) not in seen:
+                seen.add(id(value))
+                found.append((f"{prefix}{name}", value))
+    return found
+
+
+def generator_state(generator: Any) -> Any:
+    if isinstance(generator, np.random.RandomState):
+        state = generator.get_state(legacy=False)
+        return (state["state"]["key"].tobytes(), state["state"]["pos"], state["has_gauss"])
+    return repr(generator.bit_generator.state)
 
 
 # Gymnasium's wrappers that only check, count, record or render: their attributes are the
