@@ -96,29 +96,51 @@ class DrawSupport:
                 slack = DRAW_SLACK * (unique[-1] - unique[0])
                 self.rules[name] = ("within", np.array([unique[0] - slack, unique[-1] + slack]))
 
-    def outside(self, obs: np.ndarray, state: dict[str, np.ndarray] | None) -> list[FieldDiff]:
+    def outside(
+        self,
+        obs: np.ndarray,
+        state: dict[str, np.ndarray] | None,
+        own: dict[str, np.ndarray] | None = None,
+    ) -> list[FieldDiff]:
         """The components of one env's reset (its observation, and its state when readable)
-        that no reference reset would give."""
+        that no reference reset would give. `own`: the reference's state after its own reset
+        of the same env in the same scenario. Where that lies outside what fresh resets
+        give, the reference's reset kept what earlier steps left (MinAtar's sticky
+        `last_action`), and the port's must keep the same value."""
         draws = sample_compare.columns("obs", np.asarray(obs)[None], self.spec)
+        kept: dict[str, np.ndarray] = {}
         if state is not None:
             rows = canonical(self.spec.state, {k: np.asarray(v)[None] for k, v in state.items()})
             draws |= sample_compare.columns("state", rows, self.spec)
+            if own is not None:
+                theirs = {k: np.asarray(v)[None] for k, v in own.items()}
+                kept = sample_compare.columns(
+                    "state", canonical(self.spec.state, theirs), self.spec
+                )
         diffs = []
         for name, value in draws.items():
             if name not in self.rules:
                 continue
-            rule, values = self.rules[name]
             got = float(np.asarray(value, dtype=np.float64)[0])
             atol, rtol = sample_compare.tolerance(self.spec, name)
-            if rule == "within":
-                bad = not values[0] - atol <= got <= values[1] + atol
-                expected = f"within [{values[0]:.6g}, {values[1]:.6g}]"
-            else:
-                bad = not np.any(np.abs(values - got) <= atol + rtol * np.abs(values))
-                shown = ", ".join(f"{v:g}" for v in values[:8]) + (
-                    ", ..." if len(values) > 8 else ""
-                )
-                expected = f"{values[0]:g}" if rule == "constant" else f"one of {{{shown}}}"
-            if bad:
+            expected = self._unlike(name, got, atol, rtol)
+            if name in kept:
+                theirs = float(np.asarray(kept[name], dtype=np.float64)[0])
+                if self._unlike(name, theirs, atol, rtol) is not None:
+                    close = abs(got - theirs) <= atol + rtol * abs(theirs)
+                    expected = None if close else f"{theirs:g} (kept by the reference's reset)"
+            if expected is not None:
                 diffs.append(FieldDiff(field=name, expected=expected, actual=got))
         return diffs
+
+    def _unlike(self, name: str, got: float, atol: float, rtol: float) -> str | None:
+        """What a reset of component `name` may be, when `got` is not that; else None."""
+        rule, values = self.rules[name]
+        if rule == "within":
+            if values[0] - atol <= got <= values[1] + atol:
+                return None
+            return f"within [{values[0]:.6g}, {values[1]:.6g}]"
+        if np.any(np.abs(values - got) <= atol + rtol * np.abs(values)):
+            return None
+        shown = ", ".join(f"{v:g}" for v in values[:8]) + (", ..." if len(values) > 8 else "")
+        return f"{values[0]:g}" if rule == "constant" else f"one of {{{shown}}}"

@@ -49,6 +49,10 @@ class Tally:
     )
     draws_obs: list[np.ndarray] = field(default_factory=list)
     draws_state: list[dict[str, np.ndarray]] = field(default_factory=list)
+    # State components whose reset the reference itself keeps from earlier steps (its own
+    # reset in the run fell outside what fresh resets give): held to the reference's own
+    # reset of the same env, not to the fresh resets' distribution.
+    kept: set[str] = field(default_factory=set)
 
 
 class VectorRun:
@@ -239,11 +243,16 @@ class VectorRun:
         states = answer.get("state")
         for env in envs:
             row = None if states is None else {k: np.asarray(v)[env] for k, v in states.items()}
-            outside = self.support.outside(obs[env], row)
+            # The reference has made the same reset of this env; when it holds the port's
+            # history, what its reset kept is the port's to keep too.
+            own = self.ref.read(int(env)) if self.synced[env] else None
+            outside = self.support.outside(obs[env], row, own)
             if outside:
                 raise Mismatch(
                     step, int(env), f"{what} gave a state no reference reset gives", outside
                 )
+            if own is not None:
+                self.tally.kept |= {d.field for d in self.support.outside(obs[env], own)}
             self.tally.draws_obs.append(obs[env])
             if row is not None:
                 # Items past a list's length are not state (docs/structured-state.md).

@@ -154,8 +154,12 @@ def check_seeding(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[D
             )
         ]
     other = SeedingRun(spec, worker, seed, history=1).play(history_seed=seed + 12)
+    kept: set[str] | None = None
     for index, envs in first.seeded.items():
         diffs = _differences(first.answers[index], other.answers[index], envs)
+        if diffs and kept is None:
+            kept = _history_kept(spec, seed, first.seeded)
+        diffs = [d for d in diffs if d.field.partition("[")[0] not in (kept or set())]
         if diffs:
             return [
                 _divergence(
@@ -204,9 +208,25 @@ def _partial_seed_matters(
     ]
 
 
+def _history_kept(spec: PortSpec, seed: int, seeded: dict[int, np.ndarray]) -> set[str]:
+    """The outputs the reference's own seeded resets carry over from an earlier history
+    (MinAtar keeps the sticky `last_action` across resets): the same two runs played on its
+    SyncVectorEnv. A port that keeps them too keeps what the reference keeps."""
+    runs = [
+        SeedingRun(spec, ReferenceVector(spec), seed, history=h).play(history_seed=seed + 11 + h)
+        for h in (0, 1)
+    ]
+    kept: set[str] = set()
+    for index, envs in seeded.items():
+        if index < min(len(r.answers) for r in runs):
+            diffs = _differences(runs[0].answers[index], runs[1].answers[index], envs)
+            kept |= {d.field.partition("[")[0] for d in diffs}
+    return kept
+
+
 class ReferenceVector:
-    """The reference's SyncVectorEnv answering the port worker's vector requests (no state
-    read), so the check's calls can be played on the reference too."""
+    """The reference's SyncVectorEnv answering the port worker's vector requests (its
+    states read as the port's are), so the check's calls can be played on the reference too."""
 
     def __init__(self, spec: PortSpec) -> None:
         self.spec = spec
@@ -217,15 +237,24 @@ class ReferenceVector:
             self.ref = VectorReference(self.spec, op.num_envs)
             return {"reset_options": True}
         if isinstance(op, ops.VectorReset):
-            return {"obs": self.ref.reset(op.seed, op.mask)}
+            return {"obs": self.ref.reset(op.seed, op.mask), "state": self._state()}
         if isinstance(op, ops.VectorLoad):
             for env in range(len(self.ref.refs)):
                 self.ref.write(env, {k: np.asarray(v)[env] for k, v in op.states.items()})
             return {}
         if isinstance(op, ops.VectorStep):
             obs, reward, terminated, truncated, _ = self.ref.step(op.actions)
-            return dict(obs=obs, reward=reward, terminated=terminated, truncated=truncated)
+            return dict(
+                obs=obs,
+                reward=reward,
+                terminated=terminated,
+                truncated=truncated,
+                state=self._state(),
+            )
         raise TypeError(f"ReferenceVector cannot answer {type(op).__name__}")
+
+    def _state(self) -> dict[str, np.ndarray]:
+        return stack_states([self.ref.read(env) for env in range(len(self.ref.refs))])
 
 
 def _seed_matters(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[Divergence]:

@@ -66,8 +66,10 @@ def verify(
             stack.callback(measure.stop)
         if ctx.levels:
             # Every level below injects states: a reference whose step depends on more than
-            # the state would make the port answer for the reference's own dice.
-            check_reference_determinism(ctx.spec, ctx.reference, options.seed)
+            # the state would make the port answer for the reference's own dice. Checked on
+            # a reference of its own: the levels' starts as a user's freshly made env, whose
+            # reset may keep what earlier steps left (MinAtar's sticky `last_action`).
+            check_reference_determinism(ctx.spec, Reference(ctx.spec), options.seed)
         report.warnings = threshold_warnings(ctx.spec, source_constants(ctx.reference.env))
         if "l2" in ctx.levels and ctx.whole_port and ctx.target.name != TargetName.RUST:
             # The reference's reset draws, taken while the worker is still importing the port.
