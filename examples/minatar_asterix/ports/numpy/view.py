@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .rules import SIZE, SLOT_ROWS, SLOTS
+from .rules import SIZE, SLOT_ROWS
 
 PLAYER, ENEMY, TRAIL, GOLD = 0, 1, 2, 3
 
@@ -22,6 +22,3 @@ def observe(player_x, player_y, taken, x, right, gold):
     seen = (behind >= 0) & (behind <= SIZE - 1)
     obs[b[seen], row[seen], behind[seen], TRAIL] = True
     return obs
-
-
-__all__ = ["observe", "SLOTS"]
