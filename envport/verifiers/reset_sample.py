@@ -125,10 +125,10 @@ class DrawSupport:
             atol, rtol = sample_compare.tolerance(self.spec, name)
             expected = self._unlike(name, got, atol, rtol)
             if name in kept:
-                theirs = float(np.asarray(kept[name], dtype=np.float64)[0])
-                if self._unlike(name, theirs, atol, rtol) is not None:
-                    close = abs(got - theirs) <= atol + rtol * abs(theirs)
-                    expected = None if close else f"{theirs:g} (kept by the reference's reset)"
+                held = float(np.asarray(kept[name], dtype=np.float64)[0])
+                if self._unlike(name, held, atol, rtol) is not None:
+                    close = abs(got - held) <= atol + rtol * abs(held)
+                    expected = None if close else f"{held:g} (kept by the reference's reset)"
             if expected is not None:
                 diffs.append(FieldDiff(field=name, expected=expected, actual=got))
         return diffs
