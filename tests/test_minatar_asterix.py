@@ -1,6 +1,6 @@
 """The MinAtar Asterix example: objects that come and go (eight slots, each None or an
 object) bridged as flags and numbers, sticky actions at MinAtar's default 0.1 and the spawn
-as the game's own randomness mapped to the port's noise, and the known-good NumPy port.
+as the game's own randomness mapped to the port's noise, and the known-good NumPy and JAX ports.
 
 `envport verify examples/minatar_asterix --port examples/minatar_asterix/ports/numpy` runs
 the full budgets.
@@ -72,16 +72,18 @@ def test_the_reference_is_deterministic_given_its_declared_draws() -> None:
 def test_mutant_edits_apply_exactly_once(tmp_path) -> None:
     mutants = load_mutants(ASTERIX)
     assert len({m.id for m in mutants}) == len(mutants) >= 10
+    assert {m.target for m in mutants} == {"jax", "numpy"}
     for mutant in mutants:
-        port = apply_mutant(mutant, NUMPY, tmp_path / mutant.id)
+        port = apply_mutant(mutant, ASTERIX / "ports" / mutant.target, tmp_path / mutant.id)
         assert mutant.new in (port / mutant.file).read_text()
 
 
 @pytest.mark.slow
-def test_the_known_good_port_verifies() -> None:
+@pytest.mark.parametrize("target", ["numpy", "jax"])
+def test_the_known_good_ports_verify(target: str) -> None:
     # Budgets cut to keep the tier's time; every check still runs.
-    options = VerifyOptions(target="numpy", examples=60, episodes=30)
-    report = verify(str(ASTERIX), str(NUMPY), options)
+    options = VerifyOptions(target=target, examples=60, episodes=30)
+    report = verify(str(ASTERIX), str(ASTERIX / "ports" / target), options)
     assert report.passed, report.text()
     assert {level.level for level in report.levels} == {"l1", "l2", "l3"}
 
