@@ -77,6 +77,16 @@ def base_folders(file: Path, data: dict[str, Any]) -> tuple[Path, ...]:
     return tuple(folders)
 
 
+def spec_folders(spec_file: Path) -> tuple[Path, ...]:
+    """A spec file's folder and its bases' folders: what a worker loading the reference from
+    it must be able to read (a variant's bridge may be its base's)."""
+    try:
+        data = tomllib.loads(spec_file.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError):
+        return (spec_file.parent,)  # the worker's own load says what is wrong with it
+    return base_folders(spec_file, data)
+
+
 def fill_in(folders: tuple[Path, ...], relative: str) -> Path:
     """A file named relative to the spec: the first folder of the chain that has it, else
     the spec's own folder (so a missing file is reported where the user would add it)."""

@@ -13,6 +13,8 @@ from envport.errors import SpecError
 from envport.runs.harness import check
 from envport.runs.layout import create_run, new_run_id
 from envport.runs.state import RunState
+from envport.serve.client import PortWorker
+from envport.serve.ops import LoadReference
 from envport.spec import load_spec
 from envport.variant import compose_port, frozen_text
 from envport.verifiers.selfcheck import load_mutants
@@ -184,3 +186,11 @@ def test_a_variants_run_holds_what_it_takes_from_its_base(tmp_path: Path) -> Non
         assert path == run.root / relative
         assert path.read_bytes() == (BLACKJACK / relative).read_bytes()
         check(path)  # hashed into the run's manifest when it started
+
+
+def test_a_reference_worker_reads_the_bridge_its_variant_takes_from_the_base() -> None:
+    """L3's lanes and l2.vector load the reference in a sandboxed worker that sees only what
+    the driver names: a variant's spec folder and its bases' (Empty's bridge is DoorKey's)."""
+    worker = PortWorker(timeout=300, load=LoadReference(spec=str(EMPTY / "envport.toml")))
+    with worker:
+        worker.receive()  # raises PortError with the worker's words if the load failed
