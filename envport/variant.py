@@ -72,7 +72,8 @@ def base_folders(file: Path, data: dict[str, Any]) -> tuple[Path, ...]:
         except (tomllib.TOMLDecodeError, OSError, UnicodeDecodeError) as error:
             raise SpecError(f"{where}: cannot read the base {_shown(base)}: {error}") from None
         chain.append(base)
-        folders.append(base.parent)
+        if base.parent not in folders:  # a variant's spec file beside its base's shares it
+            folders.append(base.parent)
         file = base
     return tuple(folders)
 

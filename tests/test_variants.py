@@ -105,6 +105,9 @@ def test_files_fill_in_from_the_nearest_folder_that_has_them(tmp_path: Path) -> 
     # A file no folder has is named where the user would add it.
     assert spec.harness_file("probes/d.py") == leaf.resolve() / "probes" / "d.py"
     assert load_spec(root).folders == (root.resolve(),)
+    # A variant's spec file inside its base's folder shares that folder.
+    (root / "natural.toml").write_text(SPEC.format(base='"envport.toml"', name="natural"))
+    assert load_spec(root / "natural.toml").folders == (root.resolve(),)
 
 
 def test_a_variants_port_is_its_files_over_its_bases(tmp_path: Path) -> None:
