@@ -22,6 +22,7 @@ from pydantic import (
 
 from envport.errors import SpecError
 from envport.state_spec import LENGTH_SUFFIX, Bound, FieldSpec, GridSpec, StateSpec
+from envport.variant import base_folders, fill_in
 
 # The state's declarations live in envport.state_spec; importers name them from here.
 __all__ = [
@@ -284,6 +285,9 @@ class ObservationSpec(_Strict):
 class PortSpec(_Strict):
     name: str
     description: str = ""
+    # A variant's base: the example it varies, whose files fill in what its folder lacks
+    # (envport.variant; the base's spec is not merged into this one).
+    base: str | None = None
     reference: ReferenceSpec
     state: StateSpec
     observation: ObservationSpec = Field(default_factory=ObservationSpec)
@@ -292,8 +296,10 @@ class PortSpec(_Strict):
     levels: LevelsSpec = Field(default_factory=LevelsSpec)
     randomness: RandomnessSpec | None = None
     coverage: CoverageSpec = Field(default_factory=CoverageSpec)
-    # The spec file's directory, for harness files named by relative path (set by load_spec).
+    # The spec file's directory, then its bases' (a variant's), where harness files named by
+    # relative path are found (set by load_spec).
     _directory: Path | None = PrivateAttr(default=None)
+    _folders: tuple[Path, ...] = PrivateAttr(default=())
 
     @field_validator("targets")
     @classmethod
@@ -318,12 +324,16 @@ class PortSpec(_Strict):
     def target(self, name: str) -> TargetSpec:
         return self.targets.get(name, TargetSpec())
 
+    @property
+    def folders(self) -> tuple[Path, ...]:
+        """The spec's folder, then its bases' folders (a variant's), nearest first."""
+        return self._folders or ((self._directory,) if self._directory is not None else ())
+
     def harness_file(self, relative: str) -> Path:
-        """A harness file the spec names, resolved against the spec's own directory."""
-        path = Path(relative)
-        if path.is_absolute() or self._directory is None:
-            return path
-        return (self._directory / path).resolve()
+        """A harness file the spec names: in the spec's own folder, else its bases'."""
+        if Path(relative).is_absolute() or not self.folders:
+            return Path(relative)
+        return fill_in(self.folders, relative)
 
     @model_validator(mode="after")
     def _bounds_name_fields(self) -> PortSpec:
@@ -382,4 +392,5 @@ def load_spec(path: str | Path) -> PortSpec:
     except ValidationError as error:
         raise SpecError(f"{file}: {_one_line(error)}") from None
     spec._directory = file.parent.resolve()
+    spec._folders = base_folders(file, data)
     return spec

@@ -1,7 +1,8 @@
 """Blackjack-v1, the structured-state example: both known-good ports verify L1-L3 under
-both option sets (the registered sab=True, and natural=True), the variant's ports differ
-only in their defaults, a mutant's divergence names leaf paths and card names, and every
-mutant's edit applies exactly once (the self-check itself: benchmarks/mutation_check.py).
+both option sets (the registered sab=True, and natural=True: examples/blackjack-natural, a
+variant whose ports are blackjack's with its own settings.py), a mutant's divergence names
+leaf paths and card names, and every mutant's edit applies exactly once (the self-check
+itself: benchmarks/mutation_check.py).
 
 Budgets are cut to keep the module fast: fewer L1 examples and L2 sequences than the specs
 ask for, and the sampler tests at a given sample size.
@@ -25,6 +26,7 @@ from envport.verifiers.divergence import VerifyReport
 from envport.verifiers.selfcheck import (
     Mutant,
     apply_mutant,
+    known_good_port,
     load_mutants,
 )
 from envport.verifiers.verify import VerifyOptions, verify
@@ -34,6 +36,7 @@ from helpers import ROOT, check_failures, translated_offline
 BLACKJACK = ROOT / "examples" / "blackjack"
 NATURAL = ROOT / "examples" / "blackjack-natural"
 CARD_NAMES = {"ace", *(str(v) for v in range(2, 11))}
+IGNORED = shutil.ignore_patterns("__pycache__", "replay")
 
 
 def fast_copy(
@@ -43,7 +46,10 @@ def fast_copy(
     7247 for its stated power; fewer keep the test quick and still see a real difference),
     and any `budgets` (`l1.examples`, `l3.episodes`, ...) cut in the copy's spec."""
     copy = destination / example.name
-    shutil.copytree(example, copy, ignore=shutil.ignore_patterns("__pycache__", "replay"))
+    shutil.copytree(example, copy, ignore=IGNORED)
+    if example == NATURAL and not (destination / BLACKJACK.name).exists():
+        # The variant's `base = "../blackjack"` must find its base beside the copy.
+        shutil.copytree(BLACKJACK, destination / BLACKJACK.name, ignore=IGNORED)
     spec = copy / "envport.toml"
     text, count = re.subn(r"(power = 0\.95\n)", rf"\g<1>samples = {samples}\n", spec.read_text())
     assert count == 1
@@ -81,16 +87,31 @@ def test_known_good_ports_verify(example: Path, target: str, tmp_path: Path) -> 
     assert {"l1.noise", "l1.cards.dealer_play", "l3.free", "l3.resync"} <= names
 
 
-def test_the_natural_variant_differs_only_in_its_options() -> None:
-    for target in ("jax", "numpy"):
-        same = (BLACKJACK / "ports" / target / "cards.py").read_text()
-        assert (NATURAL / "ports" / target / "cards.py").read_text() == same
-        ours = (BLACKJACK / "ports" / target / "env.py").read_text().splitlines()
-        theirs = (NATURAL / "ports" / target / "env.py").read_text().splitlines()
-        changed = [a for a, b in zip(ours, theirs, strict=True) if a != b]
-        assert changed and all("natural" in line.lower() or "sab" in line for line in changed)
-    assert load_spec(NATURAL).reference.kwargs == {"natural": True, "sab": False}
+def test_the_natural_variant_holds_only_its_options() -> None:
+    """blackjack-natural keeps one copy of nothing blackjack has: its folder holds its spec,
+    its mutants and, per target, the settings.py its base's port reads the kwargs from."""
+    own = sorted(p.relative_to(NATURAL).as_posix() for p in NATURAL.rglob("*") if p.is_file())
+    assert own == [
+        "envport.toml",
+        "mutants.toml",
+        "ports/jax/settings.py",
+        "ports/numpy/settings.py",
+    ]
+    spec = load_spec(NATURAL)
+    assert spec.base == "../blackjack" and spec.folders == (NATURAL, BLACKJACK)
+    assert spec.reference.kwargs == {"natural": True, "sab": False}
     assert load_spec(BLACKJACK).reference.kwargs == {}
+    # The probes and the noise harness are the base's files, not copies.
+    assert spec.harness_file("probes/numpy.py") == BLACKJACK / "probes" / "numpy.py"
+    assert spec.harness_file("harness/noise.py") == BLACKJACK / "harness" / "noise.py"
+    for target in ("jax", "numpy"):
+        composed = known_good_port(NATURAL, target)
+        base = BLACKJACK / "ports" / target
+        for name in ("cards.py", "env.py"):
+            assert (composed / name).read_text() == (base / name).read_text()
+        settings = (composed / "settings.py").read_text()
+        assert "NATURAL, SAB = True, False" in settings
+        assert "NATURAL, SAB = False, True" in (base / "settings.py").read_text()
 
 
 @pytest.mark.slow
@@ -119,7 +140,7 @@ def test_mutant_edits_apply_exactly_once(tmp_path: Path) -> None:
     for example in (BLACKJACK, NATURAL):
         mutants = load_mutants(example)
         for mutant in mutants:
-            port = example / "ports" / mutant.target
+            port = known_good_port(example, mutant.target)
             mutated = apply_mutant(mutant, port, tmp_path / example.name / mutant.id)
             assert mutant.new in (mutated / mutant.file).read_text()
     behaviour = [m for e in (BLACKJACK, NATURAL) for m in load_mutants(e) if not m.equivalent]
@@ -160,7 +181,7 @@ def caught_by(example: Path, mutant: Mutant, scratch: Path) -> list[str]:
     """The first level whose checks fail on the mutated port (all three for a mutant that
     none catches), as the names of its failing checks, or `load` for a port that fails to
     load."""
-    port = apply_mutant(mutant, example / "ports" / mutant.target, scratch / mutant.id)
+    port = apply_mutant(mutant, known_good_port(example, mutant.target), scratch / mutant.id)
     for level in ("l1", "l2", "l3"):
         # What the cheap levels miss at cut budgets (a payout that differs only when a
         # natural meets a dealer's 21) faces L3 at the spec's own episodes.

@@ -25,7 +25,7 @@ from envport.targets.reference import Reference
 from envport.verifiers.compare import Steps, divergent_steps
 from envport.verifiers.divergence import GridPicture
 from envport.verifiers.l1 import field_diffs
-from envport.verifiers.selfcheck import apply_mutant, load_mutants
+from envport.verifiers.selfcheck import apply_mutant, known_good_port, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import ROOT, check_failures, translated_offline
@@ -77,7 +77,7 @@ def test_mutant_edits_apply_exactly_once(example: Path, least: int, tmp_path: Pa
     assert len({m.id for m in mutants}) == len(mutants) >= least
     assert {m.target for m in mutants} == {"jax", "numpy"}
     for mutant in mutants:
-        port = apply_mutant(mutant, example / "ports" / mutant.target, tmp_path / mutant.id)
+        port = apply_mutant(mutant, known_good_port(example, mutant.target), tmp_path / mutant.id)
         assert mutant.new in (port / mutant.file).read_text()
 
 
@@ -214,6 +214,10 @@ class Tables(HTMLParser):
 def fast_copy(source: Path, destination: Path, l1_examples: int = 200) -> Path:
     copy = destination / source.name
     shutil.copytree(source, copy, ignore=shutil.ignore_patterns("ports", "__pycache__"))
+    if source == EMPTY:
+        # The variant's `base = "../minigrid_doorkey"` must find its base beside the copy.
+        ignored = shutil.ignore_patterns("ports", "replay", "__pycache__")
+        shutil.copytree(DOORKEY, destination / DOORKEY.name, ignore=ignored)
     spec = copy / "envport.toml"
     text = spec.read_text()
     for pattern, value in (("l1", l1_examples), ("l2", 10), ("l3", 10)):
@@ -239,6 +243,13 @@ def test_empty_translates_to_jax_offline(tmp_path: Path) -> None:
     run = translated_offline(fast_copy(EMPTY, tmp_path, l1_examples=40), "jax", tmp_path / "runs")
     # The session's first rules module turns the wrong way; L1's probe said so.
     assert "agent_dir" in first_failure(run)
+    # The variant's run holds the bridge it took from its base, and its frozen spec names no
+    # base: a resumed run reads nothing of the examples folder.
+    frozen = load_spec(run / "envport.toml")
+    assert frozen.base is None and frozen.folders == (run.resolve(),)
+    bridge = DOORKEY / "harness" / "reference.py"
+    assert (run / "harness" / "reference.py").read_bytes() == bridge.read_bytes()
+    assert '# base = "../minigrid_doorkey"' in (run / "envport.toml").read_text()
 
 
 @pytest.mark.slow
@@ -262,7 +273,7 @@ def test_doorkey_translates_offline_and_the_report_draws_both_grids(tmp_path: Pa
 
 def test_a_missing_reference_harness_file_is_one_spec_error(tmp_path: Path) -> None:
     copy = tmp_path / "spec"
-    shutil.copytree(EMPTY, copy, ignore=shutil.ignore_patterns("ports", "replay"))
+    shutil.copytree(DOORKEY, copy, ignore=shutil.ignore_patterns("ports", "replay"))
     (copy / "harness" / "reference.py").unlink()
     with pytest.raises(SpecError, match=r"key `reference.entry`: harness file .* does not exist"):
         Reference(load_spec(copy))

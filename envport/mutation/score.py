@@ -27,6 +27,8 @@ from envport.mutation.run import (
     run_mutant,
 )
 from envport.mutation.triage import EQUIVALENT, MISSED, Triage, verdict
+from envport.spec import load_spec
+from envport.targets.registry import port_dir
 
 
 @dataclass
@@ -132,7 +134,9 @@ def score_port(
     """Verify the unmutated port, then each mutant, `jobs` at a time (each in its own copy)."""
     cache = cache or Cache(None)
     score = PortScore(example.name, backend, mutants=mutants)
-    port = example / "ports" / backend
+    # A variant's port is its own files over its base's (envport.variant); only its own are
+    # mutated (plan_mutants), its base's are scored with the base.
+    port = port_dir(load_spec(example), example / "ports" / backend)
     with scratch_dir("envport-mutation-") as scratch:
         slots = [copy_port(port, Path(scratch) / f"slot{i}") for i in range(max(1, jobs))]
         score.baseline = run_mutant(None, example, slots[0], verify_args, timeout)

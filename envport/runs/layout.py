@@ -29,6 +29,7 @@ from envport.runs import harness
 from envport.runs.history import History
 from envport.runs.state import RunState, load_state, save_state
 from envport.spec import SPEC_FILENAME
+from envport.variant import frozen_text
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,9 @@ def _freeze_harness_files(spec_file: Path, root: Path) -> None:
     """Copy the harness files the spec names by relative path (L1 probes, a stochastic env's
     noise harness) next to the copy, read-only and hashed (`envport.runs.harness`).
 
-    The frozen spec keeps its text, so a relative path in it must resolve in the run too.
+    The frozen spec keeps its text, so a relative path in it must resolve in the run too. A
+    variant's files may be its base's (envport.variant): they are copied all the same, and
+    the copy's `base` line is a comment, so the run never reads the examples folder again.
     """
     from envport.spec import load_spec
 
@@ -102,15 +105,17 @@ def _freeze_harness_files(spec_file: Path, root: Path) -> None:
     if spec.randomness is not None:
         named.append(spec.randomness.harness)
     named.append(spec.reference.rules)  # a black-box spec's rules document
-    # A reference factory or state bridge given as a file beside the spec (`x.py:function`).
-    for target in (spec.reference.entry, spec.state.read, spec.state.write):
+    # A reference factory, state bridge or L3 policy given as a file beside the spec
+    # (`x.py:function`).
+    files = (spec.reference.entry, spec.state.read, spec.state.write, spec.levels.l3.policy)
+    for target in files:
         module = (target or "").partition(":")[0]
         named.append(module if module.endswith(".py") else None)
     frozen: list[Path] = []
     for relative in named:
         if not relative or Path(relative).is_absolute():
             continue
-        source = (spec_file.parent / relative).resolve()
+        source = spec.harness_file(relative)
         destination = (root / relative).resolve()
         if source.is_file() and destination.is_relative_to(root):
             destination.parent.mkdir(parents=True, exist_ok=True)
@@ -130,6 +135,9 @@ def create_run(out: Path, spec_file: Path, state: RunState) -> RunDir:
     run = RunDir(root)
     try:
         shutil.copyfile(spec_file, run.spec_file)
+        text = spec_file.read_text(encoding="utf-8")
+        if frozen_text(text) != text:  # a variant's: its `base` line becomes a comment
+            run.spec_file.write_text(frozen_text(text), encoding="utf-8")
         _freeze_harness_files(spec_file, root)
         run.port.mkdir()
         run.reports.mkdir()

@@ -19,6 +19,7 @@ from envport.serve import answers, crate_cache, jail
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
+from envport.variant import spec_folders
 
 # Bytes of a worker's output kept with a failed request (a panic's message is a few lines).
 MAX_FAILURE_OUTPUT = 4000
@@ -62,7 +63,9 @@ def _own_paths(load: Op | None) -> list[Path]:
         return [Path(load.port_dir), *cache]
     if isinstance(load, LoadReference | PlayReference):
         spec = Path(load.spec)
-        return [spec, spec.parent]
+        # The spec's folder and, for a variant, its bases' (envport.variant): the spec file
+        # is the driver's own, read here, never the request's text.
+        return [spec, *spec_folders(spec)]
     return []
 
 

@@ -14,11 +14,13 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from envport.cache_home import cache_home
 from envport.serve.ops import LoadPort
 from envport.spec import PortSpec
 from envport.targets.loader import ContractError
 from envport.targets.names import AUTO, TARGET_CHOICES, TARGET_NAMES, TargetName
 from envport.targets.rust_build import cache_key, cache_root
+from envport.variant import compose_port
 
 # The names are defined in names.py and offered here with the rest of the registry.
 __all__ = ["AUTO", "TARGET_CHOICES", "TARGET_NAMES", "TargetName"]
@@ -169,6 +171,12 @@ def choose_target(spec: PortSpec, port: Path, requested: str) -> TargetChoice:
     )
 
 
+def port_dir(spec: PortSpec, port: Path) -> Path:
+    """The directory a worker loads for `port`: itself, or a variant's known-good port laid
+    over its base's (envport.variant), composed under the cache."""
+    return compose_port(spec.folders, port, cache_home() / "ports") if spec.folders else port
+
+
 def load_request(spec: PortSpec, port: Path, requested: str = AUTO) -> LoadPort:
     """The load request of a whole port (verify, bench, optimise, serve)."""
-    return choose_target(spec, port, requested).load(port)
+    return choose_target(spec, port, requested).load(port_dir(spec, port))

@@ -13,7 +13,7 @@ from envport.errors import EnvportError
 from envport.serve.ops import LoadReference, Op
 from envport.serve.server import EnvServer
 from envport.spec import load_spec, spec_path
-from envport.targets.registry import TARGET_CHOICES, load_request
+from envport.targets.registry import TARGET_CHOICES, load_request, port_dir
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -41,12 +41,13 @@ def run(args: argparse.Namespace) -> int:
         what = "the reference"
         preload = LoadReference(spec=str(spec_path(args.spec).resolve()))
     else:
-        if not args.port.is_dir():
+        if not port_dir(spec, args.port).is_dir():  # a variant's may be its base's
             raise EnvportError(f"{args.port}: no such port directory")
         what = f"port {args.port}"
         preload = load_request(spec, args.port, args.target)
-    # The spec's folder holds its harness files (the probes a client's requests name).
-    harness = [spec_path(args.spec).resolve().parent]
+    # The spec's folder holds its harness files (the probes a client's requests name), a
+    # variant's base folders those it takes from them.
+    harness = list(spec.folders)
     server = EnvServer(args.address, args.workers, preload, timeout=args.timeout, readable=harness)
     print(f"serving {what} at {args.address} with {args.workers} workers; SIGTERM or Ctrl-C stops")
     summary = asyncio.run(server.serve())

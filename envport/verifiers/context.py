@@ -14,7 +14,7 @@ from envport.serve.ops import LoadPort
 from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.targets.reference import Reference
-from envport.targets.registry import TargetChoice, choose_target
+from envport.targets.registry import TargetChoice, choose_target, port_dir
 from envport.verifiers.branch_coverage import Measure
 from envport.verifiers.divergence import VerifyReport
 from envport.verifiers.l3 import L3Options
@@ -98,10 +98,12 @@ def build_context(
     started = time.perf_counter()
     spec = load_spec(spec_arg)
     spec_file = spec_path(spec_arg)
-    port = Path(port_arg)
+    given = Path(port_arg)
+    # A variant's known-good port is its own files over its base's (envport.variant).
+    port = port_dir(spec, given)
     if not port.is_dir():
         raise EnvportError(
-            f"{port}: no such port directory; pass --port DIR holding the port's modules"
+            f"{given}: no such port directory; pass --port DIR holding the port's modules"
         )
     config = spec.levels
     l3_options = L3Options(
@@ -113,7 +115,7 @@ def build_context(
         batch=options.episode_batch,
     )
     check_options(options, l3_options)
-    chosen = choose_target(spec, port, options.target)
+    chosen = choose_target(spec, given, options.target)
     domain = spec.target(chosen.name).domain if chosen.name in spec.targets else []
     if domain:
         # The port's narrower domain joins state.valid: every draw of L1 and L2 meets both.
@@ -138,7 +140,7 @@ def build_context(
     if options.reverse:
         levels = ()  # every level below loads states into the port
     probes_file, probes = _probes(spec, spec_file, chosen.name) if "l1" in levels else (None, {})
-    label = shown_as or str(port)
+    label = shown_as or str(given)
     return VerifyContext(
         spec=spec,
         spec_file=spec_file,
@@ -170,7 +172,7 @@ def _probes(spec: PortSpec, spec_file: Path, target: str) -> tuple[Path | None, 
     relative = spec.target(target).probes if target != "auto" else None
     if relative is None:
         return None, {}
-    path = (spec_file.parent / relative).resolve()
+    path = spec.harness_file(relative)  # a variant's may be its base's
     return path, load_probes(path, key=f"targets.{target}.probes")
 
 

@@ -18,6 +18,8 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from envport.io.scratch import scratch as scratch_dir
+from envport.spec import load_spec
+from envport.targets.registry import port_dir
 from envport.verifiers.divergence import Divergence
 from envport.verifiers.verify import DEFAULT_LEVELS, LEVELS, VerifyOptions, verify
 
@@ -68,9 +70,19 @@ class MutantResult(BaseModel):
         return self.caught and self.replay_matches is not False and expected_misses
 
 
+def mutants_file(example: Path) -> Path:
+    """The example's `mutants.toml`; a variant without one of its own runs its base's."""
+    return load_spec(example).harness_file("mutants.toml")
+
+
 def load_mutants(example: Path) -> list[Mutant]:
-    data = tomllib.loads((example / "mutants.toml").read_text(encoding="utf-8"))
+    data = tomllib.loads(mutants_file(example).read_text(encoding="utf-8"))
     return [Mutant.model_validate(entry) for entry in data["mutant"]]
+
+
+def known_good_port(example: Path, target: str) -> Path:
+    """The example's known-good port for `target`, a variant's composed with its base's."""
+    return port_dir(load_spec(example), example / "ports" / target)
 
 
 def apply_mutant(mutant: Mutant, port: Path, destination: Path) -> Path:
@@ -129,7 +141,7 @@ def check_mutant(example: Path, mutant: Mutant, options: VerifyOptions) -> Mutan
 def _check_mutant(example: Path, mutant: Mutant, options: VerifyOptions) -> MutantResult:
     with scratch_dir(f"envport-{mutant.id}-") as scratch:
         port = apply_mutant(
-            mutant, example / "ports" / mutant.target, Path(scratch) / mutant.target
+            mutant, known_good_port(example, mutant.target), Path(scratch) / mutant.target
         )
         report = verify(str(example), str(port), options)
         caught_by = [level.name for level in report.levels if not level.passed]

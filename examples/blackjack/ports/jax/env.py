@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from .cards import DRAWS, add_card, dealer_play, is_bust, is_natural, score, sum_hand, usable_ace
+from .settings import NATURAL, SAB
 
 PLAYER_CAPACITY, DEALER_CAPACITY = 22, 16
 # The infinite deck: ace to nine once, ten four times (ten, jack, queen, king).
@@ -18,8 +19,9 @@ DECK = jnp.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10], dtype=jnp.int32)
 
 
 class Params(NamedTuple):
-    natural: bool = False
-    sab: bool = True  # Blackjack-v1 is registered with sab=True, natural=False
+    # The reference's kwargs, set per example (settings.py).
+    natural: bool = NATURAL
+    sab: bool = SAB
 
 
 class State(NamedTuple):

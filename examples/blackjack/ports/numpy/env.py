@@ -8,12 +8,11 @@ Hand-written known-good port: a test subject for the verifier, not model output.
 import numpy as np
 
 from .cards import DRAWS, add_card, dealer_play, is_bust, is_natural, score, sum_hand, usable_ace
+from .settings import NATURAL, SAB  # the reference's kwargs, set per example
 
 PLAYER_CAPACITY, DEALER_CAPACITY = 22, 16
 # The infinite deck: ace to nine once, ten four times (ten, jack, queen, king).
 DECK = np.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10], dtype=np.int64)
-# Blackjack-v1 is registered with sab=True, natural=False.
-NATURAL, SAB = False, True
 
 
 class VectorEnv:
