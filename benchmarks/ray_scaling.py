@@ -30,8 +30,9 @@ from rich.table import Table
 
 from envport.spec import load_spec
 from envport.targets.registry import load_request
-from envport.verifiers import l3, l3_ray
-from envport.verifiers.replay import replays
+from envport.verifiers.levels.l3 import on_ray as l3_ray
+from envport.verifiers.levels.l3 import rollout as l3
+from envport.verifiers.reporting.replay import replays
 from envport.verifiers.verify import VerifyOptions, verify
 
 ROOT = Path(__file__).resolve().parent.parent

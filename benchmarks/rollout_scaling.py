@@ -27,7 +27,8 @@ from rich.table import Table
 
 from envport.serve.client import PortWorker
 from envport.spec import load_spec
-from envport.verifiers import l3, l3_lanes
+from envport.verifiers.levels.l3 import lanes as l3_lanes
+from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.reference import Reference
 from envport.verifiers.verify import VerifyOptions, port_target, verify
 

@@ -25,7 +25,7 @@ from rich.table import Table
 
 from envport.serve.remote import EnvClient
 from envport.spec import load_spec
-from envport.verifiers import l3
+from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.reference import Reference
 
 ROOT = Path(__file__).resolve().parent.parent

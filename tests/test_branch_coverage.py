@@ -1,5 +1,5 @@
 """Branch coverage of the reference's source, and the exploration that reaches what play
-does not (envport.verifiers.branch_coverage, envport.verifiers.explore)."""
+does not (envport.verifiers.coverage.branches, envport.verifiers.explore)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import numpy as np
 from envport.spec import load_spec
 from envport.targets import rule_trace
 from envport.targets.reference import Reference
-from envport.verifiers.branch_coverage import Measure, analyse
+from envport.verifiers.coverage.branches import Measure, analyse
 from envport.verifiers.explore import Search, cell_of
 
 SPEC = """\
@@ -159,7 +159,7 @@ def test_exploration_plays_the_specs_own_policy(tmp_path: Path) -> None:
 
 
 def test_l3_plays_the_specs_own_policy_beside_its_named_ones(tmp_path: Path) -> None:
-    from envport.verifiers import l3
+    from envport.verifiers.levels.l3 import rollout as l3
 
     reference = _reference(
         tmp_path, '[levels.l3]\npolicies = ["uniform"]\npolicy = "bricks_env:clear_next"\n'

@@ -19,10 +19,11 @@ from envport.spec import load_spec
 from envport.targets.loader import import_modules
 from envport.targets.reference import Reference
 from envport.targets.registry import load_request
-from envport.verifiers import l3, l3_lanes
-from envport.verifiers.played import Played
-from envport.verifiers.policies import Planner, plan_actions
-from envport.verifiers.replay import replays
+from envport.verifiers.draws.policies import Planner, plan_actions
+from envport.verifiers.levels.l3 import lanes as l3_lanes
+from envport.verifiers.levels.l3 import rollout as l3
+from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.reporting.replay import replays
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 

@@ -18,10 +18,10 @@ import threading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envport.verifiers.divergence import Divergence, LevelResult
-from envport.verifiers.hypo import keep_caches_out_of_cwd
-from envport.verifiers.l3 import KEEP_DIVERGENCES, L3Options, episode_indices, merge
-from envport.verifiers.l3_lanes import MAX_CHUNK, MIN_CHUNK, Chunks, chunk_size
+from envport.verifiers.draws.hypo import keep_caches_out_of_cwd
+from envport.verifiers.levels.l3.lanes import MAX_CHUNK, MIN_CHUNK, Chunks, chunk_size
+from envport.verifiers.levels.l3.rollout import KEEP_DIVERGENCES, L3Options, episode_indices, merge
+from envport.verifiers.reporting.divergence import Divergence, LevelResult
 
 # Hypothesis's own caches go under envport's cache, as in a verify run, not ./.hypothesis.
 keep_caches_out_of_cwd()

@@ -18,8 +18,9 @@ from envport.serve.client import PortWorker
 from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetChoice
-from envport.verifiers import l3, reverse
-from envport.verifiers.replay import replays
+from envport.verifiers.levels import reverse
+from envport.verifiers.levels.l3 import rollout as l3
+from envport.verifiers.reporting.replay import replays
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import CARTPOLE, ROOT, run_envport

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from envport.errors import EnvportError
 
 if TYPE_CHECKING:  # divergence reports import this module; L3 imports them
-    from envport.verifiers.l3 import L3Options
+    from envport.verifiers.levels.l3.rollout import L3Options
 
 LEVELS = ("l1", "l2", "l3", "l4")
 # L4 trains policies: minutes, not seconds, so it runs only when asked for.
@@ -43,10 +43,10 @@ class VerifyOptions:
     cases: Path | None = None
     shrink: bool = True  # shrink L1/L2 failures to a minimal example
     # The port cannot load a state (envpool, compiled vector envs): start the reference from
-    # the port's own start states instead (envport.verifiers.reverse).
+    # the port's own start states instead (envport.verifiers.levels.reverse).
     reverse: bool = False
     # Fail (not only warn) when more than 1% of the states L3's reference visits lie outside
-    # a field's `[state.bounds]` (envport.verifiers.bounds_coverage).
+    # a field's `[state.bounds]` (envport.verifiers.coverage.bounds).
     strict_bounds: bool = False
     # Reference steps l3.explore may take (None: the spec's `[coverage] explore_steps`; 0:
     # no exploration, as a replay of its rollouts runs them as cases instead).

@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from envport.io.scratch import scratch as scratch_dir
-from envport.verifiers.divergence import Divergence
+from envport.verifiers.reporting.divergence import Divergence
 from envport.verifiers.verify import DEFAULT_LEVELS, LEVELS, VerifyOptions, verify
 
 
