@@ -13,6 +13,7 @@ from envport.targets import rule_trace
 from envport.targets.reference import Reference
 from envport.verifiers.coverage.branches import Measure, analyse
 from envport.verifiers.explore import Search, cell_of
+from envport.verifiers.options import L3Options
 
 SPEC = """\
 name = "bricks"
@@ -165,7 +166,7 @@ def test_l3_plays_the_specs_own_policy_beside_its_named_ones(tmp_path: Path) -> 
         tmp_path, '[levels.l3]\npolicies = ["uniform"]\npolicy = "bricks_env:clear_next"\n'
     )
     played = l3.play_reference(
-        reference, reference.spec, l3.L3Options(episodes=4, steps=30, mode="free")
+        reference, reference.spec, L3Options(episodes=4, steps=30, mode="free")
     )
     assert [plan.policy for plan in played.plans] == ["uniform", "own", "uniform", "own"]
     # Its episodes clear the wall in 12 steps and get the refill's bonus; the uniform ones'

@@ -228,7 +228,7 @@ def test_a_translate_run_with_gaps_says_so_everywhere_and_strict_fails_it(tmp_pa
 
 
 def test_junit_carries_the_references_branch_coverage_as_properties() -> None:
-    from envport.verifiers.coverage.branches import Branch, BranchCoverage
+    from envport.verifiers.reporting.branch_report import Branch, BranchCoverage
 
     report = _report(strict=False)
     missed = Branch(file="game.py", line=88, source="if board.empty():", never="never true")

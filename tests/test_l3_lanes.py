@@ -23,6 +23,7 @@ from envport.verifiers.draws.policies import Planner, plan_actions
 from envport.verifiers.levels.l3 import lanes as l3_lanes
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.replay import replays
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
@@ -32,7 +33,7 @@ from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT
 
 def _played(episodes: int, indices: list[int] | None = None) -> Played:
     spec = load_spec(CARTPOLE)
-    options = l3.L3Options(episodes=episodes, steps=500, mode="both")
+    options = L3Options(episodes=episodes, steps=500, mode="both")
     return l3.play_reference(Reference(spec), spec, options, indices)
 
 
@@ -122,7 +123,7 @@ class Noting:
 
 def test_the_port_never_holds_a_chunks_reference_states_before_answering_its_free_run() -> None:
     spec = load_spec(CARTPOLE)
-    options = l3.L3Options(episodes=100, steps=500, mode="both")
+    options = L3Options(episodes=100, steps=500, mode="both")
     load = load_request(spec, NUMPY_PORT)
     with PortWorker(load=load) as worker:
         worker.receive()

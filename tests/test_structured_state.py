@@ -15,9 +15,9 @@ from envport.spec import PortSpec, load_spec
 from envport.structure import OverCapacity, canonical, decode, encode, leaf_names, violated
 from envport.targets.reference import Reference
 from envport.verifiers.draws.strategies import state_strategy
-from envport.verifiers.levels.l1.properties import field_diffs
 from envport.verifiers.levels.l3.cases import Case, given_state, load_cases, play_case
 from envport.verifiers.reporting.divergence import FieldDiff
+from envport.verifiers.reporting.states import field_diffs
 
 from helpers import ROOT
 

@@ -184,7 +184,7 @@ def _check_view(check: CheckEvent) -> CheckView:
 
 
 def _coverage_view(data: dict[str, Any] | None) -> CoverageView | None:
-    from envport.verifiers.coverage.branches import BranchCoverage
+    from envport.verifiers.reporting.branch_report import BranchCoverage
 
     if data is None:
         return None

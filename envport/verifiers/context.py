@@ -18,8 +18,7 @@ from envport.targets.registry import TargetChoice, choose_target
 from envport.verifiers.coverage.branches import Measure
 from envport.verifiers.draws.probes import Probe, load_probes
 from envport.verifiers.levels.l3.lanes import LaneWorkers
-from envport.verifiers.levels.l3.rollout import L3Options
-from envport.verifiers.options import VerifyOptions, check_options
+from envport.verifiers.options import L3Options, VerifyOptions, check_options
 from envport.verifiers.reporting.divergence import VerifyReport
 from envport.verifiers.reporting.replay import Kind, Replay, replays
 

@@ -41,6 +41,7 @@ from envport.verifiers.draws.policies import EpisodePlan, uniform_actions
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.cases import MAX_ACTIONS
 from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.divergence import LevelResult
 
 # Reference resets the archive starts from.
@@ -105,7 +106,7 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
         return level
     played = Played.join(kept)
     result = ctx.worker.request(l3.free_request(played))
-    options = l3.L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
+    options = L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
     replay = ctx.replays["cases"]
     level = l3.judge(spec, played, result, "free", options, replay)
     level.mode = "explore"

@@ -18,14 +18,10 @@ import numpy as np
 from envport.serve import ops, sandbox
 from envport.serve.wire import Request
 from envport.serve.worker import PORT_PACKAGE, run_worker
-from envport.targets.backend import (
-    OwnRandomness,
-    ReverseBackend,
-    StateContract,
-    VectorApi,
-    open_port,
-)
+from envport.targets.backend import open_port
 from envport.targets.loader import ContractError
+from envport.targets.port_api import OwnRandomness, ReverseBackend, StateContract, VectorApi
+from envport.verifiers.options import L3Options
 
 
 def _numpy(outputs: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -111,7 +107,7 @@ class Host:
 
         self.load_reference(ops.LoadReference(spec=request.spec))
         _, loaded, reference = self._reference
-        options = l3.L3Options(**request.options)
+        options = L3Options(**request.options)
         if not request.measure:
             return l3.play_reference(reference, loaded, options, request.indices).to_wire()
         from envport.verifiers.coverage.branches import measured

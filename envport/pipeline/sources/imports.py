@@ -19,6 +19,17 @@ MAX_REEXPORTS = 8
 IMPORT_FUNCTIONS = ("import_module", "__import__")
 
 
+@dataclass
+class Module:
+    """One parsed source module; here, below the slicer's other parts, since all of them read it."""
+
+    name: str
+    lines: list[str]
+    tree: ast.Module
+    # Top-level name -> the statement that binds it (def, class, assignment, import).
+    bindings: dict[str, ast.stmt] = field(default_factory=dict)
+
+
 def read_module(name: str) -> tuple[str, bool] | None:
     """A module's source text and whether it is a package, or None when it has none."""
     try:

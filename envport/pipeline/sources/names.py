@@ -10,12 +10,8 @@ keeps methods by name (duck typing). Wrong guesses keep too much, never too litt
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
 
-from envport.pipeline.sources.imports import ImportResolver, absolute, import_call
-
-if TYPE_CHECKING:
-    from envport.pipeline.sources.reach import Module
+from envport.pipeline.sources.imports import ImportResolver, Module, absolute, import_call
 
 ClassRef = tuple[str, ast.ClassDef]
 # A name -> the dotted module paths it may hold (several for an `import_module` call whose

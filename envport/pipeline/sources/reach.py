@@ -18,24 +18,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Collection, Iterable, Iterator
-from dataclasses import dataclass, field
 
-from envport.pipeline.sources.imports import ImportResolver, import_call
+from envport.pipeline.sources.imports import ImportResolver, Module, import_call
 from envport.pipeline.sources.names import Types
 
 # The methods a port ports; everything else is kept only if these use it.
 ROOTS = ("__init__", "reset", "step")
 # Class attributes a port never needs (render modes and frame rates).
 CUT_CLASS_ATTRIBUTES = {"metadata"}
-
-
-@dataclass
-class Module:
-    name: str
-    lines: list[str]
-    tree: ast.Module
-    # Top-level name -> the statement that binds it (def, class, assignment, import).
-    bindings: dict[str, ast.stmt] = field(default_factory=dict)
 
 
 def bound_names(node: ast.stmt) -> list[str]:

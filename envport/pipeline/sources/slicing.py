@@ -18,10 +18,9 @@ import tokenize
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from envport.pipeline.sources.imports import ImportResolver
+from envport.pipeline.sources.imports import ImportResolver, Module
 from envport.pipeline.sources.reach import (
     CUT_CLASS_ATTRIBUTES,
-    Module,
     Slicer,
     bound_names,
     docstring,

@@ -30,9 +30,11 @@ from envport.targets.reference import Reference, State
 from envport.verifiers.draws.policies import EpisodePlan, Planner
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.compare import Steps
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.reporting.replay import Replay
+from envport.verifiers.reporting.states import stack_states
 
 FREE_NOTE = "free-running from the port's own start state, written into the reference"
 RESYNC_NOTE = "the port's state after the last step written into the reference"
@@ -117,7 +119,7 @@ class _Episodes:
         return Played(
             plans,
             np.asarray(self.lengths, dtype=np.int64),
-            l3.stack_states(self.before),
+            stack_states(self.before),
             np.asarray(self.actions),
             Steps(
                 np.array([o.obs for o in outs]),
@@ -159,7 +161,7 @@ def run_reverse(
     spec: PortSpec,
     reference: Reference,
     worker: Any,
-    options: l3.L3Options,
+    options: L3Options,
     replay: Replay,
     choose: Choose | None = None,
 ) -> list[LevelResult]:
@@ -255,7 +257,7 @@ def _states_reached(
     spec: PortSpec, played: Played, episodes: _Episodes, answer: dict, replay: Replay, source: str
 ) -> LevelResult:
     """The port's states after each step (its getter) against the reference's, free-running."""
-    expected = l3.stack_states(episodes.after)
+    expected = stack_states(episodes.after)
     ports = _flatten_states(answer["states"], played.lengths)
     horizon = spec.levels.l3.free_horizon
     if horizon is not None:

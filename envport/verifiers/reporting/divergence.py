@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field, SkipValidation
 
 from envport.gaps import Gap, GapKind, gap_lines, verdict_word
-from envport.verifiers.coverage.branches import BranchCoverage
+from envport.verifiers.reporting.branch_report import BranchCoverage
 from envport.verifiers.reporting.replay import Replay
 
 # The parts of a verify run timed on their own, in the order they run.

@@ -14,8 +14,8 @@ import numpy as np
 from envport.spec import PortSpec
 from envport.structure import canonical
 from envport.targets.reference import Reference
-from envport.verifiers.levels.l3.rollout import stack_states
 from envport.verifiers.reporting.divergence import FieldDiff
+from envport.verifiers.reporting.states import stack_states
 from envport.verifiers.stats import sample_compare
 
 # The design: family-wise alpha over every component of the start state and the first

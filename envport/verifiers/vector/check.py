@@ -34,8 +34,8 @@ import numpy as np
 
 from envport.gaps import Gap, GapKind
 from envport.spec import PortSpec
-from envport.verifiers.levels.l3.rollout import stack_states
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
+from envport.verifiers.reporting.states import stack_states
 from envport.verifiers.stats import sample_compare
 from envport.verifiers.stats.reset_sample import ALPHA, POWER, SHIFT, DrawSupport, ResetSample
 from envport.verifiers.vector import seeding as vector_seeding

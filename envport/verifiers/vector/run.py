@@ -13,10 +13,9 @@ from envport.serve import ops
 from envport.spec import PortSpec
 from envport.structure import canonical
 from envport.verifiers.draws.policies import plan_actions
-from envport.verifiers.levels.l1.properties import field_diffs
-from envport.verifiers.levels.l3.rollout import stack_states
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import FieldDiff
+from envport.verifiers.reporting.states import field_diffs, stack_states
 from envport.verifiers.stats.reset_sample import DrawSupport
 from envport.verifiers.vector.reference import VectorReference
 

@@ -34,8 +34,8 @@ from envport.serve import ops
 from envport.spec import PortSpec, StateSpec
 from envport.structure import canonical
 from envport.verifiers.draws.policies import plan_actions
-from envport.verifiers.levels.l3.rollout import stack_states
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff
+from envport.verifiers.reporting.states import stack_states
 from envport.verifiers.vector.reference import VectorReference
 
 # Not a multiple of any likely chunking, small enough to be cheap.

@@ -23,8 +23,8 @@ from envport.serve.ops import Requester, SampleNoise
 from envport.spec import PortSpec
 from envport.targets.reference import Reference
 from envport.verifiers.draws.policies import plan_actions
-from envport.verifiers.levels.l3.rollout import stack_states
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
+from envport.verifiers.reporting.states import stack_states
 from envport.verifiers.stats import noise_stats
 
 # The joint test of the first two noise components (categorical noise of several components).

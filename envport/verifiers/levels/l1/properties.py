@@ -24,7 +24,7 @@ from envport.errors import PortError
 from envport.serve import ops
 from envport.serve.ops import Requester
 from envport.spec import PortSpec
-from envport.structure import canonical, enum_name, violated
+from envport.structure import violated
 from envport.targets.randomness import example_seed, noise_args
 from envport.targets.reference import Reference, Transition
 from envport.targets.registry import TargetName
@@ -52,19 +52,12 @@ from envport.verifiers.reporting.compare import (
     contract_problems,
     divergent_steps,
 )
-from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
-from envport.verifiers.reporting.grids import attach_state_pictures, cell_component
+from envport.verifiers.reporting.divergence import Divergence, LevelResult
 from envport.verifiers.reporting.replay import Replay
+from envport.verifiers.reporting.states import Divergent, field_diffs
 
 # Eager (un-jitted) JAX is slow; the jit invariant is checked on the first examples only.
 JIT_CHECKS = 10
-
-
-class Divergent(Exception):
-    def __init__(self, diffs: list[FieldDiff], inputs: dict[str, Any], message: str) -> None:
-        super().__init__(message)
-        self.diffs = diffs
-        self.inputs = inputs
 
 
 @dataclass
@@ -124,77 +117,6 @@ def _excused(run: L1Run, example: Example, fields: list[str], changed: Any) -> b
         run.reference, example.before, example.action, run.seed, example.draw_seed, changed
     )
     return set(fields) <= undecided
-
-
-def field_diffs(
-    spec: PortSpec, expected: dict[str, Any], actual: dict[str, Any], label: str = ""
-) -> list[FieldDiff]:
-    """Differences between two dicts of arrays, component by component, with tolerances.
-    Components are named by leaf path (`hand.player[2]`), enum codes by their names, and a
-    list's items past its length are not compared (envport.structure)."""
-    expected, actual = canonical(spec.state, expected), canonical(spec.state, actual)
-    diffs = []
-    for key, want_raw in expected.items():
-        name = f"{label}{key}"
-        if key not in actual:
-            diffs.append(FieldDiff(field=name, expected="present", actual="missing"))
-            continue
-        want, got = np.asarray(want_raw), np.asarray(actual[key])
-        if got.dtype.kind not in "biuf":
-            diffs.append(
-                FieldDiff(field=f"{name}.dtype", expected=str(want.dtype), actual=str(got.dtype))
-            )
-            continue
-        if want.shape != got.shape:
-            diffs.append(
-                FieldDiff(field=f"{name}.shape", expected=list(want.shape), actual=list(got.shape))
-            )
-            continue
-        for index in np.ndindex(want.shape):
-            component = name + (f"[{', '.join(map(str, index))}]" if index else "")
-            w, g = want[index], got[index]
-            if want.dtype.kind in "biu" and got.dtype.kind in "biu":
-                if w != g:
-                    diffs.append(_discrete_diff(spec, key, name, component, index, want, got))
-                continue
-            atol, rtol = spec.tolerance_for(component).bounds(free_running=False)
-            if not np.isclose(float(g), float(w), atol=atol, rtol=rtol):
-                diffs.append(
-                    FieldDiff(
-                        field=component,
-                        expected=float(w),
-                        actual=float(g),
-                        difference=abs(float(g) - float(w)),
-                        atol=atol,
-                        rtol=rtol,
-                    )
-                )
-    attach_state_pictures(spec, expected, actual, diffs, label)
-    return diffs
-
-
-def _discrete_diff(
-    spec: PortSpec,
-    key: str,
-    name: str,
-    component: str,
-    index: tuple[int, ...],
-    want: np.ndarray,
-    got: np.ndarray,
-) -> FieldDiff:
-    """A differing integer component: a declared grid's by cell, channel and code names
-    (`grid[3][4].state: expected door(locked), got door(open)`), an enum's by its names."""
-    grid = spec.state.grids.get(key) or spec.state.cells.get(key)
-    named = cell_component(grid, name, index, want, got) if grid is not None else None
-    if named is not None:
-        field, expected, actual = named
-        return FieldDiff(field=field, expected=expected, actual=actual)
-    leaf = key + component.removeprefix(name)
-    return FieldDiff(
-        field=component,
-        expected=enum_name(spec.state, leaf, want[index].item()),
-        actual=enum_name(spec.state, leaf, got[index].item()),
-    )
 
 
 def _identical(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> list[str]:

@@ -35,8 +35,8 @@ from envport.targets.randomness import example_seed
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetName
 from envport.verifiers.levels.l1 import noise as noise_check
-from envport.verifiers.levels.l3.rollout import stack_states
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
+from envport.verifiers.reporting.states import stack_states
 from envport.verifiers.stats import sample_compare
 
 NAMES = ("obs", "reward", "terminated", "truncated")

@@ -43,11 +43,11 @@ from envport.verifiers.draws.hypo import (
 from envport.verifiers.draws.rejects import reference_rejects, unsatisfiable
 from envport.verifiers.draws.strategies import Draws, action_strategy, draws_for, state_strategy
 from envport.verifiers.levels.l1.landing import ending_starts, unresolved
-from envport.verifiers.levels.l1.properties import Divergent, field_diffs
 from envport.verifiers.levels.l2.batch import check_batch
 from envport.verifiers.levels.l2.sizes import check_sizes
 from envport.verifiers.reporting.compare import Steps, divergent_steps
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
+from envport.verifiers.reporting.states import Divergent, field_diffs
 
 # Steps compared by the machine across all its runs (the machine class has no other outlet).
 _COUNTS = {"steps": 0}

@@ -28,6 +28,7 @@ from envport.targets.reference import Reference
 from envport.verifiers.draws.policies import EpisodePlan
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.reporting.replay import Replay
 
@@ -96,7 +97,7 @@ def run_cases(
         return LevelResult(level="cases", mode=f"proposed (none to run{note})", passed=True)
     played = Played.join([play_case(reference, i, case) for i, (_, case) in enumerate(cases)])
     result = worker.request(l3.free_request(played))
-    options = l3.L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
+    options = L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
     level = l3.judge(spec, played, result, "free", options, replay)
     level.level, level.mode = "cases", "proposed"
     for divergence in level.divergences:

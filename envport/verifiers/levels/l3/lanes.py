@@ -16,9 +16,7 @@ that it could replay.
 from __future__ import annotations
 
 import functools
-import math
 import sys
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -34,17 +32,13 @@ from envport.targets.reference import Reference
 from envport.verifiers.coverage.bounds import Coverage
 from envport.verifiers.coverage.branches import Measure
 from envport.verifiers.levels.l3 import rollout as l3
+from envport.verifiers.levels.l3.chunks import Chunks, chunk_size
 from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.compare import Steps, contract_problems
 from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.reporting.replay import Replay
 
-# Chunks per lane: enough that the port's work hides behind the reference's play, few
-# enough that it stays small. A free-running batch runs as many steps as its longest
-# episode, and a vectorised step costs much the same for 30 envs as for 2000, so the port's
-# work grows with the number of chunks far more than with their size.
-CHUNKS_PER_LANE = 4
-MIN_CHUNK, MAX_CHUNK = 32, 1000
 # Resync batches are padded to a power of two rows, at least this many.
 MIN_RESYNC_ROWS = 1024
 # Answers are judged in batches of at least this many rows: judging costs mostly per call,
@@ -66,10 +60,6 @@ class Worker(Protocol):
     def ready(self) -> bool: ...
 
 
-def chunk_size(episodes: int, lanes: int) -> int:
-    return max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(episodes / (CHUNKS_PER_LANE * lanes))))
-
-
 class PortFeed:
     """One port worker's L3 requests: one outstanding at a time, each answer judged as it
     arrives."""
@@ -78,7 +68,7 @@ class PortFeed:
         self,
         worker: Worker,
         spec: PortSpec,
-        options: l3.L3Options,
+        options: L3Options,
         chunk: int,
         replay: Replay,
         coverage: Coverage | None = None,
@@ -192,30 +182,6 @@ class PortFeed:
             answered(result)
             if once:
                 block = False
-
-
-class Chunks:
-    """The run's episodes in chunks, each taken by whichever lane asks first, so a lane on
-    a busier core simply takes fewer. Chunks shrink as the run nears its end (a share of
-    what is left, between `size` and an eighth of it): few chunks while there is much to
-    do, and lanes that finish together."""
-
-    def __init__(self, indices: list[int], size: int, lanes: int) -> None:
-        self._left = deque(indices)
-        # A plan that fits one chunk (a replayed batch) stays one chunk: shares of it for
-        # several lanes would split episodes that must be played side by side.
-        self._size, self._lanes = size, 1 if size >= len(indices) else lanes
-        self._smallest = max(MIN_CHUNK, size // 8)
-        self._lock = threading.Lock()
-        self.stop = threading.Event()  # a lane failed: the others stop taking chunks
-
-    def take(self) -> list[int] | None:
-        with self._lock:
-            if self.stop.is_set() or not self._left:
-                return None
-            share = math.ceil(len(self._left) / self._lanes)
-            count = max(self._smallest, min(self._size, share))
-            return [self._left.popleft() for _ in range(min(count, len(self._left)))]
 
 
 class Lane:
@@ -339,7 +305,7 @@ class LaneWorkers:
 
 def run_l3(
     spec: PortSpec,
-    options: l3.L3Options,
+    options: L3Options,
     replay: Replay,
     port: Worker,
     reference: Reference,

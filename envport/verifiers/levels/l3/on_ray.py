@@ -2,7 +2,7 @@
 task that plays the reference, has the port answer through a sandboxed port worker started
 on that Ray worker, and judges, with the same code the local lanes run (`PortFeed`).
 
-The chunks are the ones local lanes would cut for the same lane count (`l3_lanes.Chunks`),
+The chunks are the ones local lanes would cut for the same lane count (`chunks.Chunks`),
 each is judged on its own, and the parts are merged by `l3.merge` (the first divergences
 by episode): the report is the one local lanes produce. The port never runs in the driver
 or in a Ray worker's own process: only in the port worker, with the sandbox and the
@@ -31,6 +31,8 @@ from envport.targets.reference import Reference
 from envport.verifiers.coverage.bounds import Coverage
 from envport.verifiers.levels.l3 import lanes as l3_lanes
 from envport.verifiers.levels.l3 import rollout as l3
+from envport.verifiers.levels.l3.chunks import Chunks, chunk_size
+from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.reporting.replay import Replay
 
@@ -54,7 +56,7 @@ class ChunkJob:
 
     spec_file: str
     load: LoadPort
-    options: l3.L3Options
+    options: L3Options
     replay: Replay
     size: int
     timeout: float
@@ -120,11 +122,11 @@ def check_chunk(job: ChunkJob, indices: list[int]) -> dict[str, Any]:
         return {"error": str(error)}
 
 
-def plan_chunks(options: l3.L3Options, lanes: int) -> tuple[int, list[list[int]]]:
+def plan_chunks(options: L3Options, lanes: int) -> tuple[int, list[list[int]]]:
     """The chunk size and the chunks, in order: those local lanes cut for `lanes` lanes."""
     indices = l3.episode_indices(options)
-    size = len(indices) if options.batch else l3_lanes.chunk_size(len(indices), lanes)
-    chunks = l3_lanes.Chunks(indices, size, lanes)
+    size = len(indices) if options.batch else chunk_size(len(indices), lanes)
+    chunks = Chunks(indices, size, lanes)
     planned = []
     while (chunk := chunks.take()) is not None:
         planned.append(chunk)
@@ -135,7 +137,7 @@ def run_l3(
     spec: PortSpec,
     spec_file: str,
     load: LoadPort,
-    options: l3.L3Options,
+    options: L3Options,
     replay: Replay,
     timeout: float,
     address: str | None = None,

@@ -15,8 +15,8 @@ import dataclasses
 from envport.spec import PortSpec
 from envport.targets.reference import Reference
 from envport.verifiers.levels.l3 import lanes as l3_lanes
-from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.lanes import Worker
+from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
 from envport.verifiers.reporting.replay import Replay
 
@@ -35,7 +35,7 @@ def _same(found: list[LevelResult], wanted: Divergence) -> bool:
 
 def confirm_replays(
     spec: PortSpec,
-    options: l3.L3Options,
+    options: L3Options,
     template: Replay,
     worker: Worker,
     reference: Reference,

@@ -13,7 +13,6 @@ import contextlib
 import gc
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -25,25 +24,15 @@ from envport.targets.reference import Reference, State, import_attr
 from envport.verifiers.draws.action_range import action_range
 from envport.verifiers.draws.policies import EpisodePlan, Planner
 from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
 from envport.verifiers.reporting.replay import Replay
 from envport.verifiers.reporting.series import field_series
+from envport.verifiers.reporting.states import stack_states
 
 # Divergences kept per level: the first few tell the story; the count tells the extent.
 KEEP_DIVERGENCES = 5
-
-
-@dataclass
-class L3Options:
-    episodes: int
-    steps: int
-    mode: str
-    seed: int = 0
-    only_episode: int | None = None
-    # Episodes first..last played as one batch, as a chunk of a full run played them: the
-    # replay of a divergence that shows only beside the other envs of its batch.
-    batch: tuple[int, int] | None = None
 
 
 def episode_indices(options: L3Options) -> list[int]:
@@ -180,11 +169,6 @@ def _play(
         if out.terminated or out.truncated:
             break
     return length
-
-
-def stack_states(states: list[State]) -> dict[str, np.ndarray]:
-    # np.array, not np.stack: the same result for equal shapes, several times faster.
-    return {name: np.array([s[name] for s in states]) for name in states[0]}
 
 
 def free_request(played: Played, pad_to: list[int] | None = None) -> Rollout:

@@ -24,9 +24,9 @@ from envport.serve.ops import L4Evaluate, L4Train, Requester
 from envport.spec import L4Spec, PortSpec
 from envport.targets.reference import Reference
 from envport.verifiers.draws.trainers import TrainPlan, evaluate, train
-from envport.verifiers.levels.l3.rollout import stack_states
 from envport.verifiers.levels.l4.reference import ReferenceBatch
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
+from envport.verifiers.reporting.states import stack_states
 from envport.verifiers.stats.tost import TostResult, paired_tost
 
 DEFAULT_EPISODES = 2000  # q_learning training episodes
