@@ -21,9 +21,9 @@ from envport.spec import L2Spec, load_spec
 from envport.targets.reference import Reference
 from envport.verifiers.draws.action_range import action_range
 from envport.verifiers.draws.constants import source_constants, threshold_warnings
+from envport.verifiers.draws.landing import Landing, ending_starts, land, unresolved
 from envport.verifiers.draws.policies import Planner
 from envport.verifiers.draws.strategies import Draws, action_strategy, draws_for
-from envport.verifiers.levels.l1.landing import Landing, ending_starts, land, unresolved
 from envport.verifiers.reporting.compare import Steps, divergent_steps
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify

@@ -45,7 +45,8 @@ class Check(ABC):
 
 
 def _statistics(module: str, what: str) -> ModuleType:
-    """A level built on scipy and statsmodels (the `stats` extra), imported when it runs."""
+    """A level built on scipy and statsmodels (the `stats` extra), imported when it runs;
+    `module` is its dotted path below envport.verifiers (levels.l1.noise)."""
     try:
         return importlib.import_module(f"envport.verifiers.{module}")
     except ImportError as error:
@@ -117,14 +118,14 @@ class L1Noise(Check):
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
         entry, seed = ctx.target.entry, ctx.options.seed
         replay = ctx.replays["l1"].at(module=entry)
-        noise_check = _statistics("noise_check", "a stochastic env's sampler check")
+        noise_check = _statistics("levels.l1.noise", "a stochastic env's sampler check")
         found = [
             noise_check.check_sampler(
                 ctx.spec, ctx.reference, ctx.worker, seed, replay.command(), entry
             )
         ]
         if _own_randomness(ctx):
-            sampled = _statistics("sampled_step", "a stochastic env's step check")
+            sampled = _statistics("levels.l1.sampled_step", "a stochastic env's step check")
             found.append(
                 sampled.check_sampled_step(
                     ctx.spec, ctx.reference, ctx.worker, ctx.backend, seed, replay.command(), entry
@@ -263,7 +264,7 @@ class L4Transfer(Check):
 
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
         replay = ctx.replays["l4"]
-        l4 = _statistics("l4", "--levels l4")
+        l4 = _statistics("levels.l4.equivalence", "--levels l4")
         found = l4.run_l4(ctx.spec, ctx.reference, ctx.worker, ctx.options.seed, replay.command())
         return _replayed([found], replay)
 

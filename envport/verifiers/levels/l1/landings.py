@@ -25,8 +25,7 @@ from envport.serve.ops import StepBatch
 from envport.targets.randomness import example_seed
 from envport.targets.reference import State, Transition
 from envport.verifiers.draws.action_range import ActionRange
-from envport.verifiers.draws.strategies import Draws
-from envport.verifiers.levels.l1.landing import (
+from envport.verifiers.draws.landing import (
     Landed,
     Landing,
     land,
@@ -34,6 +33,7 @@ from envport.verifiers.levels.l1.landing import (
     random_state,
     unresolved,
 )
+from envport.verifiers.draws.strategies import Draws
 from envport.verifiers.levels.l1.properties import L1Run
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult

@@ -37,6 +37,7 @@ from envport.verifiers.draws.hypo import (
     port_failures_abort,
     shrink_time_limit,
 )
+from envport.verifiers.draws.landing import unresolved
 from envport.verifiers.draws.probes import Probe
 from envport.verifiers.draws.rejects import reference_rejects, unsatisfiable
 from envport.verifiers.draws.strategies import (
@@ -45,7 +46,6 @@ from envport.verifiers.draws.strategies import (
     draws_for,
     state_strategy,
 )
-from envport.verifiers.levels.l1.landing import unresolved
 from envport.verifiers.reporting.compare import (
     STEP_FIELDS,
     Steps,

@@ -40,9 +40,9 @@ from envport.verifiers.draws.hypo import (
     port_failures_abort,
     shrink_time_limit,
 )
+from envport.verifiers.draws.landing import ending_starts, unresolved
 from envport.verifiers.draws.rejects import reference_rejects, unsatisfiable
 from envport.verifiers.draws.strategies import Draws, action_strategy, draws_for, state_strategy
-from envport.verifiers.levels.l1.landing import ending_starts, unresolved
 from envport.verifiers.levels.l2.batch import check_batch
 from envport.verifiers.levels.l2.sizes import check_sizes
 from envport.verifiers.reporting.compare import Steps, divergent_steps

@@ -4,7 +4,7 @@ The reference plays each episode (its state read before every step). The port th
 replays the same actions from the injected start state in one batched request
 (free-running), and, in resync mode, takes one step from every recorded reference state
 (state re-injected each step), so a single-step bug is told apart from accumulated drift.
-This module plays, builds the requests and judges; `l3_lanes` overlaps them in chunks.
+This module plays, builds the requests and judges; `lanes.py` overlaps them in chunks.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ component of a start state (by bisection on the reference itself) so that the sa
 component of the next state is a small relative step above or below a constant of the
 reference's source (or exactly at it: the two neighbouring start values either side of the
 crossing).
-`l1_landings` builds its rows this way. `ending_starts` finds states one step from
-termination with the step counter one short of the limit, for L2.
+L1's landings (levels/l1/landings.py) build their rows this way. `ending_starts` finds
+states one step from termination with the step counter one short of the limit, for L2.
 
 Landing exactly on a threshold asks for a decision no float32 port (which the contract
 allows) can make the same way: its state rounds to the nearest float32. `unresolved` tells
