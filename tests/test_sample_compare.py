@@ -180,7 +180,7 @@ def test_a_classic_control_env_is_checked_without_importing_scipy() -> None:
     code = (
         "import sys\n"
         "from envport.spec import load_spec\n"
-        "from envport.verifiers import reset_sample, sample_compare\n"
+        "from envport.verifiers.stats import reset_sample, sample_compare\n"
         "from envport.targets.reference import Reference\n"
         f"spec = load_spec({str(CARTPOLE)!r})\n"
         "sample = reset_sample.draw(spec, Reference(spec), 0)\n"
