@@ -30,8 +30,9 @@ from rich.table import Table
 
 from envport.spec import load_spec
 from envport.targets.registry import load_request
-from envport.verifiers import l3, l3_ray
-from envport.verifiers.replay import replays
+from envport.verifiers.levels.l3 import on_ray as l3_ray
+from envport.verifiers.options import L3Options
+from envport.verifiers.reporting.replay import replays
 from envport.verifiers.verify import VerifyOptions, verify
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -57,7 +58,7 @@ def timed_verify(episodes: int, workers: int, executor: str) -> dict[str, float]
 def driver_cost(episodes: int, lanes: int) -> dict[str, float]:
     """Many small chunks (sized for `lanes` lanes) on Ray: the driver's CPU per chunk, what
     limits how many chunks a second one driver can take in."""
-    options = l3.L3Options(episodes=episodes, steps=500, mode="both")
+    options = L3Options(episodes=episodes, steps=500, mode="both")
     chunks = len(l3_ray.plan_chunks(options, lanes)[1])
     run = timed_verify(episodes, lanes, "ray")
     return {
@@ -88,7 +89,7 @@ def _timed_chunk(job: l3_ray.ChunkJob, indices: list[int]) -> tuple[float, int]:
 def chunk_overhead(episodes: int, workers: int, count: int = 8) -> dict[str, float]:
     """Chunks one at a time: driver wall per chunk minus the task body's time."""
     spec = load_spec(EXAMPLE)
-    options = l3.L3Options(episodes=episodes, steps=500, mode="both")
+    options = L3Options(episodes=episodes, steps=500, mode="both")
     replay = replays(str(EXAMPLE), str(PORT), VerifyOptions(), episodes, 500, True)["l3"]
     size, chunks = l3_ray.plan_chunks(options, workers)
     job = ray.put(

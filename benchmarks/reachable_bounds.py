@@ -31,7 +31,7 @@ from rich.table import Table
 
 from envport.spec import load_spec
 from envport.targets.reference import Reference
-from envport.verifiers.bounds_coverage import Coverage, ranges
+from envport.verifiers.coverage.bounds import Coverage, ranges
 
 ROOT = Path(__file__).resolve().parent.parent
 # The observation component that is the velocity the pump policy follows, per example.

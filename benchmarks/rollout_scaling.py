@@ -27,7 +27,8 @@ from rich.table import Table
 
 from envport.serve.client import PortWorker
 from envport.spec import load_spec
-from envport.verifiers import l3, l3_lanes
+from envport.verifiers.levels.l3 import lanes as l3_lanes
+from envport.verifiers.options import L3Options
 from envport.verifiers.reference import Reference
 from envport.verifiers.verify import VerifyOptions, port_target, verify
 
@@ -48,7 +49,7 @@ def l3_seconds(port: Path, episodes: int, repeats: int) -> tuple[dict[int, list[
     """Best-of timings of L3 with 1 and 2 lanes, workers loaded beforehand."""
     spec = load_spec(EXAMPLE)
     reference = Reference(spec)
-    options = l3.L3Options(episodes=episodes, steps=500, mode="both")
+    options = L3Options(episodes=episodes, steps=500, mode="both")
     target, modules, entry = port_target(spec, port, "auto")
     load = {"port_dir": str(port.resolve()), "modules": modules, "entry": entry, "target": target}
     spec_file = str((EXAMPLE / "envport.toml").resolve())

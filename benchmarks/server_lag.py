@@ -25,7 +25,8 @@ from rich.table import Table
 
 from envport.serve.remote import EnvClient
 from envport.spec import load_spec
-from envport.verifiers import l3
+from envport.verifiers.levels.l3 import rollout as l3
+from envport.verifiers.options import L3Options
 from envport.verifiers.reference import Reference
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,7 +40,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     spec = load_spec(EXAMPLE)
-    options = l3.L3Options(episodes=args.episodes, steps=500, mode="both")
+    options = L3Options(episodes=args.episodes, steps=500, mode="both")
     played = l3.play_reference(Reference(spec), spec, options)
     free, resync = l3.free_request(played), l3.resync_request(played)
 

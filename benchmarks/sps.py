@@ -17,8 +17,8 @@ import json
 from pathlib import Path
 
 from envport.spec import load_spec
-from envport.targets.bench_report import BenchReport, console, plot, table
-from envport.targets.bench_run import (
+from envport.targets.bench.report import BenchReport, console, plot, table
+from envport.targets.bench.run import (
     BenchOptions,
     anchor_subject,
     new_report,

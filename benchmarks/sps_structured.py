@@ -18,8 +18,8 @@ import argparse
 import json
 from pathlib import Path
 
-from envport.targets.bench_report import BenchReport, console, table
-from envport.targets.bench_run import BenchOptions, run_bench
+from envport.targets.bench.report import BenchReport, console, table
+from envport.targets.bench.run import BenchOptions, run_bench
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"

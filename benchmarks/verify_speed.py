@@ -25,8 +25,10 @@ from rich.table import Table
 
 from envport.serve.client import PortWorker
 from envport.spec import load_spec
-from envport.verifiers import l3, l3_lanes
-from envport.verifiers.played import Played
+from envport.verifiers.levels.l3 import lanes as l3_lanes
+from envport.verifiers.levels.l3 import rollout as l3
+from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.options import L3Options
 from envport.verifiers.reference import Reference
 from envport.verifiers.verify import port_target
 
@@ -51,7 +53,7 @@ def reference_alone(played: Played, reference: Reference) -> float:
     return seconds
 
 
-def measure(backend: str, options: l3.L3Options, repeats: int) -> dict:
+def measure(backend: str, options: L3Options, repeats: int) -> dict:
     spec = load_spec(EXAMPLE)
     reference = Reference(spec)
     played = l3.play_reference(reference, spec, options)
@@ -96,7 +98,7 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=500)
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
-    options = l3.L3Options(episodes=args.episodes, steps=args.steps, mode="both")
+    options = L3Options(episodes=args.episodes, steps=args.steps, mode="both")
     rows = [measure(backend, options, args.repeats) for backend in ("numpy", "jax")]
 
     table = Table(title=f"L3, {args.episodes} episodes, both modes: best of {args.repeats}")

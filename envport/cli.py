@@ -176,7 +176,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
 def _run_verify(args: argparse.Namespace) -> int:
     from envport.io.inert import InertConsole
     from envport.runs.snapshot import port_at
-    from envport.verifiers.junit import write_junit
+    from envport.verifiers.reporting.junit import write_junit
     from envport.verifiers.verify import verify
 
     with port_at(args.port) as (port, checked_out):
@@ -221,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_translate(sub)
     add_resume(sub)
-    from envport.targets.bench_command import add_parser as add_bench
+    from envport.targets.bench.command import add_parser as add_bench
 
     add_bench(sub)
     from envport.review.command import add_parser as add_review

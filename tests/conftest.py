@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from envport.verifiers.hypo import draws_independent_of_the_process
+from envport.verifiers.draws.hypo import draws_independent_of_the_process
 
 from helpers import NUMPY_PORT
 

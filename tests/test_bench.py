@@ -132,7 +132,7 @@ def test_an_anchor_that_cannot_be_imported_is_not_called_the_port(tmp_path: Path
 
 
 def test_subjects_take_turns_in_an_order_that_flips_every_round() -> None:
-    from envport.targets.bench_run import take_turns
+    from envport.targets.bench.run import take_turns
 
     calls: list[int] = []
 

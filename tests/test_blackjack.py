@@ -22,7 +22,7 @@ import pytest
 
 from envport.llm.replay import read_session
 from envport.spec import load_spec
-from envport.verifiers.divergence import VerifyReport
+from envport.verifiers.reporting.divergence import VerifyReport
 from envport.verifiers.selfcheck import (
     Mutant,
     apply_mutant,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from envport.spec import Bound, PortSpec, load_spec
-from envport.verifiers.bounds_coverage import WARN_SHARE, Coverage
+from envport.verifiers.coverage.bounds import WARN_SHARE, Coverage
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 

@@ -1,5 +1,5 @@
 """Branch coverage of the reference's source, and the exploration that reaches what play
-does not (envport.verifiers.branch_coverage, envport.verifiers.explore)."""
+does not (envport.verifiers.coverage.branches, envport.verifiers.explore)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import numpy as np
 from envport.spec import load_spec
 from envport.targets import rule_trace
 from envport.targets.reference import Reference
-from envport.verifiers.branch_coverage import Measure, analyse
+from envport.verifiers.coverage.branches import Measure, analyse
 from envport.verifiers.explore import Search, cell_of
+from envport.verifiers.options import L3Options
 
 SPEC = """\
 name = "bricks"
@@ -159,13 +160,13 @@ def test_exploration_plays_the_specs_own_policy(tmp_path: Path) -> None:
 
 
 def test_l3_plays_the_specs_own_policy_beside_its_named_ones(tmp_path: Path) -> None:
-    from envport.verifiers import l3
+    from envport.verifiers.levels.l3 import rollout as l3
 
     reference = _reference(
         tmp_path, '[levels.l3]\npolicies = ["uniform"]\npolicy = "bricks_env:clear_next"\n'
     )
     played = l3.play_reference(
-        reference, reference.spec, l3.L3Options(episodes=4, steps=30, mode="free")
+        reference, reference.spec, L3Options(episodes=4, steps=30, mode="free")
     )
     assert [plan.policy for plan in played.plans] == ["uniform", "own", "uniform", "own"]
     # Its episodes clear the wall in 12 steps and get the refill's bonus; the uniform ones'

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from envport.pipeline.decide import decide
-from envport.pipeline.decisions import (
+from envport.pipeline.decision.decide import decide
+from envport.pipeline.decision.values import (
     Benched,
     BudgetEnded,
     Checked,

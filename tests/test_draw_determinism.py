@@ -21,8 +21,8 @@ from hypothesis.internal.conjecture import providers
 from envport.serve.ops import Op
 from envport.spec import load_spec
 from envport.targets.reference import Reference
-from envport.verifiers import l2
-from envport.verifiers.l1 import L1Run, _drive
+from envport.verifiers.levels.l1.properties import L1Run, _drive
+from envport.verifiers.levels.l2 import interaction as l2
 
 from helpers import CARTPOLE, NUMPY_PORT, started_worker
 

@@ -19,13 +19,13 @@ from pydantic import ValidationError
 
 from envport.spec import L2Spec, load_spec
 from envport.targets.reference import Reference
-from envport.verifiers.action_range import action_range
-from envport.verifiers.compare import Steps, divergent_steps
-from envport.verifiers.constants import source_constants, threshold_warnings
-from envport.verifiers.landing import Landing, ending_starts, land, unresolved
-from envport.verifiers.policies import Planner
+from envport.verifiers.draws.action_range import action_range
+from envport.verifiers.draws.constants import source_constants, threshold_warnings
+from envport.verifiers.draws.landing import Landing, ending_starts, land, unresolved
+from envport.verifiers.draws.policies import Planner
+from envport.verifiers.draws.strategies import Draws, action_strategy, draws_for
+from envport.verifiers.reporting.compare import Steps, divergent_steps
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
-from envport.verifiers.strategies import Draws, action_strategy, draws_for
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import ROOT, run_envport
@@ -328,7 +328,7 @@ def test_each_new_mutant_is_caught_by_its_check(
 def test_a_collection_is_drawn_at_its_edges_as_a_whole() -> None:
     """Breakout's 100 brick cells drawn one by one are never all empty (one draw in 2^100);
     a share of draws takes the whole map to an edge: empty, full, one brick, one gap."""
-    from envport.verifiers.strategies import state_strategy
+    from envport.verifiers.draws.strategies import state_strategy
 
     spec = load_spec(ROOT / "examples" / "minatar_breakout")
     seen: list[int] = []

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from envport.spec import load_spec
-from envport.verifiers.divergence import VerifyReport
+from envport.verifiers.reporting.divergence import VerifyReport
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 

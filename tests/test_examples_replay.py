@@ -101,7 +101,7 @@ def reference_lines() -> list[str]:
 
 def test_a_rules_spec_renders_the_document_and_no_source() -> None:
     from envport.pipeline.prompting import PromptBuilder, target_info
-    from envport.pipeline.sources import read_rules, read_sources
+    from envport.pipeline.sources.reading import read_rules, read_sources
     from envport.prompts.render import Prompts
     from envport.runs.state import RunState
     from envport.spec import load_spec

@@ -13,11 +13,11 @@ import pytest
 
 from envport.gaps import Gap, GapKind, gap_lines, verdict_word
 from envport.pipeline.checks import GAPS_CHECK, _outcomes
-from envport.pipeline.verdict import verified
+from envport.pipeline.decision.verdict import verified
 from envport.runs.state import CheckOutcome, RunState
-from envport.verifiers.divergence import LevelResult, VerifyReport
-from envport.verifiers.endings import ending_gaps
-from envport.verifiers.junit import junit_xml
+from envport.verifiers.coverage.endings import ending_gaps
+from envport.verifiers.reporting.divergence import LevelResult, VerifyReport
+from envport.verifiers.reporting.junit import junit_xml
 
 from helpers import CARTPOLE, ROOT, run_envport
 
@@ -173,7 +173,7 @@ def test_reverse_injection_plays_to_the_time_limit_and_catches_a_wrong_one(tmp_p
 def test_the_reference_search_survives_to_the_limit_where_random_play_does_not() -> None:
     from envport.spec import load_spec
     from envport.targets.reference import Reference
-    from envport.verifiers.survival import surviving_actions
+    from envport.verifiers.draws.survival import surviving_actions
 
     spec = load_spec(ROOT / "examples" / "mountaincar")
     reference = Reference(spec)
@@ -228,7 +228,7 @@ def test_a_translate_run_with_gaps_says_so_everywhere_and_strict_fails_it(tmp_pa
 
 
 def test_junit_carries_the_references_branch_coverage_as_properties() -> None:
-    from envport.verifiers.branch_coverage import Branch, BranchCoverage
+    from envport.verifiers.reporting.branch_report import Branch, BranchCoverage
 
     report = _report(strict=False)
     missed = Branch(file="game.py", line=88, source="if board.empty():", never="never true")

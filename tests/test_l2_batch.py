@@ -13,7 +13,7 @@ import pytest
 from envport.serve.ops import BatchVsSingle, Op
 from envport.spec import load_spec
 from envport.targets.reference import Reference
-from envport.verifiers.l2_batch import check_batch
+from envport.verifiers.levels.l2.batch import check_batch
 
 from helpers import CARTPOLE, NUMPY_PORT, started_worker
 

@@ -19,10 +19,12 @@ from envport.spec import load_spec
 from envport.targets.loader import import_modules
 from envport.targets.reference import Reference
 from envport.targets.registry import load_request
-from envport.verifiers import l3, l3_lanes
-from envport.verifiers.played import Played
-from envport.verifiers.policies import Planner, plan_actions
-from envport.verifiers.replay import replays
+from envport.verifiers.draws.policies import Planner, plan_actions
+from envport.verifiers.levels.l3 import lanes as l3_lanes
+from envport.verifiers.levels.l3 import rollout as l3
+from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.options import L3Options
+from envport.verifiers.reporting.replay import replays
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
@@ -31,7 +33,7 @@ from helpers import CARTPOLE, JAX_PORT, NUMPY_PORT
 
 def _played(episodes: int, indices: list[int] | None = None) -> Played:
     spec = load_spec(CARTPOLE)
-    options = l3.L3Options(episodes=episodes, steps=500, mode="both")
+    options = L3Options(episodes=episodes, steps=500, mode="both")
     return l3.play_reference(Reference(spec), spec, options, indices)
 
 
@@ -121,7 +123,7 @@ class Noting:
 
 def test_the_port_never_holds_a_chunks_reference_states_before_answering_its_free_run() -> None:
     spec = load_spec(CARTPOLE)
-    options = l3.L3Options(episodes=100, steps=500, mode="both")
+    options = L3Options(episodes=100, steps=500, mode="both")
     load = load_request(spec, NUMPY_PORT)
     with PortWorker(load=load) as worker:
         worker.receive()

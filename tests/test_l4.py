@@ -14,7 +14,7 @@ import pytest
 from envport.cli import build_parser
 from envport.errors import EnvportError
 from envport.verifiers.selfcheck import Mutant, apply_mutant
-from envport.verifiers.tost import paired_tost
+from envport.verifiers.stats.tost import paired_tost
 from envport.verifiers.verify import DEFAULT_LEVELS, LEVELS, VerifyOptions, verify
 
 from helpers import CARTPOLE, NUMPY_PORT, ROOT

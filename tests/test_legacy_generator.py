@@ -17,7 +17,7 @@ from envport.errors import SpecError
 from envport.spec import load_spec
 from envport.targets.randomness import RecordingGenerator
 from envport.targets.reference import Reference
-from envport.verifiers.determinism import check_reference_determinism
+from envport.verifiers.coverage.determinism import check_reference_determinism
 
 from helpers import NUMPY_PORT, ROOT, run_envport, user_env
 

@@ -22,9 +22,9 @@ from envport.llm.replay import read_session
 from envport.report.grids import grid_view
 from envport.spec import load_spec
 from envport.targets.reference import Reference
-from envport.verifiers.compare import Steps, divergent_steps
-from envport.verifiers.divergence import GridPicture
-from envport.verifiers.l1 import field_diffs
+from envport.verifiers.reporting.compare import Steps, divergent_steps
+from envport.verifiers.reporting.divergence import GridPicture
+from envport.verifiers.reporting.states import field_diffs
 from envport.verifiers.selfcheck import apply_mutant, known_good_port, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 

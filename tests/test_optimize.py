@@ -27,7 +27,7 @@ import git
 import pytest
 
 from envport.pipeline.prompting import PromptBuilder, target_info
-from envport.pipeline.sources import read_sources
+from envport.pipeline.sources.reading import read_sources
 from envport.prompts.render import Prompts
 from envport.runs.state import OptimizeAttempt, OptimizeProgress, OptimizeSettings, RunState
 from envport.spec import load_spec

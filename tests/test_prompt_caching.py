@@ -25,7 +25,7 @@ import pytest
 
 from envport.llm import Message, ModelRequest, Purpose, RetryPolicy, load_model, load_prices
 from envport.pipeline.prompting import PromptBuilder, target_info
-from envport.pipeline.sources import read_sources
+from envport.pipeline.sources.reading import read_sources
 from envport.prompts.render import Prompts
 from envport.runs.state import RunState
 from envport.spec import load_spec

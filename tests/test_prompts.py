@@ -8,7 +8,7 @@ import pytest
 
 from envport.errors import EnvportError
 from envport.pipeline.prompting import PromptBuilder, target_info
-from envport.pipeline.sources import read_sources
+from envport.pipeline.sources.reading import read_sources
 from envport.prompts.render import TEMPLATES, Prompts
 from envport.runs.state import CheckOutcome, RunState
 from envport.spec import load_spec

@@ -18,7 +18,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from envport.repair.edits import CASE_SUFFIX, TESTS_PREFIX, parse_answer
-from envport.verifiers.hypo import keep_caches_out_of_cwd
+from envport.verifiers.draws.hypo import keep_caches_out_of_cwd
 
 # Hypothesis's own caches go under envport's cache, as in a verify run, not ./.hypothesis.
 keep_caches_out_of_cwd()

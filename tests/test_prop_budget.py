@@ -38,7 +38,7 @@ from envport.llm import (
     load_model,
 )
 from envport.llm.budget import Reservation
-from envport.verifiers.hypo import keep_caches_out_of_cwd
+from envport.verifiers.draws.hypo import keep_caches_out_of_cwd
 
 from fake_api import Answer, FakeAPI, Malformed, Mangled, ServerError, Status
 

@@ -1,7 +1,7 @@
 """Property: L3's chunks cover every planned episode exactly once, in order.
 
 `l3.episode_indices` plans the episodes (all of a run, one replayed episode, or a replayed
-batch), `l3_lanes.chunk_size` sizes chunks for the number of lanes, and `l3_lanes.Chunks`
+batch), `chunks.chunk_size` sizes chunks for the number of lanes, and `chunks.Chunks`
 hands them out to whichever lane asks first. Whatever the episode count, chunk size, lane
 count and timing of the lanes, each episode is played once (a missed one would be a
 divergence never looked for, a repeated one counted twice), each chunk is a run of
@@ -18,10 +18,11 @@ import threading
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from envport.verifiers.divergence import Divergence, LevelResult
-from envport.verifiers.hypo import keep_caches_out_of_cwd
-from envport.verifiers.l3 import KEEP_DIVERGENCES, L3Options, episode_indices, merge
-from envport.verifiers.l3_lanes import MAX_CHUNK, MIN_CHUNK, Chunks, chunk_size
+from envport.verifiers.draws.hypo import keep_caches_out_of_cwd
+from envport.verifiers.levels.l3.chunks import MAX_CHUNK, MIN_CHUNK, Chunks, chunk_size
+from envport.verifiers.levels.l3.rollout import KEEP_DIVERGENCES, episode_indices, merge
+from envport.verifiers.options import L3Options
+from envport.verifiers.reporting.divergence import Divergence, LevelResult
 
 # Hypothesis's own caches go under envport's cache, as in a verify run, not ./.hypothesis.
 keep_caches_out_of_cwd()

@@ -19,7 +19,7 @@ from test_prop_paths import any_path, assert_inside, planted_port, write_and_che
 from envport.repair.apply import read_files
 from envport.repair.edits import EditParseError
 from envport.repair.search_replace import parse_edit_answer
-from envport.verifiers.hypo import keep_caches_out_of_cwd
+from envport.verifiers.draws.hypo import keep_caches_out_of_cwd
 
 keep_caches_out_of_cwd()
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from envport.serve.wire import Request, Response, pack, unpack_request, unpack_response
-from envport.verifiers.hypo import keep_caches_out_of_cwd
+from envport.verifiers.draws.hypo import keep_caches_out_of_cwd
 
 # Hypothesis's own caches go under envport's cache, as in a verify run, not ./.hypothesis.
 keep_caches_out_of_cwd()

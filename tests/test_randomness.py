@@ -16,8 +16,8 @@ from envport.errors import SpecError
 from envport.spec import load_spec
 from envport.targets.randomness import RecordingGenerator, example_seed
 from envport.targets.reference import Reference
-from envport.verifiers import noise_stats
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
+from envport.verifiers.stats import noise_stats
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import CARTPOLE, ROOT

@@ -38,8 +38,9 @@ from envport.batch.money import Ledger
 from envport.errors import PortError
 from envport.spec import load_spec
 from envport.targets.registry import load_request
-from envport.verifiers import l3, l3_ray
-from envport.verifiers.replay import replays
+from envport.verifiers.levels.l3 import on_ray as l3_ray
+from envport.verifiers.options import L3Options
+from envport.verifiers.reporting.replay import replays
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
@@ -238,7 +239,7 @@ def test_the_report_is_the_same_over_local_lanes_and_over_ray(
 
 def _job(port: Path, timeout: float = 60.0) -> tuple[Any, ...]:
     spec = load_spec(CARTPOLE)
-    options = l3.L3Options(episodes=40, steps=200, mode="both")
+    options = L3Options(episodes=40, steps=200, mode="both")
     replay = replays(str(CARTPOLE), str(port), VerifyOptions(), 40, 200, True)["l3"]
     spec_file = str(CARTPOLE / "envport.toml")
     return (spec, spec_file, load_request(spec, port), options, replay, timeout)
@@ -311,7 +312,7 @@ def test_a_ray_worker_killed_mid_run_changes_nothing_in_the_report(
     mutant = next(m for m in load_mutants(CARTPOLE) if m.id == "numpy-theta-threshold")
     port = apply_mutant(mutant, NUMPY_PORT, tmp_path / "numpy")
     spec, spec_file, load, _, replay, timeout = _job(port)
-    options = l3.L3Options(episodes=2000, steps=200, mode="both")
+    options = L3Options(episodes=2000, steps=200, mode="both")
     replay = replays(str(CARTPOLE), str(port), VerifyOptions(), 2000, 200, True)["l3"]
     calm = l3_ray.run_l3(spec, spec_file, load, options, replay, timeout, lanes=2)
     killed: list[int] = []

@@ -9,7 +9,7 @@ import pytest
 from envport.errors import SpecError
 from envport.spec import load_spec
 from envport.targets.reference import Reference
-from envport.verifiers.determinism import check_reference_determinism
+from envport.verifiers.coverage.determinism import check_reference_determinism
 
 from helpers import NUMPY_PORT, ROOT, run_envport, user_env
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from envport.pipeline.prompting import PromptBuilder, target_info
-from envport.pipeline.sources import read_sources
+from envport.pipeline.sources.reading import read_sources
 from envport.prompts.render import Prompts
 from envport.repair.apply import apply_edits, read_files
 from envport.repair.edits import EditParseError

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from envport.cli import build_parser, verify_options
 from envport.verifiers.options import VerifyOptions
-from envport.verifiers.replay import replays
+from envport.verifiers.reporting.replay import replays
 
 OPTIONS = VerifyOptions(target="numpy", seed=3, examples=7, shrink=False, cases=Path("c d"))
 

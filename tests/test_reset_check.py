@@ -16,9 +16,10 @@ import pytest
 
 from envport.spec import PortSpec, load_spec
 from envport.targets.reference import Reference
-from envport.verifiers import reset_check, reset_sample
-from envport.verifiers.divergence import LevelResult
+from envport.verifiers.levels.l2 import reset as reset_check
+from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
+from envport.verifiers.stats import reset_sample
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import CARTPOLE, NUMPY_PORT, ROOT, run_envport, started_worker

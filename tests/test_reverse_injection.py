@@ -18,8 +18,9 @@ from envport.serve.client import PortWorker
 from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetChoice
-from envport.verifiers import l3, reverse
-from envport.verifiers.replay import replays
+from envport.verifiers.levels import reverse
+from envport.verifiers.options import L3Options
+from envport.verifiers.reporting.replay import replays
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import CARTPOLE, ROOT, run_envport
@@ -198,7 +199,7 @@ def test_envpool_reports_a_goal_on_the_last_step_as_truncation_only() -> None:
 
     port = MOUNTAINCAR / "ports" / "envpool"
     load = TargetChoice("auto", [], "env").load(port, reverse=True)
-    options = l3.L3Options(episodes=4, steps=200, mode="free", seed=0)
+    options = L3Options(episodes=4, steps=200, mode="free", seed=0)
     verify_options = VerifyOptions(reverse=True)
     replay = replays(str(MOUNTAINCAR), str(port), verify_options, 4, 200, False)["reverse"]
     with PortWorker(timeout=120, load=load) as worker:

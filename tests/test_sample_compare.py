@@ -1,5 +1,5 @@
 """The two-sample comparison behind l2.reset, l2.vector and l1.sampled_step: its statistics
-(envport.verifiers.two_sample) agree with scipy.stats and noise_stats, its support test is
+(envport.verifiers.stats.two_sample) agree with scipy.stats and noise_stats, its support test is
 calibrated, and it tells apart the distributions a wrong reset draws."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 from scipy import stats
 
 from envport.spec import load_spec
-from envport.verifiers import noise_stats
-from envport.verifiers import sample_compare as sc
-from envport.verifiers import two_sample as ts
+from envport.verifiers.stats import noise_stats
+from envport.verifiers.stats import sample_compare as sc
+from envport.verifiers.stats import two_sample as ts
 
 from helpers import CARTPOLE, user_env
 
@@ -180,7 +180,7 @@ def test_a_classic_control_env_is_checked_without_importing_scipy() -> None:
     code = (
         "import sys\n"
         "from envport.spec import load_spec\n"
-        "from envport.verifiers import reset_sample, sample_compare\n"
+        "from envport.verifiers.stats import reset_sample, sample_compare\n"
         "from envport.targets.reference import Reference\n"
         f"spec = load_spec({str(CARTPOLE)!r})\n"
         "sample = reset_sample.draw(spec, Reference(spec), 0)\n"

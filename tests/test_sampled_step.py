@@ -14,8 +14,8 @@ import pytest
 
 from envport.spec import load_spec
 from envport.targets.reference import Reference
-from envport.verifiers import sampled_step
-from envport.verifiers.divergence import LevelResult
+from envport.verifiers.levels.l1 import sampled_step
+from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 

@@ -14,7 +14,7 @@ import pytest
 from envport.runs import harness
 from envport.runs.layout import create_run, new_run_id
 from envport.runs.state import RunState
-from envport.verifiers.probes import load_probes
+from envport.verifiers.draws.probes import load_probes
 
 from helpers import CARTPOLE, NUMPY_PORT, ROOT, user_env
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from envport.pipeline.source_slice import slice_modules
+from envport.pipeline.sources.slicing import slice_modules
 
 ENV = textwrap.dedent(
     '''
@@ -175,7 +175,7 @@ def test_a_listed_module_the_slice_does_not_reach_is_sliced_on_its_own_not_dropp
     """A spec lists the modules where the rules live; one the entry reaches only through a
     package's re-export or an `import_module` call (MinAtar's games) must still reach the
     prompt: every top-level name in it becomes a root of the slice."""
-    from envport.pipeline.sources import read_sources, slice_sources
+    from envport.pipeline.sources.reading import read_sources, slice_sources
     from envport.spec import load_spec
 
     from helpers import CARTPOLE

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from envport.errors import SpecError
-from envport.pipeline.source_slice import slice_modules
-from envport.pipeline.sources import read_sources
+from envport.pipeline.sources.reading import read_sources
+from envport.pipeline.sources.slicing import slice_modules
 
 from helpers import CARTPOLE, ROOT, run_envport, user_env
 
@@ -331,7 +331,7 @@ def test_a_module_name_folds_to_its_constant_or_its_constant_prefix(
 ) -> None:
     import ast
 
-    from envport.pipeline.source_imports import fold
+    from envport.pipeline.sources.imports import fold
 
     parsed = ast.parse(expression, mode="eval").body
     assert fold(parsed) == folded

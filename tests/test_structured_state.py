@@ -14,10 +14,10 @@ from envport.errors import SpecError
 from envport.spec import PortSpec, load_spec
 from envport.structure import OverCapacity, canonical, decode, encode, leaf_names, violated
 from envport.targets.reference import Reference
-from envport.verifiers.cases import Case, given_state, load_cases, play_case
-from envport.verifiers.divergence import FieldDiff
-from envport.verifiers.l1 import field_diffs
-from envport.verifiers.strategies import state_strategy
+from envport.verifiers.draws.strategies import state_strategy
+from envport.verifiers.levels.l3.cases import Case, given_state, load_cases, play_case
+from envport.verifiers.reporting.divergence import FieldDiff
+from envport.verifiers.reporting.states import field_diffs
 
 from helpers import ROOT
 

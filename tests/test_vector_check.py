@@ -16,10 +16,11 @@ import pytest
 
 from envport.spec import PortSpec, load_spec
 from envport.targets.reference import Reference
-from envport.verifiers import reset_sample, vector_check
-from envport.verifiers.divergence import LevelResult
+from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
-from envport.verifiers.vector_reference import VectorReference
+from envport.verifiers.stats import reset_sample
+from envport.verifiers.vector import check as vector_check
+from envport.verifiers.vector.reference import VectorReference
 
 from helpers import ROOT, started_worker
 

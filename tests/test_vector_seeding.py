@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from envport.spec import load_spec
-from envport.verifiers import vector_seeding
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
+from envport.verifiers.vector import seeding as vector_seeding
 
 from helpers import ROOT, started_worker
 

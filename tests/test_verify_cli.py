@@ -311,9 +311,9 @@ def test_verify_leaves_the_directory_it_runs_in_as_it_was(tmp_path: Path) -> Non
     assert done.returncode == 0, done.stdout + done.stderr
     assert list(here.iterdir()) == []
     # Hypothesis writes only when it has something to keep (a failing example; no longer
-    # harvested constants: verifiers/hypo.py), so ask where it would: envport's cache.
+    # harvested constants: verifiers/draws/hypo.py), so ask where it would: envport's cache.
     where = subprocess.run(
-        [sys.executable, "-c", "from envport.verifiers.hypo import keep_caches_out_of_cwd; "
+        [sys.executable, "-c", "from envport.verifiers.draws.hypo import keep_caches_out_of_cwd; "
          "keep_caches_out_of_cwd(); from hypothesis.configuration import storage_directory; "
          "print(storage_directory().path)"],
         capture_output=True, text=True, timeout=120, cwd=here, env=env,

@@ -1,7 +1,7 @@
 """Action policies for exploring an env: uniform, sticky (repeat the last action with
 probability 0.8) and biased (one favoured action 90% of the time for a discrete space;
 bang-bang at the box's corners, switching 10% of steps, for a continuous one). The verifier's
-L3 plays the same three kinds (envport.verifiers.policies), so the reachable states measured
+L3 plays the same three kinds (envport.verifiers.draws.policies), so the reachable states measured
 here are the states L3 will visit."""
 
 from __future__ import annotations

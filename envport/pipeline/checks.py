@@ -22,7 +22,7 @@ from envport.repair.apply import read_files
 from envport.runs.state import COMPOSED, CheckOutcome
 from envport.targets.registry import PORT_FILES
 from envport.verifiers import verify as verify_module
-from envport.verifiers.divergence import Divergence, VerifyReport
+from envport.verifiers.reporting.divergence import Divergence, VerifyReport
 from envport.verifiers.verify import VerifyOptions, verify
 
 # Per-module checks (imports and exports always; L1 properties where the verifier has them).

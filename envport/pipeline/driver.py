@@ -2,7 +2,7 @@
 
 Only this module knows the order of phases. One call of `Driver.step` is one step: the
 phase for the run's state does the step's work (`pipeline/phases.py`,
-`pipeline/optimize_phase.py`), `decide` says what follows (`pipeline/decide.py`, pure),
+`pipeline/optimize_phase.py`), `decide` says what follows (`pipeline/decision/decide.py`, pure),
 and the driver carries the decision out through the recorder (`pipeline/recorder.py`):
 commit, journal, save the run state. A step works on a copy of the state and replaces it
 only when it completes, so an interrupt or a kill always leaves `run.json` at a step
@@ -22,8 +22,8 @@ from envport.llm.budget import BudgetExhausted, WallTimeExhausted
 from envport.llm.failures import printable
 from envport.pipeline import optimize_phase, phases
 from envport.pipeline.asking import Asker
-from envport.pipeline.decide import decide
-from envport.pipeline.decisions import (
+from envport.pipeline.decision.decide import decide
+from envport.pipeline.decision.values import (
     BudgetEnded,
     Commit,
     Complete,

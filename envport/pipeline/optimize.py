@@ -104,7 +104,7 @@ def _interleaved(
     from contextlib import ExitStack
 
     from envport.serve.client import PortWorker
-    from envport.targets.bench_run import START_STATES, action_pool, start_states, take_turns
+    from envport.targets.bench.run import START_STATES, action_pool, start_states, take_turns
     from envport.targets.reference import Reference
 
     reference = Reference(spec)
@@ -212,7 +212,7 @@ def snapshot(port: Path, destination: Path) -> Path:
 
 
 def human(sps: float) -> str:
-    from envport.targets.bench_report import human as short
+    from envport.targets.bench.report import human as short
 
     return short(sps)
 
@@ -285,7 +285,7 @@ def outcome_lines(state: RunState) -> list[str]:
 def write_bench_report(reports: Path, state: RunState, spec_source: str) -> None:
     """reports/bench-optimize.json in `envport bench`'s format, one row per version benched,
     so a report that shows bench results shows the optimisation's too."""
-    from envport.targets.bench_report import BenchReport, BenchRow, machine
+    from envport.targets.bench.report import BenchReport, BenchRow, machine
 
     settings = state.optimize
     progress = state.optimization

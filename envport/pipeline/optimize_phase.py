@@ -3,14 +3,14 @@ round per step: ask for a faster port, check it, bench it beside the current one
 
 The first prompt's numbers are measured in a step of their own and kept in the run state,
 so a round run again after a kill renders the same prompt (cache hit). Whether a round is
-kept is `decide`'s (`pipeline/decide_optimize.py`).
+kept is `decide`'s (`pipeline/decision/decide_optimize.py`).
 """
 
 from __future__ import annotations
 
 from envport.llm import Purpose
-from envport.pipeline.decide import decide
-from envport.pipeline.decisions import Benched, Checked, StartBenched, Unchanged, Unusable
+from envport.pipeline.decision.decide import decide
+from envport.pipeline.decision.values import Benched, Checked, StartBenched, Unchanged, Unusable
 from envport.pipeline.optimize import snapshot
 from envport.pipeline.phases import StepContext, StepResult, write_answer
 from envport.repair.apply import read_files

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 from envport.llm import Purpose
 from envport.pipeline.asking import Asker
-from envport.pipeline.decide import decide, step_kind
-from envport.pipeline.decisions import (
+from envport.pipeline.decision.decide import decide, step_kind
+from envport.pipeline.decision.values import (
     Checked,
     ComposedChecked,
     Decision,

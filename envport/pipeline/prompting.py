@@ -13,7 +13,12 @@ from dataclasses import dataclass, field
 
 from envport.pipeline.observed import ObservedTypes, observe
 from envport.pipeline.plan import CONTRACT, RUST_ENTRY
-from envport.pipeline.sources import ReferenceSource, read_rules, read_sources, slice_sources
+from envport.pipeline.sources.reading import (
+    ReferenceSource,
+    read_rules,
+    read_sources,
+    slice_sources,
+)
 from envport.prompts.render import Prompts, normalise_files
 from envport.runs.state import COMPOSED, RunState
 from envport.spec import PortSpec, Tolerance

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from envport.pipeline.checks import CheckCache, CheckRun, check_composed, check_module
+from envport.pipeline.decision.verdict import summary
 from envport.pipeline.recorder import Recorder
-from envport.pipeline.verdict import summary
 from envport.runs.layout import RunDir
 from envport.runs.state import RunState
 from envport.targets.registry import target

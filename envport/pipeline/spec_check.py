@@ -18,11 +18,11 @@ import numpy as np
 
 from envport.errors import EXIT_OK, SpecError
 from envport.io.inert import InertConsole
-from envport.pipeline.sources import read_rules, read_sources, slice_sources
+from envport.pipeline.sources.reading import read_rules, read_sources, slice_sources
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.structure import violated
 from envport.targets.reference import Reference
-from envport.verifiers.determinism import check_reference_determinism
+from envport.verifiers.coverage.determinism import check_reference_determinism
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

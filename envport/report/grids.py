@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from envport.verifiers.divergence import GridPicture
+from envport.verifiers.reporting.divergence import GridPicture
 
 # Cell backgrounds by first code; MiniGrid's types get their own look where named.
 _NAMED = {

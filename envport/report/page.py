@@ -152,7 +152,7 @@ def _plot(divergence: dict[str, Any]) -> str | None:
 
 
 def _level_view(level: dict[str, Any]) -> LevelView:
-    from envport.verifiers.divergence import LevelResult
+    from envport.verifiers.reporting.divergence import LevelResult
 
     try:
         result = LevelResult.model_validate(level)
@@ -184,7 +184,7 @@ def _check_view(check: CheckEvent) -> CheckView:
 
 
 def _coverage_view(data: dict[str, Any] | None) -> CoverageView | None:
-    from envport.verifiers.branch_coverage import BranchCoverage
+    from envport.verifiers.reporting.branch_report import BranchCoverage
 
     if data is None:
         return None
@@ -249,7 +249,7 @@ def _iteration_view(iteration: Iteration, timeline: Timeline) -> IterationView:
 
 
 def _bench_views(run: RunDir, extra: list[Path]) -> list[BenchView]:
-    from envport.targets.bench_report import BenchReport, human
+    from envport.targets.bench.report import BenchReport, human
 
     found = sorted(run.reports.glob(BENCH_GLOB))
     views = []

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from envport.targets.bench_report import BenchReport
+    from envport.targets.bench.report import BenchReport
 
 REFERENCE = "#1f77b4"
 PORT = "#d62728"

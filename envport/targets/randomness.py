@@ -7,7 +7,7 @@ or the object `[randomness] generator` names: a legacy `np.random.RandomState` s
 MinAtar's `game.env.random`, or another Generator), keeps every draw made during one step,
 and maps them with the spec's harness function (`[randomness] harness`) to the noise the
 port's `step_given_noise` takes. L1 to L3 then compare the port's deterministic step fed
-the reference's own noise; the port's sampler is checked apart (envport.verifiers.noise_check).
+the reference's own noise; the port's sampler is checked apart (envport.verifiers.levels.l1.noise).
 
 A harness file belongs to the spec (harness code, like probes) and defines
 

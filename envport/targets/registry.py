@@ -12,21 +12,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING
 
 from envport.cache_home import cache_home
 from envport.serve.ops import LoadPort
 from envport.spec import PortSpec
 from envport.targets.loader import ContractError
 from envport.targets.names import AUTO, TARGET_CHOICES, TARGET_NAMES, TargetName
+from envport.targets.port_api import PortBackend
 from envport.targets.rust_build import cache_key, cache_root
 from envport.variant import compose_port
 
 # The names are defined in names.py and offered here with the rest of the registry.
 __all__ = ["AUTO", "TARGET_CHOICES", "TARGET_NAMES", "TargetName"]
-
-if TYPE_CHECKING:  # the adapters import their frameworks (JAX) when a worker loads a port
-    from envport.targets.backend import PortBackend
 
 
 def _load_jax(entry: ModuleType) -> PortBackend:

@@ -4,7 +4,7 @@ Python 3.11 runs every frame slower while any trace function is set (about 3x, t
 or not), so coverage.py's tracer is installed only for the length of each reference call
 (`reference_call`) and the verifier's own work (drawing states, comparing) runs untraced.
 A state bridge's reads and writes are outside: they are the spec's code, not the rules.
-`envport.verifiers.branch_coverage.Measure` installs the tracer while it measures.
+`envport.verifiers.coverage.branches.Measure` installs the tracer while it measures.
 """
 
 from __future__ import annotations

@@ -16,23 +16,21 @@ from typing import ClassVar
 
 from envport.errors import EnvportError
 from envport.targets.registry import TARGET_NAMES, TargetName, target
-from envport.verifiers import (
-    cases,
-    explore,
-    l1,
-    l1_landings,
-    l2,
-    l3_lanes,
-    l3_ray,
-    l3_replay,
-    reverse,
-    survival,
-)
-from envport.verifiers.bounds_coverage import Coverage
+from envport.verifiers import explore
 from envport.verifiers.context import VerifyContext
-from envport.verifiers.divergence import LevelResult
-from envport.verifiers.endings import ending_gaps
-from envport.verifiers.replay import Replay
+from envport.verifiers.coverage.bounds import Coverage
+from envport.verifiers.coverage.endings import ending_gaps
+from envport.verifiers.draws import survival
+from envport.verifiers.levels import reverse
+from envport.verifiers.levels.l1 import landings as l1_landings
+from envport.verifiers.levels.l1 import properties as l1
+from envport.verifiers.levels.l2 import interaction as l2
+from envport.verifiers.levels.l3 import cases
+from envport.verifiers.levels.l3 import lanes as l3_lanes
+from envport.verifiers.levels.l3 import on_ray as l3_ray
+from envport.verifiers.levels.l3 import replay as l3_replay
+from envport.verifiers.reporting.divergence import LevelResult
+from envport.verifiers.reporting.replay import Replay
 
 
 class Check(ABC):
@@ -47,7 +45,8 @@ class Check(ABC):
 
 
 def _statistics(module: str, what: str) -> ModuleType:
-    """A level built on scipy and statsmodels (the `stats` extra), imported when it runs."""
+    """A level built on scipy and statsmodels (the `stats` extra), imported when it runs;
+    `module` is its dotted path below envport.verifiers (levels.l1.noise)."""
     try:
         return importlib.import_module(f"envport.verifiers.{module}")
     except ImportError as error:
@@ -119,14 +118,14 @@ class L1Noise(Check):
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
         entry, seed = ctx.target.entry, ctx.options.seed
         replay = ctx.replays["l1"].at(module=entry)
-        noise_check = _statistics("noise_check", "a stochastic env's sampler check")
+        noise_check = _statistics("levels.l1.noise", "a stochastic env's sampler check")
         found = [
             noise_check.check_sampler(
                 ctx.spec, ctx.reference, ctx.worker, seed, replay.command(), entry
             )
         ]
         if _own_randomness(ctx):
-            sampled = _statistics("sampled_step", "a stochastic env's step check")
+            sampled = _statistics("levels.l1.sampled_step", "a stochastic env's step check")
             found.append(
                 sampled.check_sampled_step(
                     ctx.spec, ctx.reference, ctx.worker, ctx.backend, seed, replay.command(), entry
@@ -167,7 +166,9 @@ class L2UserPaths(Check):
         return "l2" in ctx.levels and ctx.reset_sample is not None and _own_randomness(ctx)
 
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
-        from envport.verifiers import reset_check, state_api_check, vector_check
+        from envport.verifiers.levels.l2 import reset as reset_check
+        from envport.verifiers.levels.l2 import state_api as state_api_check
+        from envport.verifiers.vector import check as vector_check
 
         sample, seed, replay = ctx.reset_sample, ctx.options.seed, ctx.replays["l2"]
         assert sample is not None
@@ -263,7 +264,7 @@ class L4Transfer(Check):
 
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
         replay = ctx.replays["l4"]
-        l4 = _statistics("l4", "--levels l4")
+        l4 = _statistics("levels.l4.equivalence", "--levels l4")
         found = l4.run_l4(ctx.spec, ctx.reference, ctx.worker, ctx.options.seed, replay.command())
         return _replayed([found], replay)
 
@@ -292,7 +293,7 @@ LIMIT_EPISODES = 4
 
 def _to_the_limit(ctx: VerifyContext, found: list[LevelResult]) -> list[LevelResult]:
     """When no episode reached the reference's time limit, episodes the reference finds
-    that survive to it (envport.verifiers.survival), played on the port from its own
+    that survive to it (envport.verifiers.draws.survival), played on the port from its own
     starts, so the port's limit is compared too. Deterministic envs only: the search
     replays the reference from loaded states, which a stochastic env's draws would not."""
     limit = ctx.reference.max_episode_steps

@@ -15,16 +15,15 @@ from envport.serve.remote import EnvClient
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetChoice, choose_target, port_dir
-from envport.verifiers.branch_coverage import Measure
-from envport.verifiers.divergence import VerifyReport
-from envport.verifiers.l3 import L3Options
-from envport.verifiers.l3_lanes import LaneWorkers
-from envport.verifiers.options import VerifyOptions, check_options
-from envport.verifiers.probes import Probe, load_probes
-from envport.verifiers.replay import Kind, Replay, replays
+from envport.verifiers.coverage.branches import Measure
+from envport.verifiers.draws.probes import Probe, load_probes
+from envport.verifiers.levels.l3.lanes import LaneWorkers
+from envport.verifiers.options import L3Options, VerifyOptions, check_options
+from envport.verifiers.reporting.divergence import VerifyReport
+from envport.verifiers.reporting.replay import Kind, Replay, replays
 
 if TYPE_CHECKING:
-    from envport.verifiers.reset_sample import ResetSample
+    from envport.verifiers.stats.reset_sample import ResetSample
 
 Worker = PortWorker | EnvClient
 

@@ -35,13 +35,14 @@ from envport.io.atomic import write_atomically
 from envport.io.toml_text import value
 from envport.spec import Bound, PortSpec
 from envport.targets.reference import Reference, State, import_attr
-from envport.verifiers import l3
-from envport.verifiers.branch_coverage import Measure, analyse
-from envport.verifiers.cases import MAX_ACTIONS
 from envport.verifiers.context import VerifyContext
-from envport.verifiers.divergence import LevelResult
-from envport.verifiers.played import Played
-from envport.verifiers.policies import EpisodePlan, uniform_actions
+from envport.verifiers.coverage.branches import Measure, analyse
+from envport.verifiers.draws.policies import EpisodePlan, uniform_actions
+from envport.verifiers.levels.l3 import rollout as l3
+from envport.verifiers.levels.l3.cases import MAX_ACTIONS
+from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.options import L3Options
+from envport.verifiers.reporting.divergence import LevelResult
 
 # Reference resets the archive starts from.
 ROOTS = 8
@@ -105,7 +106,7 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
         return level
     played = Played.join(kept)
     result = ctx.worker.request(l3.free_request(played))
-    options = l3.L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
+    options = L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
     replay = ctx.replays["cases"]
     level = l3.judge(spec, played, result, "free", options, replay)
     level.mode = "explore"

@@ -18,14 +18,10 @@ import numpy as np
 from envport.serve import ops, sandbox
 from envport.serve.wire import Request
 from envport.serve.worker import PORT_PACKAGE, run_worker
-from envport.targets.backend import (
-    OwnRandomness,
-    ReverseBackend,
-    StateContract,
-    VectorApi,
-    open_port,
-)
+from envport.targets.backend import open_port
 from envport.targets.loader import ContractError
+from envport.targets.port_api import OwnRandomness, ReverseBackend, StateContract, VectorApi
+from envport.verifiers.options import L3Options
 
 
 def _numpy(outputs: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -65,7 +61,7 @@ class Host:
         """Call one module function through its probe, twice (determinism). JAX ports are
         called compiled, as they run in training, and, when asked, once more eagerly: the
         verifier judges whether jit(f) == f."""
-        from envport.verifiers.probes import load_probes
+        from envport.verifiers.draws.probes import load_probes
 
         probes_file, name = request.probes_file, request.name
         if probes_file not in self._probes:
@@ -107,14 +103,14 @@ class Host:
 
     def play_reference(self, request: ops.PlayReference) -> dict:
         """Play reference episodes for L3, packed."""
-        from envport.verifiers import l3
+        from envport.verifiers.levels.l3 import rollout as l3
 
         self.load_reference(ops.LoadReference(spec=request.spec))
         _, loaded, reference = self._reference
-        options = l3.L3Options(**request.options)
+        options = L3Options(**request.options)
         if not request.measure:
             return l3.play_reference(reference, loaded, options, request.indices).to_wire()
-        from envport.verifiers.branch_coverage import measured
+        from envport.verifiers.coverage.branches import measured
 
         played, arcs = measured(
             request.measure, lambda: l3.play_reference(reference, loaded, options, request.indices)
@@ -138,7 +134,7 @@ class Host:
                 return self.play_reference(op)
             case ops.Bench():
                 # Steps per second of the port, or of an anchor loaded by name (no port needed).
-                from envport.targets.bench import run_bench
+                from envport.targets.bench.measure import run_bench
 
                 return run_bench(self.port, **op.args())
         port = self.port
@@ -174,7 +170,7 @@ class Host:
                 return getattr(_able(port, VectorApi, op, "has no VectorEnv"), op.op)(**op.args())
             case ops.L4Train() | ops.L4Evaluate():
                 # L4: the harness's trainer and evaluator run here, beside the port they drive.
-                from envport.verifiers import l4_port
+                from envport.verifiers.levels.l4 import port as l4_port
 
                 return getattr(l4_port, op.op)(port, **op.args())
         raise ContractError(f"unknown op {op.op}")

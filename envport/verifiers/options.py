@@ -5,18 +5,28 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from envport.errors import EnvportError
-
-if TYPE_CHECKING:  # divergence reports import this module; L3 imports them
-    from envport.verifiers.l3 import L3Options
 
 LEVELS = ("l1", "l2", "l3", "l4")
 # L4 trains policies: minutes, not seconds, so it runs only when asked for.
 DEFAULT_LEVELS = ("l1", "l2", "l3")
 # Below this many episodes per lane, starting processes costs more than it saves.
 EPISODES_PER_WORKER = 250
+
+
+@dataclass
+class L3Options:
+    """What L3 plays: here, below the levels, because divergence replays name it too."""
+
+    episodes: int
+    steps: int
+    mode: str
+    seed: int = 0
+    only_episode: int | None = None
+    # Episodes first..last played as one batch, as a chunk of a full run played them: the
+    # replay of a divergence that shows only beside the other envs of its batch.
+    batch: tuple[int, int] | None = None
 
 
 @dataclass
@@ -43,10 +53,10 @@ class VerifyOptions:
     cases: Path | None = None
     shrink: bool = True  # shrink L1/L2 failures to a minimal example
     # The port cannot load a state (envpool, compiled vector envs): start the reference from
-    # the port's own start states instead (envport.verifiers.reverse).
+    # the port's own start states instead (envport.verifiers.levels.reverse).
     reverse: bool = False
     # Fail (not only warn) when more than 1% of the states L3's reference visits lie outside
-    # a field's `[state.bounds]` (envport.verifiers.bounds_coverage).
+    # a field's `[state.bounds]` (envport.verifiers.coverage.bounds).
     strict_bounds: bool = False
     # Reference steps l3.explore may take (None: the spec's `[coverage] explore_steps`; 0:
     # no exploration, as a replay of its rollouts runs them as cases instead).

@@ -22,10 +22,10 @@ import numpy as np
 from envport.io.scratch import scratch
 from envport.serve import jail, plain_replay
 from envport.serve.client import scratch_homes, worker_environment
-from envport.verifiers import l3
-from envport.verifiers.compare import Steps, divergent_steps
 from envport.verifiers.context import VerifyContext
-from envport.verifiers.divergence import Divergence, FieldDiff, LevelResult
+from envport.verifiers.levels.l3 import rollout as l3
+from envport.verifiers.reporting.compare import Steps, divergent_steps
+from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
 
 SAMPLE_EPISODES = 4
 SAMPLE_ROWS = 64

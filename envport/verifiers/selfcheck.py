@@ -20,7 +20,7 @@ from pydantic import BaseModel
 from envport.io.scratch import scratch as scratch_dir
 from envport.spec import load_spec
 from envport.targets.registry import port_dir
-from envport.verifiers.divergence import Divergence
+from envport.verifiers.reporting.divergence import Divergence
 from envport.verifiers.verify import DEFAULT_LEVELS, LEVELS, VerifyOptions, verify
 
 

@@ -16,13 +16,13 @@ from envport.gaps import Gap, GapKind
 from envport.scale import cluster
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetName
-from envport.verifiers import branch_coverage, l3_lanes
 from envport.verifiers.checks import CHECKS
-from envport.verifiers.constants import source_constants, threshold_warnings
 from envport.verifiers.context import Timer, VerifyContext, build_context, port_side
-from envport.verifiers.determinism import check_reference_determinism
-from envport.verifiers.divergence import VerifyReport
-from envport.verifiers.endings import ending_gaps
+from envport.verifiers.coverage import branches as branch_coverage
+from envport.verifiers.coverage.determinism import check_reference_determinism
+from envport.verifiers.coverage.endings import ending_gaps
+from envport.verifiers.draws.constants import source_constants, threshold_warnings
+from envport.verifiers.levels.l3 import lanes as l3_lanes
 from envport.verifiers.options import (
     DEFAULT_LEVELS,
     EPISODES_PER_WORKER,
@@ -30,6 +30,7 @@ from envport.verifiers.options import (
     VerifyOptions,
     reference_workers,
 )
+from envport.verifiers.reporting.divergence import VerifyReport
 
 
 def verify(
@@ -73,7 +74,7 @@ def verify(
         report.warnings = threshold_warnings(ctx.spec, source_constants(ctx.reference.env))
         if "l2" in ctx.levels and ctx.whole_port and ctx.target.name != TargetName.RUST:
             # The reference's reset draws, taken while the worker is still importing the port.
-            from envport.verifiers import reset_sample
+            from envport.verifiers.stats import reset_sample
 
             if measure is not None:
                 measure.level("l2")

@@ -8,7 +8,7 @@ padded items and a length, here as batches of one.
 
 import numpy as np
 
-from envport.verifiers.probes import probe
+from envport.verifiers.draws.probes import probe
 
 HANDS = ("hand.player", "hand.dealer")
 

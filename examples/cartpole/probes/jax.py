@@ -5,7 +5,7 @@
 
 import numpy as np
 
-from envport.verifiers.probes import probe
+from envport.verifiers.draws.probes import probe
 
 
 @probe("physics.dynamics")

@@ -7,7 +7,7 @@ function. `expect` reads one reference transition.
 
 import numpy as np
 
-from envport.verifiers.probes import probe
+from envport.verifiers.draws.probes import probe
 
 
 @probe("physics.dynamics")

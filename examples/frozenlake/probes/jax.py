@@ -6,7 +6,7 @@ reference's draws); `expect` reads one reference transition.
 
 import numpy as np
 
-from envport.verifiers.probes import probe
+from envport.verifiers.draws.probes import probe
 
 
 @probe("lake.transition")

@@ -7,7 +7,7 @@ The observation is MinAtar's [row][column][channel] planes.
 
 import numpy as np
 
-from envport.verifiers.probes import probe
+from envport.verifiers.draws.probes import probe
 
 INTS = ("ball_x", "ball_y", "ball_dir", "pos")
 AFTER = ("ball_x", "ball_y", "ball_dir", "pos", "brick_map", "strike", "last_x", "last_y")

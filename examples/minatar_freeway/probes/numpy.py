@@ -8,7 +8,7 @@ observation is MinAtar's [row][column][channel] planes.
 
 import numpy as np
 
-from envport.verifiers.probes import probe
+from envport.verifiers.draws.probes import probe
 
 CARS = ("car_x", "car_timer", "car_speed", "car_right")
 SCALARS = ("pos", "move_timer", "terminate_timer", "terminal")

@@ -7,7 +7,7 @@ reference transition. The observation is MinAtar's [row][column][channel] planes
 
 import numpy as np
 
-from envport.verifiers.probes import probe
+from envport.verifiers.draws.probes import probe
 
 MAPS = ("alien_map", "f_bullet_map", "e_bullet_map")
 INTS = (

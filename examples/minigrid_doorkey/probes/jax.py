@@ -6,7 +6,7 @@ The observation is the image (7 x 7 x 3, C order) then the direction.
 
 import numpy as np
 
-from envport.verifiers.probes import probe
+from envport.verifiers.draws.probes import probe
 
 # DoorKey does not see through walls: walls and closed doors hide what is behind them.
 SEE_THROUGH_WALLS = False

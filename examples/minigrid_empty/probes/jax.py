@@ -6,7 +6,7 @@ The observation is the image (7 x 7 x 3, C order) then the direction.
 
 import numpy as np
 
-from envport.verifiers.probes import probe
+from envport.verifiers.draws.probes import probe
 
 # Empty sees through walls: its reference marks every cell of the view visible, so there
 # is no visibility probe here (DoorKey has one).

@@ -1,0 +1,320 @@
+"""L2 interaction checks: sequences of operations on reference and port side by side.
+
+A hypothesis state machine mixes reset, state load, step, state read and steps across an
+episode's end, on the reference and on a live port session, and compares every answer.
+States and actions come with the edge and out-of-range draws of `strategies`, and one rule
+loads a state found one step from termination with the step counter one short of the
+limit: the step that ends an episode both ways at once is constructed, not waited for.
+A second check runs B envs as one batch and as B single envs, for B of several odd sizes
+(a port working in chunks meets a partial last one): they must agree.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from hypothesis import strategies as st
+from hypothesis.errors import Flaky, Unsatisfiable
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from envport.gaps import Gap, GapKind
+from envport.serve.ops import Op, Requester, SessionLoad, SessionStep
+from envport.spec import PortSpec
+from envport.targets.reference import Reference, State, Transition
+from envport.targets.registry import TargetName
+from envport.verifiers.draws.hypo import (
+    SHRINK_SECONDS,
+    PortGone,
+    captured_reports,
+    draws_independent_of_the_process,
+    hypothesis_settings,
+    port_failures_abort,
+    shrink_time_limit,
+)
+from envport.verifiers.draws.landing import ending_starts, unresolved
+from envport.verifiers.draws.rejects import reference_rejects, unsatisfiable
+from envport.verifiers.draws.strategies import Draws, action_strategy, draws_for, state_strategy
+from envport.verifiers.levels.l2.batch import check_batch
+from envport.verifiers.levels.l2.sizes import check_sizes
+from envport.verifiers.reporting.compare import Steps, divergent_steps
+from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
+from envport.verifiers.reporting.states import Divergent, field_diffs
+
+# Steps compared by the machine across all its runs (the machine class has no other outlet).
+_COUNTS = {"steps": 0}
+
+
+class _Guarded:
+    """A worker whose failures end the state machine instead of being shrunk."""
+
+    def __init__(self, worker: Requester) -> None:
+        self.worker = worker
+
+    def request(self, op: Op) -> Any:
+        with port_failures_abort():
+            return self.worker.request(op)
+
+
+def _stack(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {k: np.asarray(v)[None] for k, v in state.items()}
+
+
+def _first(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {k: v[0] for k, v in state.items()}
+
+
+def _search_actions(space: spaces.Space) -> list[Any]:
+    """Actions tried when searching for a state one step from termination."""
+    if isinstance(space, spaces.Discrete):
+        return [int(space.start) + k for k in range(min(int(space.n), 16))]
+    if isinstance(space, spaces.Box) and np.all(np.isfinite(space.low + space.high)):
+        low, high = space.low, space.high
+        return [low, ((low + high) / 2).astype(space.dtype), high]
+    return []
+
+
+def _machine(
+    spec: PortSpec,
+    reference: Reference,
+    worker: Any,
+    backend: str,
+    draws: Draws,
+    endings: list[tuple[State, Any]],
+    last: dict[str, Any],
+) -> type[RuleBasedStateMachine]:
+    """The machine class; each instance Hypothesis makes is left in `last["machine"]`, where
+    the run finds the log of the failing one."""
+    states = state_strategy(spec, draws)
+    actions = action_strategy(reference.action_space, draws)
+    counts = _COUNTS
+    # Only the NumPy contract autoresets; a JAX step after an episode's end is undefined.
+    autoresets = backend == TargetName.NUMPY
+
+    class Interaction(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.done = False
+            self.log: list[str] = []
+            self.readable = True
+            last["machine"] = self
+
+        def _load(self, what: str) -> None:
+            state = reference.read_state()
+            answer = worker.request(SessionLoad(states=_stack(state)))
+            self.done = False
+            self._compare_states(answer["state"], f"{what}, then state read", free=False)
+
+        def _compare_states(self, read: dict | None, what: str, free: bool) -> None:
+            if read is None:
+                self.readable = False
+                return
+            expected = reference.read_state()
+            diffs = field_diffs(spec, expected, _first(read), label="state.")
+            if free:
+                diffs = [d for d in diffs if not _within_free(spec, d)]
+            if diffs:
+                raise Divergent(diffs, expected, f"{what}: port state differs")
+
+        def _inject(self, state: dict[str, np.ndarray], what: str) -> None:
+            # Load means a fresh env given this state: hidden bookkeeping of the reference
+            # (CartPole's steps past termination) starts over, as in L1 and L3.
+            reference.reset(0)
+            with reference_rejects():
+                reference.write_state({**reference.read_state(), **state})
+                reference.read_state()
+            self._load(what)
+
+        @initialize(seed=st.integers(0, 2**16))
+        def start(self, seed: int) -> None:
+            self.log.append(f"reset(seed={seed})")
+            reference.reset(seed)
+            self._load("reset")
+
+        @rule(seed=st.integers(0, 2**16))
+        def reset(self, seed: int) -> None:
+            self.start(seed)
+
+        @rule(state=states)
+        def load_state(self, state: dict[str, np.ndarray]) -> None:
+            self.log.append(f"load_state({ {k: v.tolist() for k, v in state.items()} })")
+            self._inject(state, "state load")
+
+        @precondition(lambda self: bool(endings))
+        @rule(which=st.integers(0, max(0, len(endings) - 1)))
+        def end_both_ways(self, which: int) -> None:
+            state, action = endings[which]
+            shown = {k: np.asarray(v).tolist() for k, v in state.items()}
+            self.log.append(f"load_state({shown}) one step from ending both ways")
+            self._inject(state, "state load")
+            self.step(action)
+
+        @precondition(lambda self: not self.done)
+        @rule(action=actions)
+        def step(self, action: Any) -> None:
+            self.log.append(f"step({np.asarray(action).tolist()})")
+            counts["steps"] += 1
+            before = reference.read_state()
+            with reference_rejects():
+                out = reference.step(action)
+                reference.read_state()
+            noise = None if out.noise is None else out.noise[None]
+            answer = worker.request(SessionStep(actions=np.asarray([action]), noise=noise))
+            expected = Steps.single(out)
+            actual = Steps.of(answer)
+            found = divergent_steps(spec, expected, actual, True, np.asarray([0]))
+            if found:
+                after = reference.read_state()  # before the check below moves the reference
+                if not _undecidable(spec, reference, before, action, expected, found[0][1]):
+                    raise Divergent(found[0][1], after, "step differs")
+                # Both sides start over: the port may have ended where the reference did not.
+                self.log.append(
+                    "(the reference itself decides this step differently at "
+                    "float32 resolution: not compared; reset)"
+                )
+                reference.reset(0)
+                self._load("reset")
+                return
+            self.done = out.terminated or out.truncated
+            self._compare_states(answer["state"], "step, then state read", free=True)
+
+        @precondition(lambda self: self.done and autoresets)
+        @rule(action=actions)
+        def step_after_end(self, action: Any) -> None:
+            self.log.append(f"step_after_end({np.asarray(action).tolist()})")
+            answer = worker.request(SessionStep(actions=np.asarray([action])))
+            # Next-step autoreset: the step after an end starts over and reports nothing.
+            wrong = [
+                FieldDiff(field=name, expected=want, actual=np.asarray(answer[name])[0].item())
+                for name, want in (("reward", 0.0), ("terminated", False), ("truncated", False))
+                if np.asarray(answer[name])[0].item() != want
+            ]
+            if wrong:
+                raise Divergent(wrong, {}, "the step after an episode's end did not autoreset")
+            # The reference cannot follow the port's own reset: re-synchronise both.
+            reference.reset(0)
+            self._load("autoreset, then reset and state load")
+
+    return Interaction
+
+
+def _undecidable(
+    spec: PortSpec,
+    reference: Reference,
+    before: State,
+    action: Any,
+    expected: Steps,
+    diffs: list[FieldDiff],
+) -> bool:
+    """Every differing output is one the reference changes itself when the start state
+    moves by float32 resolution (see landing.py)."""
+    if spec.randomness is not None:
+        return False
+
+    def changed(moved: State, transition: Transition, after: State) -> set[str]:
+        again = divergent_steps(spec, expected, Steps.single(transition), True, np.asarray([0]))
+        return {d.field for _, found in again for d in found}
+
+    return {d.field for d in diffs} <= unresolved(reference, before, action, 0, 0, changed)
+
+
+def _within_free(spec: PortSpec, diff: FieldDiff) -> bool:
+    if diff.difference is None:
+        return False
+    atol, rtol = spec.tolerance_for(diff.field.removeprefix("state.")).bounds(free_running=True)
+    return diff.difference <= atol + rtol * abs(float(diff.expected))
+
+
+def check_interaction(
+    spec: PortSpec,
+    reference: Reference,
+    worker: Requester,
+    backend: str,
+    examples: int,
+    replay: str,
+    shrink: bool = True,
+    draws: Draws | None = None,
+) -> LevelResult:
+    started = time.perf_counter()
+    draws = draws or draws_for(spec, reference)
+    endings = ending_starts(spec, reference, _search_actions(reference.action_space), 0)
+    last: dict[str, Any] = {}
+    machine = _machine(spec, reference, _Guarded(worker), backend, draws, endings, last)
+    settings = hypothesis_settings(examples, shrink)
+    settings = type(settings)(settings, derandomize=True, stateful_step_count=spec.levels.l2.steps)
+    level = LevelResult(level="l2", mode="interaction", passed=True, episodes=examples)
+    _COUNTS["steps"] = 0
+    try:
+        with (
+            shrink_time_limit(SHRINK_SECONDS),
+            captured_reports(),
+            draws_independent_of_the_process(),
+        ):
+            run_state_machine_as_test(machine, settings=settings)
+    except PortGone as gone:
+        raise gone.error from None
+    except Unsatisfiable:
+        raise unsatisfiable("l2.interaction") from None
+    except Divergent as failure:
+        level.passed = False
+        level.diverged_episodes = 1
+        steps = last["machine"].log if "machine" in last else []
+        level.divergences.append(
+            Divergence(
+                level="l2",
+                mode="interaction",
+                step=len(steps) - 1,
+                start_state={k: np.asarray(v).tolist() for k, v in failure.inputs.items()},
+                action_prefix=steps,
+                fields=failure.diffs,
+                message=f"{failure} after: {'; '.join(steps)}",
+                replay=replay,
+            )
+        )
+    except Flaky as error:
+        level.passed = False
+        level.divergences.append(
+            Divergence(level="l2", mode="interaction", message=f"not reproducible: {error}")
+        )
+    level.steps_compared = _COUNTS["steps"]
+    if "machine" in last and not last["machine"].readable:
+        level.gaps.append(
+            Gap(
+                check="l2.interaction",
+                kind=GapKind.NO_STATE_READS,
+                detail="the port has no `state_to_reference`, so the state it holds after a "
+                "step or a load is never compared; only observations, rewards and endings are",
+            )
+        )
+    level.seconds = {"total": time.perf_counter() - started}
+    return level
+
+
+def run_l2(
+    spec: PortSpec,
+    reference: Reference,
+    worker: Requester,
+    backend: str | None,
+    examples: int,
+    seed: int,
+    replay: str,
+    shrink: bool = True,
+) -> list[LevelResult]:
+    draws = draws_for(spec, reference)
+    return [
+        check_interaction(spec, reference, worker, backend or "", examples, replay, shrink, draws),
+        check_batch(spec, reference, worker, seed, replay, draws.actions, backend),
+        *(
+            []
+            if backend == TargetName.JAX
+            else [check_sizes(spec, reference, worker, seed, replay, draws.actions)]
+        ),
+    ]
