@@ -14,6 +14,7 @@ named by the hash of what it holds, which the sandboxed worker then loads like a
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from envport.errors import EnvportError, SpecError
+from envport.io.scratch import remove_tree
 
 BASE_KEY = "base"
 # envport.spec's file name, repeated here: the spec's module imports this one.
@@ -146,7 +148,8 @@ def compose_port(folders: tuple[Path, ...], port: Path, cache: Path) -> Path:
                 shutil.copyfile(path, building / relative)
             os.rename(building, composed)
         except OSError:
-            shutil.rmtree(building, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                remove_tree(building)
             if not composed.is_dir():  # else another process composed it first
                 raise
     except OSError as error:

@@ -19,7 +19,7 @@ DECK = jnp.array([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 10, 10], dtype=jnp.int32)
 
 
 class Params(NamedTuple):
-    # The reference's kwargs, set per example (settings.py).
+    # The reference's kwargs, set per example (the `settings` module beside this one).
     natural: bool = NATURAL
     sab: bool = SAB
 
