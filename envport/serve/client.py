@@ -276,10 +276,17 @@ class PortWorker:
     def _failure_detail(self, frames: str | None) -> str:
         """The port's own words on a failed request: what it printed while answering (a
         Rust panic's message goes to stderr) and the traceback's frames in the port."""
-        self._stderr.flush()
-        self._stderr.seek(self._output_mark)
-        printed = self._stderr.read(MAX_FAILURE_OUTPUT).decode(errors="replace").strip()
-        self._stderr.seek(0, os.SEEK_END)
+        printed = ""
+        # A panic on one of the port's threads may reach its stderr just after the failure
+        # reply does (seen under load): a moment's grace before reading none.
+        for _ in range(4):
+            self._stderr.flush()
+            self._stderr.seek(self._output_mark)
+            printed = self._stderr.read(MAX_FAILURE_OUTPUT).decode(errors="replace").strip()
+            self._stderr.seek(0, os.SEEK_END)
+            if printed:
+                break
+            time.sleep(0.05)
         parts = [f"port output:\n{printed}"] if printed else []
         if frames:
             parts.append(f"traceback (the port's frames):\n{frames.rstrip()}")
