@@ -65,10 +65,11 @@ def explore(ref: Reference, budget: Budget, limit: int) -> Visits:
         kind, policy = mix(ref.action_space, episode)
         visits.episodes[kind] = visits.episodes.get(kind, 0) + 1
         obs = ref.reset(seed=episode)
-        visits.starts.append(ref.read_state())
         ended = False
         for step in range(limit):
             state = ref.read_state()
+            if step == 0:
+                visits.starts.append(state)
             for name, value in state.items():
                 visits.live[name].append(value)
                 # The observation, in the observation's own dtype (a float64 state is
