@@ -8,9 +8,13 @@ leaves every report as it was:
     python scripts/verify_snapshot.py diff /tmp/before /tmp/after
 
 `run` calls `envport verify EXAMPLE --port PORT --levels l1,l2 --explore-steps 0 --json ...`
-for every examples/*/ports/{numpy,jax,rust} port, one process at a time. Only L1 and L2,
-and no exploration, to keep a snapshot affordable (a few minutes on two cores); L3 rolls out
-hundreds of episodes per port. Each report is written masked: timings (`seconds`, and
+for every examples/*/ports/{numpy,jax,rust} port, one process at a time. By default only L1
+and L2, and no exploration, to keep a snapshot affordable (a few minutes on two cores);
+`--levels l1,l2,l3` adds the rollouts. `--mutants frozenlake,mountaincar` also verifies every
+mutant in those examples' mutants.toml (applied to a copy of the known-good port, as the
+self-check does), so a change is held to what the checks find on wrong ports too.
+`--repo DIR` snapshots another checkout (run it with that checkout's own Python, so its
+envport is the one verifying). Each report is written masked: timings (`seconds`, and
 durations printed in notes), and paths of scratch directories, differ from run to run and
 are replaced by placeholders, so the diff shows only what the checks found.
 """
@@ -20,11 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
+import tomllib
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parent.parent  # --repo overrides it
 TARGETS = ("numpy", "jax", "rust")
 # Keys whose values are wall-clock measures: different on every run.
 TIMING_KEYS = re.compile(r"(^|_)(seconds|duration|elapsed|time|started|finished)s?($|_)")
@@ -33,10 +40,10 @@ DURATION = re.compile(r"\d+(\.\d+)?\s?(s|ms|µs|min)\b")
 SCRATCH = re.compile(r"/tmp/[^\s\"',)]*")
 
 
-def known_good_ports() -> list[tuple[str, Path]]:
+def known_good_ports(repo: Path) -> list[tuple[str, Path]]:
     """(snapshot name, port directory) of every example's numpy/jax/rust port."""
     found = []
-    for example in sorted((REPO / "examples").iterdir()):
+    for example in sorted((repo / "examples").iterdir()):
         for target in TARGETS:
             port = example / "ports" / target
             if port.is_dir():
@@ -56,36 +63,57 @@ def mask(value: object) -> object:
     return value
 
 
-def run(out: Path) -> int:
+def mutant_ports(repo: Path, example: str, scratch: Path) -> list[tuple[str, Path]]:
+    """(snapshot name, mutated copy of the known-good port) of every mutant of `example`."""
+    folder = repo / "examples" / example
+    entries = tomllib.loads((folder / "mutants.toml").read_text(encoding="utf-8"))["mutant"]
+    found = []
+    for entry in entries:
+        port = scratch / entry["id"] / "ports" / entry["target"]
+        if not port.exists():
+            shutil.copytree(folder / "ports" / entry["target"], port)
+            source = port / entry["file"]
+            text = source.read_text(encoding="utf-8")
+            if text.count(entry["old"]) != 1:  # an edit that no longer applies tests nothing
+                raise SystemExit(f"mutant {entry['id']}: its `old` text is not found once")
+            source.write_text(text.replace(entry["old"], entry["new"]), encoding="utf-8")
+        found.append((f"{example}-mutant-{entry['id']}", port))
+    return found
+
+
+def snapshot(repo: Path, example: Path, port: Path, levels: str, out: Path) -> dict:
+    raw = out.with_suffix(".raw.json")
+    command = [sys.executable, "-m", "envport", "verify", str(example), "--port", str(port)]
+    command += ["--levels", levels, "--explore-steps", "0", "--json", str(raw)]
+    done = subprocess.run(command, cwd=repo, capture_output=True, text=True)
+    report = json.loads(raw.read_text()) if raw.exists() else None
+    raw.unlink(missing_ok=True)
+    result = {"exit": done.returncode, "report": mask(report)}
+    if report is None:
+        result["stderr"] = mask(done.stderr.strip().splitlines()[-1:])
+    return result
+
+
+def run(out: Path, repo: Path, levels: str, mutants: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
-    for name, port in known_good_ports():
-        example = port.parent.parent
-        if (out / f"{name}.json").exists():  # a run stopped part way resumes where it was
-            continue
-        raw = out / f"{name}.raw.json"
-        command = [
-            sys.executable,
-            "-m",
-            "envport",
-            "verify",
-            str(example.relative_to(REPO)),
-            "--port",
-            str(port.relative_to(REPO)),
-            "--levels",
-            "l1,l2",
-            "--explore-steps",
-            "0",
-            "--json",
-            str(raw),
+    with tempfile.TemporaryDirectory(prefix="envport-snapshot-") as scratch:
+        # Paths inside the checkout are given relative to it, so two checkouts' reports agree.
+        ports = [
+            (name, port.relative_to(repo), port.parent.parent.relative_to(repo))
+            for name, port in known_good_ports(repo)
         ]
-        done = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
-        report = json.loads(raw.read_text()) if raw.exists() else None
-        raw.unlink(missing_ok=True)
-        snapshot = {"exit": done.returncode, "report": mask(report)}
-        if report is None:
-            snapshot["stderr"] = mask(done.stderr.strip().splitlines()[-1:])
-        (out / f"{name}.json").write_text(json.dumps(snapshot, indent=1, sort_keys=True) + "\n")
-        print(f"{name}: exit {done.returncode}", flush=True)
+        for varied in mutants:
+            ports += [
+                (name, port, Path("examples") / varied)
+                for name, port in mutant_ports(repo, varied, Path(scratch))
+            ]
+        for name, port, example in ports:
+            target = out / f"{name}.json"
+            if target.exists():  # a run stopped part way resumes where it was
+                continue
+            result = snapshot(repo, example, port, levels, target)
+            target.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n")
+            print(f"{name}: exit {result['exit']}", flush=True)
     return 0
 
 
@@ -109,13 +137,18 @@ def diff(before: Path, after: Path) -> int:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("run").add_argument("out", type=Path)
+    take = sub.add_parser("run")
+    take.add_argument("out", type=Path)
+    take.add_argument("--repo", type=Path, default=REPO, help="the checkout to snapshot")
+    take.add_argument("--levels", default="l1,l2", help="levels to verify (l1,l2)")
+    take.add_argument("--mutants", default="", help="examples whose mutants to verify too")
     compare = sub.add_parser("diff")
     compare.add_argument("before", type=Path)
     compare.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "run":
-        return run(args.out)
+        mutants = [name for name in args.mutants.split(",") if name]
+        return run(args.out, args.repo.resolve(), args.levels, mutants)
     return diff(args.before, args.after)
 
 
