@@ -122,12 +122,22 @@ class GridSpec(_Strict):
     codes: dict[str, list[str]] = Field(default_factory=dict)
     # A state field holding (x, y) of a cell to mark (the agent); not for the observation.
     marker: str | None = None
+    # "xy": the first axis runs across (MiniGrid's grid[x][y]); "yx": the first axis runs
+    # down, rows first (an image's [row][column], MinAtar's planes).
+    axes: Literal["xy", "yx"] = "xy"
+    # Each channel a plane of its own, 0 or 1 (MinAtar's paddle, ball, trail, brick): a cell
+    # shows which are set, a divergence reads `obs[3][5].ball: expected set, got clear`.
+    planes: bool = False
 
     @model_validator(mode="after")
     def _known_channels(self) -> GridSpec:
         unknown = set(self.codes) - set(self.channels)
         if unknown:
             raise ValueError(f"`codes` names `{sorted(unknown)[0]}`, which is not in `channels`")
+        if self.planes and (not self.channels or self.codes):
+            raise ValueError(
+                "a grid of `planes` names each plane in `channels` and takes no `codes`"
+            )
         if self.shape is not None and min(self.shape) < 1:
             raise ValueError("expected a `shape` of positive sizes")
         return self

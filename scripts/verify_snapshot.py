@@ -10,7 +10,7 @@ leaves every report as it was:
 `run` calls `envport verify EXAMPLE --port PORT --levels l1,l2 --explore-steps 0 --json ...`
 for every examples/*/ports/{numpy,jax,rust} port, one process at a time. By default only L1
 and L2, and no exploration, to keep a snapshot affordable (a few minutes on two cores);
-`--levels l1,l2,l3` adds the rollouts. `--mutants frozenlake,mountaincar` also verifies every
+`--levels l1,l2,l3` adds the rollouts, `--examples a,b` keeps to some examples. `--mutants frozenlake,mountaincar` also verifies every
 mutant in those examples' mutants.toml (applied to a copy of the known-good port, as the
 self-check does), so a change is held to what the checks find on wrong ports too.
 `--repo DIR` snapshots another checkout (run it with that checkout's own Python, so its
@@ -40,10 +40,13 @@ DURATION = re.compile(r"\d+(\.\d+)?\s?(s|ms|µs|min)\b")
 SCRATCH = re.compile(r"/tmp/[^\s\"',)]*")
 
 
-def known_good_ports(repo: Path) -> list[tuple[str, Path]]:
-    """(snapshot name, port directory) of every example's numpy/jax/rust port."""
+def known_good_ports(repo: Path, only: list[str]) -> list[tuple[str, Path]]:
+    """(snapshot name, port directory) of every example's numpy/jax/rust port (of the
+    examples named in `only`, when it names any)."""
     found = []
     for example in sorted((repo / "examples").iterdir()):
+        if only and example.name not in only:
+            continue
         for target in TARGETS:
             port = example / "ports" / target
             if port.is_dir():
@@ -94,13 +97,13 @@ def snapshot(repo: Path, example: Path, port: Path, levels: str, out: Path) -> d
     return result
 
 
-def run(out: Path, repo: Path, levels: str, mutants: list[str]) -> int:
+def run(out: Path, repo: Path, levels: str, examples: list[str], mutants: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="envport-snapshot-") as scratch:
         # Paths inside the checkout are given relative to it, so two checkouts' reports agree.
         ports = [
             (name, port.relative_to(repo), port.parent.parent.relative_to(repo))
-            for name, port in known_good_ports(repo)
+            for name, port in known_good_ports(repo, examples)
         ]
         for varied in mutants:
             ports += [
@@ -141,14 +144,16 @@ def main() -> int:
     take.add_argument("out", type=Path)
     take.add_argument("--repo", type=Path, default=REPO, help="the checkout to snapshot")
     take.add_argument("--levels", default="l1,l2", help="levels to verify (l1,l2)")
+    take.add_argument("--examples", default="", help="examples whose ports to verify (all)")
     take.add_argument("--mutants", default="", help="examples whose mutants to verify too")
     compare = sub.add_parser("diff")
     compare.add_argument("before", type=Path)
     compare.add_argument("after", type=Path)
     args = parser.parse_args()
     if args.command == "run":
+        examples = [name for name in args.examples.split(",") if name]
         mutants = [name for name in args.mutants.split(",") if name]
-        return run(args.out, args.repo.resolve(), args.levels, mutants)
+        return run(args.out, args.repo.resolve(), args.levels, examples, mutants)
     return diff(args.before, args.after)
 
 

@@ -16,9 +16,12 @@ import numpy as np
 import pytest
 
 from envport.errors import SpecError
+from envport.report.grids import grid_view
 from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.verifiers.coverage.determinism import check_reference_determinism
+from envport.verifiers.reporting.compare import Steps, divergent_steps
+from envport.verifiers.reporting.states import field_diffs
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
@@ -95,6 +98,56 @@ def test_mutant_edits_apply_exactly_once(tmp_path: Path) -> None:
     for mutant in mutants:
         port = apply_mutant(mutant, BREAKOUT / "ports" / mutant.target, tmp_path / mutant.id)
         assert mutant.new in (port / mutant.file).read_text()
+
+
+def test_a_screen_divergence_names_the_cell_and_plane_and_draws_both_screens() -> None:
+    """MinAtar's observation is declared a grid of planes, rows first: a differing component
+    reads `obs[row][column].plane`, set or clear, and carries both screens for the report,
+    drawn as the game shows them (row 0 at the top)."""
+    spec = load_spec(BREAKOUT)
+    reference = Reference(spec)
+    want = reference.reset(0).astype(bool)
+    screen = want.reshape(10, 10, 4)
+    (rows, columns) = np.nonzero(screen[:, :, 1])  # where the ball is
+    row, column = int(rows[0]), int(columns[0])
+    got = screen.copy()
+    got[row, column, 1] = False  # the port lost the ball
+    got[row, 9 - column, 1] = True  # and drew it at the mirrored column
+    expected = Steps(want[None], *[np.zeros(1)] * 3)
+    actual = Steps(got.reshape(-1)[None], *[np.zeros(1)] * 3)
+    ((_, diffs),) = divergent_steps(spec, expected, actual, False, np.asarray([0]))
+    shown = {d.field: (d.expected, d.actual) for d in diffs}
+    assert shown == {
+        f"obs[{row}][{column}].ball": ("set", "clear"),
+        f"obs[{row}][{9 - column}].ball": ("clear", "set"),
+    }, shown
+    picture = diffs[0].picture
+    assert picture is not None and picture.planes and picture.axes == "yx"
+    view = grid_view(picture)
+    assert view is not None and view.differing == 2
+    # Drawn rows first: the table's row `row` is the screen's row, its cell the column.
+    assert view.reference[row][column].differs and "ball" in view.reference[row][column].title
+    assert view.reference[row][column].label.startswith("ba")
+    assert "ball" not in view.port[row][column].title
+    assert "ball" in view.port[row][9 - column].title
+
+
+def test_the_brick_map_is_drawn_rows_first_at_a_state_divergence() -> None:
+    spec = load_spec(BREAKOUT)
+    reference = Reference(spec)
+    reference.reset(0)
+    want = reference.read_state()
+    bricks = np.asarray(want["brick_map"]).reshape(10, 10).copy()
+    got = bricks.copy()
+    got[2, 7] = 0  # a brick of row 2 missing in the port
+    diffs = field_diffs(spec, {**want, "brick_map": bricks}, {**want, "brick_map": got})
+    assert [d.field for d in diffs] == ["brick_map[2, 7]"]
+    picture = diffs[0].picture
+    assert picture is not None and picture.axes == "yx" and not picture.planes
+    view = grid_view(picture)
+    assert view is not None and view.differing == 1
+    assert view.port[2][7].differs and view.port[2][7].title == "brick_map[2][7] = 0"
+    assert view.reference[2][7].title == "brick_map[2][7] = 1"
 
 
 # Issue 34's missed rule, as a mutant of the known-good port: the board is never laid again
@@ -200,3 +253,15 @@ def test_the_known_good_ports_verify(game: str, target: str) -> None:
     # Every branch of the game's step taken (Breakout's refill by l3.explore), the ones out
     # of scope aside.
     assert report.coverage is not None and report.coverage.missed == [], report.text()
+
+
+def test_a_grid_of_planes_names_its_planes_and_takes_no_codes(tmp_path: Path) -> None:
+    copy = tmp_path / BREAKOUT.name
+    shutil.copytree(BREAKOUT, copy, ignore=shutil.ignore_patterns("__pycache__", "ports"))
+    spec = copy / "envport.toml"
+    text = spec.read_text()
+    spec.write_text(
+        text.replace("planes = true\n", 'planes = true\ncodes = { ball = ["no", "yes"] }\n')
+    )
+    with pytest.raises(SpecError, match="a grid of `planes` names each plane in `channels`"):
+        load_spec(copy)

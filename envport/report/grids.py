@@ -1,6 +1,7 @@
 """A grid at a divergence as two small pictures, reference and port side by side: HTML
 tables whose cells are coloured by their first code (MiniGrid's object type), labelled with
-its name, tooltipped with every code's name, and outlined where the two sides differ.
+its name, tooltipped with every code's name, and outlined where the two sides differ. A grid
+of planes (MinAtar's boolean channels) labels a cell with the planes set there.
 
 Pure data to the template (which escapes every string): no scripts, no images, so the
 page's Content-Security-Policy holds.
@@ -65,9 +66,7 @@ def _codes(value: Any) -> list[int]:
     return [int(v) for v in value] if isinstance(value, list) else [int(value)]
 
 
-def _cell(
-    picture: GridPicture, x: int, y: int, codes: list[int], differs: bool, marked: bool
-) -> CellView:
+def _cell(picture: GridPicture, at: str, codes: list[int], differs: bool, marked: bool) -> CellView:
     names = [_name(picture, c, code) for c, code in enumerate(codes)]
     first = names[0]
     background = _NAMED.get(first, _PALETTE[codes[0] % len(_PALETTE)])
@@ -87,11 +86,26 @@ def _cell(
         label = {"open": "D_", "closed": "D", "locked": "DL"}.get(names[2], "D")
     return CellView(
         label=label,
-        title=f"{picture.field}[{x}][{y}] = {shown}",
+        title=f"{picture.field}{at} = {shown}",
         background=background,
         colour=colour,
         differs=differs,
         marked=marked,
+    )
+
+
+def _plane_cell(picture: GridPicture, at: str, bits: list[int], differs: bool) -> CellView:
+    """A cell of a grid of planes: the planes set there, by name; coloured by the first."""
+    names = picture.channels
+    on = [c for c, bit in enumerate(bits) if bit]
+    shown = ", ".join(names[c] if c < len(names) else str(c) for c in on) or "nothing set"
+    label = "+".join((names[c] if c < len(names) else str(c))[:2] for c in on)
+    background = _PALETTE[1 + on[0] % (len(_PALETTE) - 1)] if on else "#ffffff"
+    return CellView(
+        label=label,
+        title=f"{picture.field}{at} = {shown}",
+        background=background,
+        differs=differs,
     )
 
 
@@ -100,20 +114,28 @@ def grid_view(picture: GridPicture) -> GridView | None:
     want, got = picture.expected, picture.actual
     if not want or not got or len(want) != len(got):
         return None
-    width, height = len(want), len(want[0]) if isinstance(want[0], list) else 0
-    if height == 0 or any(len(column) != height for column in (*want, *got)):
+    outer, inner = len(want), len(want[0]) if isinstance(want[0], list) else 0
+    if inner == 0 or any(len(line) != inner for line in (*want, *got)):
         return None
+    rows_first = picture.axes == "yx"  # want[y][x]: the outer axis runs down
+    width, height = (inner, outer) if rows_first else (outer, inner)
     view = GridView(picture.field)
     for y in range(height):
         ref_row, port_row = [], []
         for x in range(width):
-            a, b = _codes(want[x][y]), _codes(got[x][y])
+            i, j = (y, x) if rows_first else (x, y)
+            a, b = _codes(want[i][j]), _codes(got[i][j])
             differs = a != b
             view.differing += differs
+            at = f"[{i}][{j}]"  # the field's own index order
+            if picture.planes:
+                ref_row.append(_plane_cell(picture, at, a, differs))
+                port_row.append(_plane_cell(picture, at, b, differs))
+                continue
             ref_mark = picture.marker_expected == [x, y]
             port_mark = picture.marker_actual == [x, y]
-            ref_row.append(_cell(picture, x, y, a, differs, ref_mark))
-            port_row.append(_cell(picture, x, y, b, differs or ref_mark != port_mark, port_mark))
+            ref_row.append(_cell(picture, at, a, differs, ref_mark))
+            port_row.append(_cell(picture, at, b, differs or ref_mark != port_mark, port_mark))
         view.reference.append(ref_row)
         view.port.append(port_row)
     return view

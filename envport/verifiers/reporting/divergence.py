@@ -30,6 +30,8 @@ class GridPicture(BaseModel):
     actual: list[Any]
     marker_expected: list[int] | None = None
     marker_actual: list[int] | None = None
+    axes: str = "xy"  # "yx": expected[y][x], rows first
+    planes: bool = False  # each channel a 0/1 plane; a cell shows the ones set
 
 
 class FieldDiff(BaseModel):

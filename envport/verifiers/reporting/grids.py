@@ -26,7 +26,8 @@ def cell_component(
     and channel, its values by their code names:
     `grid[3][4].state`, `door(locked)` against `door(open)`. A channel other than the first
     (the object's type) shows the cell's type around its value, so a door's state or a
-    key's colour reads as what it is. None where the grid declares no channels for it."""
+    key's colour reads as what it is; a channel of a grid of `planes` reads `set` or
+    `clear`. None where the grid declares no channels for it."""
     if len(index) not in (1, 3) or len(index) != want.ndim:
         return None
     if len(grid.channels) != want.shape[-1]:
@@ -37,6 +38,8 @@ def cell_component(
 
     def value(cells: np.ndarray) -> str:
         cell = cells[tuple(at)]
+        if grid.planes:
+            return "set" if cell[c] else "clear"
         own = _code_name(grid, c, int(cell[c]))
         return own if c == 0 else f"{_code_name(grid, 0, int(cell[0]))}({own})"
 
@@ -61,6 +64,8 @@ def _picture(
         actual=np.asarray(got).astype(np.int64).tolist(),
         marker_expected=markers[0],
         marker_actual=markers[1],
+        axes=grid.axes,
+        planes=grid.planes,
     )
 
 
