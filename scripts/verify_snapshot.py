@@ -10,9 +10,10 @@ leaves every report as it was:
 `run` calls `envport verify EXAMPLE --port PORT --levels l1,l2 --explore-steps 0 --json ...`
 for every examples/*/ports/{numpy,jax,rust} port, one process at a time. By default only L1
 and L2, and no exploration, to keep a snapshot affordable (a few minutes on two cores);
-`--levels l1,l2,l3` adds the rollouts, `--examples a,b` keeps to some examples. `--mutants frozenlake,mountaincar` also verifies every
-mutant in those examples' mutants.toml (applied to a copy of the known-good port, as the
-self-check does), so a change is held to what the checks find on wrong ports too.
+`--levels l1,l2,l3` adds the rollouts, `--examples a,b` keeps to some examples.
+`--mutants frozenlake,mountaincar` also verifies every mutant in those examples'
+mutants.toml (applied to a copy of the known-good port, as the self-check does), so a change
+is held to what the checks find on wrong ports too.
 `--repo DIR` snapshots another checkout (run it with that checkout's own Python, so its
 envport is the one verifying). Each report is written masked: timings (`seconds`, and
 durations printed in notes), and paths of scratch directories, differ from run to run and
