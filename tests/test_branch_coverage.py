@@ -15,6 +15,8 @@ from envport.verifiers.coverage.branches import Measure, analyse
 from envport.verifiers.explore import Search, cell_of
 from envport.verifiers.options import L3Options
 
+from helpers import ROOT
+
 SPEC = """\
 name = "bricks"
 
@@ -141,6 +143,22 @@ def test_cells_count_what_a_collection_holds(tmp_path: Path) -> None:
     assert cell_of(spec, one, None) == cell_of(spec, moved, None)
     assert cell_of(spec, one, None) != cell_of(spec, full, None)
     assert cell_of(spec, one, None)[0] == (1,)  # the level: what the collection holds
+
+
+def test_a_grid_drawn_for_the_report_still_counts_what_it_holds() -> None:
+    """MinAtar Breakout declares its brick map a grid (for the report's picture): a grid of
+    single values is a collection to the search, every brick counted, not only the first
+    column's as a grid of typed cells (the first channel) would count them."""
+    spec = load_spec(ROOT / "examples" / "minatar_breakout")
+    assert "brick_map" in spec.state.grids
+    first_column = np.zeros((10, 10), dtype=np.int64)
+    first_column[1:4, 0] = 1
+    elsewhere = np.zeros((10, 10), dtype=np.int64)
+    elsewhere[1:4, 5] = 1
+    rows = elsewhere.copy()
+    rows[1:4, :] = 1
+    level = [cell_of(spec, {"brick_map": b}, None)[0] for b in (first_column, elsewhere, rows)]
+    assert level == [(3,), (3,), (30,)]
 
 
 def test_exploration_plays_the_specs_own_policy(tmp_path: Path) -> None:

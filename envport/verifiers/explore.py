@@ -264,7 +264,7 @@ def cell_of(spec: PortSpec, state: State, limit: int | None) -> tuple[Any, Any]:
                     for i in range(flat.size)
                 )
             )
-        elif name in spec.state.grids:
+        elif _typed_grid(spec, name):
             # A grid of typed cells: how many of each type (the first channel).
             channel = values.reshape(-1, values.shape[-1])[:, 0].astype(np.int64)
             level.append(tuple(np.bincount(channel - channel.min(initial=0)).tolist()))
@@ -272,6 +272,14 @@ def cell_of(spec: PortSpec, state: State, limit: int | None) -> tuple[Any, Any]:
             low = _low(bound, values)
             level.append(int(np.count_nonzero(values.reshape(-1) != low)))
     return tuple(level), tuple(place)
+
+
+def _typed_grid(spec: PortSpec, name: str) -> bool:
+    """A grid whose cells hold codes on a last axis of channels, the first the cell's type
+    (MiniGrid's); a grid of single values or of 0/1 planes (a brick map) counts what it
+    holds as any other collection does."""
+    grid = spec.state.grids.get(name)
+    return grid is not None and bool(grid.channels) and not grid.planes
 
 
 def _component(bound: Bound | None, index: int) -> Bound | None:
