@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from html.parser import HTMLParser
 from pathlib import Path
 
 from envport.serve.client import PortWorker
@@ -139,3 +140,30 @@ def check_failures(run: Path) -> list[str]:
         if event["event"] == "check":
             found += [o["failures"][0] for o in event["outcomes"] if not o["passed"]]
     return found
+
+
+class Tables(HTMLParser):
+    """The report's grid pictures: per table its side, field, and cells (class, title)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tables: list[dict] = []
+        self.field = ""
+        self.inside = False  # within a grid table (the page has other tables)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        classes = (found.get("class") or "").split()
+        if tag == "div" and "grid-pair" in classes:
+            self.field = found.get("data-field") or ""
+        if tag == "table" and "grid" in classes:
+            self.inside = True
+            self.tables.append({"side": classes[1], "field": self.field, "rows": []})
+        if self.inside and tag == "tr":
+            self.tables[-1]["rows"].append([])
+        if self.inside and tag == "td":
+            self.tables[-1]["rows"][-1].append((found.get("class") or "", found.get("title") or ""))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self.inside = False

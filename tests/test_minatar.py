@@ -8,14 +8,18 @@ runs the full budgets.
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from envport.errors import SpecError
+from envport.llm.replay import read_session
 from envport.report.grids import grid_view
 from envport.spec import load_spec
 from envport.targets.reference import Reference
@@ -25,7 +29,7 @@ from envport.verifiers.reporting.states import field_diffs
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
-from helpers import ROOT
+from helpers import ROOT, Tables, check_failures, translated_offline, user_env
 
 BREAKOUT = ROOT / "examples" / "minatar_breakout"
 NUMPY = BREAKOUT / "ports" / "numpy"
@@ -265,3 +269,55 @@ def test_a_grid_of_planes_names_its_planes_and_takes_no_codes(tmp_path: Path) ->
     )
     with pytest.raises(SpecError, match="a grid of `planes` names each plane in `channels`"):
         load_spec(copy)
+
+
+def test_the_breakout_session_is_labelled_hand_written() -> None:
+    session = read_session(BREAKOUT / "replay" / "numpy")
+    assert session.entries and all(e.source == "hand-written" for e in session.entries)
+
+
+@pytest.mark.slow
+def test_breakout_translates_offline_and_the_report_draws_both_screens(tmp_path: Path) -> None:
+    """The session's rules never lay the board again (the slip a real model made): no module
+    check sees it, the composed check's exploration reaches a cleared board, the repair
+    adds the refill, and the HTML report draws both screens, rows first, where they part."""
+    run = translated_offline(BREAKOUT, "numpy", tmp_path / "runs", timeout=900)
+    failed = check_failures(run)
+    assert (failed and "l3.explore" in failed[0]) or "branch" in failed[0], failed
+    parser = Tables()
+    parser.feed((run / "reports" / "report.html").read_text())
+    screens = [t for t in parser.tables if t["field"] == "obs"]
+    assert [t["side"] for t in screens[:2]] == ["reference", "port"]
+    reference, port = screens[0]["rows"], screens[1]["rows"]
+    assert len(reference) == len(port) == 10 and all(len(row) == 10 for row in reference + port)
+    # Where they part is the bricks: the reference laid rows 1..3 again, the port did not.
+    differing = [
+        (y, title) for y, row in enumerate(reference) for cls, title in row if "differs" in cls
+    ]
+    assert differing and all(1 <= y <= 3 and "brick" in title for y, title in differing)
+
+
+@pytest.mark.slow
+def test_a_rule_no_check_reached_is_the_runs_gap_not_a_silent_pass(tmp_path: Path) -> None:
+    """With the exploration off, the session's first port (no refill) passes every level; the
+    run's verdict must still say that the refill was never exercised: the module checks ran
+    L1 and the composed check L2 and L3, so together they answer for the reference's rules."""
+    copy = tmp_path / BREAKOUT.name
+    shutil.copytree(BREAKOUT, copy, ignore=shutil.ignore_patterns("ports", "__pycache__"))
+    spec = copy / "envport.toml"
+    spec.write_text(spec.read_text().replace("[coverage]\n", "[coverage]\nexplore_steps = 0\n", 1))
+    out = tmp_path / "runs"
+    words = ["translate", str(copy), "--target", "numpy", "--out", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "envport", *words],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+        env=user_env(),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "verified with gaps" in done.stdout, done.stdout
+    (run,) = out.iterdir()
+    state = json.loads((run / "run.json").read_text())
+    assert any("count_nonzero(self.brick_map)==0" in json.dumps(gap) for gap in state["gaps"])

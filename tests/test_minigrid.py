@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import shutil
-from html.parser import HTMLParser
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +27,7 @@ from envport.verifiers.reporting.states import field_diffs
 from envport.verifiers.selfcheck import apply_mutant, known_good_port, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
-from helpers import ROOT, check_failures, translated_offline
+from helpers import ROOT, Tables, check_failures, translated_offline
 
 EMPTY = ROOT / "examples" / "minigrid_empty"
 DOORKEY = ROOT / "examples" / "minigrid_doorkey"
@@ -182,33 +181,6 @@ def test_a_port_covering_part_of_the_state_space_verifies_on_its_declared_domain
     assert after.passed, after.text()
     assert after.restricted_to == ["carrying[0] in (1, 5)"]
     assert "restricted: L1 and L2 drew only states in the port's declared domain" in after.text()
-
-
-class Tables(HTMLParser):
-    """The report's grid pictures: per table its side, field, and cells (class, title)."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tables: list[dict] = []
-        self.field = ""
-        self.inside = False  # within a grid table (the page has other tables)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        found = dict(attrs)
-        classes = (found.get("class") or "").split()
-        if tag == "div" and "grid-pair" in classes:
-            self.field = found.get("data-field") or ""
-        if tag == "table" and "grid" in classes:
-            self.inside = True
-            self.tables.append({"side": classes[1], "field": self.field, "rows": []})
-        if self.inside and tag == "tr":
-            self.tables[-1]["rows"].append([])
-        if self.inside and tag == "td":
-            self.tables[-1]["rows"][-1].append((found.get("class") or "", found.get("title") or ""))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "table":
-            self.inside = False
 
 
 def fast_copy(source: Path, destination: Path, l1_examples: int = 200) -> Path:

@@ -199,6 +199,9 @@ def check_composed(
         levels=available(COMPOSED_LEVELS) or ("l3",),
         target=target,
         timeout=CHECK_TIMEOUT_S,
+        # The module checks ran L1 (the last module's on the whole port): a reference rule
+        # none of the levels reached is then the verdict's gap, not a silent pass.
+        earlier_levels=available(MODULE_LEVELS),
         # The model's proposed cases run beside the harness's checks once there are any.
         cases=proposed if any(proposed.glob("*.toml")) else None,
         strict=strict,

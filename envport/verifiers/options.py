@@ -64,6 +64,11 @@ class VerifyOptions:
     # Fail (not only report) when a check passed but did not show everything it could
     # (envport.gaps: no state reads, an ending never reached, a check that did not apply).
     strict: bool = False
+    # Levels this port already passed before this run, on the same code (a translate run's
+    # module checks run L1 on every module, the last one on the whole port, before its
+    # composed check runs L2 and L3): with them the run answers for the reference's rules,
+    # so a branch no check reached is a gap of its verdict.
+    earlier_levels: tuple[str, ...] = ()
     # Where L3's chunks run: "local" (lanes on this machine) or "ray" (tasks on a Ray
     # cluster: `address`, else $RAY_ADDRESS, else a local Ray started for the run).
     executor: str = "local"
