@@ -4,6 +4,7 @@
         [--max-mutants N] [--files env.py,...] [--mutants ID,...] [--seed S]
         [--verify-args "--levels l1,l2,l3"] [--timeout SEC] [--jobs N]
         [--survivors FILE] [--out FILE] [--append-untriaged] [--no-cache]
+    python benchmarks/mutation_score.py --retriage [--survivors FILE] [--out FILE]
 
 Every known-good port in examples/*/ports/{jax,numpy} by default. cosmic-ray enumerates the
 mutants of each port file; at most --max-mutants per file are drawn (seeded, uniform), each
@@ -13,6 +14,9 @@ whose check failed), the survivors with their triage from --survivors (default
 benchmarks/mutation_survivors.toml), and writes JSON to benchmarks/results/ (merged by
 example and backend, so examples can be run one at a time). Exit 1 if a survivor is not
 triaged (or its triage is stale) or an unmutated port fails.
+
+`--retriage` verifies nothing: it applies the survivors file as it is now to the outcomes
+--out already holds and recounts each port (survivors are triaged by hand after a run).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import argparse
 import json
 import shlex
 import sys
+from collections import Counter
 from pathlib import Path
 
 from rich.console import Console
@@ -31,12 +36,15 @@ try:
     from envport.mutation.run import Outcome
     from envport.mutation.score import Cache, PortScore, plan_mutants, score_port
     from envport.mutation.triage import (
+        EQUIVALENT,
+        MISSED,
         STALE,
         UNTRIAGED,
         TriageError,
         load_triage,
         untriaged_entries,
         verdict,
+        verdict_of,
     )
 except ImportError as error:
     print(
@@ -73,6 +81,9 @@ def _parser() -> argparse.ArgumentParser:
         help="append untriaged survivors to --survivors, to be triaged by hand",
     )
     parser.add_argument("--no-cache", action="store_true", help="verify every mutant again")
+    parser.add_argument(
+        "--retriage", action="store_true", help="recount --out with today's survivors file"
+    )
     return parser
 
 
@@ -141,6 +152,23 @@ def _payload(scores: list[PortScore], triage: dict, settings: dict, previous: di
     return {"ports": dict(sorted(ports.items()))}
 
 
+def retriage(payload: dict, triage: dict) -> int:
+    """The survivors' triage and each port's counts redone from the stored outcomes; how
+    many survivors are still untriaged (or stale)."""
+    pending = 0
+    for port in payload.get("ports", {}).values():
+        survivors = [m for m in port["mutants"] if m.get("status") == "survived"]
+        for mutant in survivors:
+            mutant["triage"], mutant["reason"] = verdict_of(mutant["id"], mutant["diff"], triage)
+        verdicts = Counter(m["triage"] for m in survivors)
+        judged = port["killed"] + len(survivors) - verdicts[EQUIVALENT]
+        port["equivalent"], port["missed"] = verdicts[EQUIVALENT], verdicts[MISSED]
+        port["untriaged"] = len(survivors) - verdicts[EQUIVALENT] - verdicts[MISSED]
+        port["kill_rate"] = None if judged == 0 else round(port["killed"] / judged, 4)
+        pending += port["untriaged"]
+    return pending
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     console = Console(width=160, highlight=False)
@@ -149,6 +177,15 @@ def main(argv: list[str] | None = None) -> int:
     except TriageError as error:
         print(f"mutation_score: {error}", file=sys.stderr)
         return 2
+    if args.retriage:
+        if not args.out.is_file():
+            print(f"mutation_score: --retriage: no scores in {args.out} yet", file=sys.stderr)
+            return 2
+        payload = json.loads(args.out.read_text())
+        untriaged = retriage(payload, triage)
+        args.out.write_text(json.dumps(payload, indent=2) + "\n")
+        console.print(f"retriaged {args.out}: {untriaged} survivors untriaged", markup=False)
+        return 1 if untriaged else 0
     backends = [b for b in args.backends.split(",") if b]
     unknown = [b for b in backends if b not in BACKENDS]
     if unknown:

@@ -98,6 +98,22 @@ def test_the_pipeline_scores_a_killed_and_an_equivalent_mutant(tmp_path: Path) -
     assert after == before
     assert (tmp_path / "results" / "mutation_cache" / "mountaincar" / "numpy.jsonl").is_file()
 
+    # Survivors are triaged by hand after a run: --retriage recounts the stored outcomes
+    # with the file as it is now, verifying nothing again.
+    def retriage(survivors_file: Path) -> tuple[int, dict]:
+        command = [sys.executable, str(ROOT / "benchmarks" / "mutation_score.py"), "--retriage"]
+        command += ["--survivors", str(survivors_file), "--out", str(out)]
+        ran = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=user_env())
+        return ran.returncode, json.loads(out.read_text())["ports"]["mountaincar/numpy"]
+
+    code, port = retriage(tmp_path / "none.toml")
+    assert code == 1 and (port["equivalent"], port["untriaged"]) == (0, 1)
+    assert port["kill_rate"] == 0.5
+    code, port = retriage(survivors)
+    assert code == 0 and (port["equivalent"], port["untriaged"]) == (1, 0)
+    assert port["kill_rate"] == 1.0
+    assert {m["id"]: m.get("triage") for m in port["mutants"]}[EQUIVALENT_ID] == EQUIVALENT
+
 
 def test_triage_entries_round_trip_and_a_changed_diff_is_stale(tmp_path: Path) -> None:
     mutants = _mutants()

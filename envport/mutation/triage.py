@@ -55,10 +55,15 @@ def load_triage(path: Path) -> dict[str, Triage]:
 
 def verdict(mutant: Mutant, entries: dict[str, Triage]) -> tuple[str, str | None]:
     """A survivor's triage: (equivalent|missed|untriaged|stale, the reason given)."""
-    entry = entries.get(mutant.id)
+    return verdict_of(mutant.id, mutant.diff, entries)
+
+
+def verdict_of(id: str, diff: str, entries: dict[str, Triage]) -> tuple[str, str | None]:
+    """The triage of the survivor `id` whose diff is `diff` (as a score's JSON keeps it)."""
+    entry = entries.get(id)
     if entry is None:
         return UNTRIAGED, None
-    if entry.diff.strip() != mutant.diff.strip():
+    if entry.diff.strip() != diff.strip():
         return STALE, "the triaged diff no longer matches this mutant"
     if entry.equivalent is not None:
         return EQUIVALENT, entry.equivalent
