@@ -1,6 +1,6 @@
 """Mutation self-check: plant known bugs in the known-good ports and count what is caught.
 
-    python benchmarks/mutation_check.py [examples/cartpole]
+    python benchmarks/mutation_check.py [examples/cartpole] [--target jax] [--processes N]
 
 Prints a table and writes benchmarks/results/mutants.json. Exit 1 if any behaviour-changing
 mutant is missed, if an equivalent one is flagged, or if a replay command does not reproduce.
@@ -8,6 +8,7 @@ mutant is missed, if an equivalent one is flagged, or if a replay command does n
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -15,14 +16,30 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from envport.errors import EnvportError
 from envport.verifiers.selfcheck import level_table, run_selfcheck
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:
-    example = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "examples" / "cartpole"
-    results = run_selfcheck(example)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("example", nargs="?", type=Path, default=ROOT / "examples" / "cartpole")
+    parser.add_argument("--target", action="append", help="only this target's mutants (again)")
+    parser.add_argument("--processes", type=int, help="mutants verified at once (the cores)")
+    args = parser.parse_args()
+    example: Path = args.example
+    if not (example / "envport.toml").is_file():
+        print(
+            f"mutation_check: {example}: no envport.toml (give an example folder)", file=sys.stderr
+        )
+        return 2
+    targets = tuple(args.target) if args.target else None
+    try:
+        results = run_selfcheck(example, targets=targets, processes=args.processes)
+    except (EnvportError, ValueError) as error:
+        print(f"mutation_check: {error}", file=sys.stderr)
+        return 2
     table = Table(title=f"mutants of {example.name}")
     for column in ("mutant", "what", "levels catching", "first field", "replay", "ok"):
         table.add_column(column)

@@ -106,10 +106,13 @@ def test_mutant_edits_apply_exactly_once(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_the_known_good_port_verifies() -> None:
+@pytest.mark.parametrize("target", ["numpy", "jax"])
+def test_the_known_good_port_verifies(target: str) -> None:
     # Budgets cut to keep the tier's time; every check and probe still runs.
     report = verify(
-        str(FREEWAY), str(NUMPY), VerifyOptions(target="numpy", examples=60, episodes=20)
+        str(FREEWAY),
+        str(FREEWAY / "ports" / target),
+        VerifyOptions(target=target, examples=60, episodes=20),
     )
     assert report.passed, report.text()
     assert {level.level for level in report.levels} == {"l1", "l2", "l3"}
@@ -124,6 +127,7 @@ LEVELS: dict[str, tuple[str, ...]] = {"numpy-reset-timers-zero": ("l2",)}
 @pytest.mark.parametrize("mutant", load_mutants(FREEWAY), ids=lambda m: m.id)
 def test_each_mutant_is_caught(mutant, tmp_path) -> None:
     port = apply_mutant(mutant, FREEWAY / "ports" / mutant.target, tmp_path / mutant.id)
-    options = VerifyOptions(target="numpy", levels=LEVELS.get(mutant.id, ("l1",)), shrink=False)
+    levels = LEVELS.get(mutant.id, ("l1",))
+    options = VerifyOptions(target=mutant.target, levels=levels, shrink=False)
     report = verify(str(FREEWAY), str(port), options)
     assert report.error is None and not report.passed, report.text()
