@@ -48,7 +48,10 @@ def test_pgx_breakout_verifies() -> None:
 def test_pgx_stochastic_games_verify_through_their_noise(game: str) -> None:
     """pgx's `_step_det` fed the spec's noise: the same transitions as MinAtar's draws give,
     and the bridge's own sampler distributed as the reference's."""
-    code, out = _verify(game, "--examples", "60", "--episodes", "10", "--steps", "200")
+    # Asterix's sampler check alone takes minutes (12,304 sampled steps a side).
+    code, out = _verify(
+        game, "--examples", "60", "--episodes", "10", "--steps", "200", timeout=1800
+    )
     assert code == 0, out
     assert "pass l1.transition" in out and "pass l1.sampled_step" in out
     assert "pass l3.free" in out and "pass l3.plain" in out
