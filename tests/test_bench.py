@@ -98,7 +98,7 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
     code, _, err = _bench("--port", str(NUMPY_PORT), "--batch-sizes", "32,0")
     _one_line(code, err, 2, "--batch-sizes")
     code, _, err = _bench("--port", str(NUMPY_PORT), "--anchor", "brax:ant", *QUICK)
-    _one_line(code, err, 2, "expected gymnax:EnvId or xminigrid:EnvId")
+    _one_line(code, err, 2, "expected gymnax:EnvId, xminigrid:EnvId or pgx:EnvId")
     code, _, err = _bench("--port", str(tmp_path / "absent"))
     _one_line(code, err, 2, "no such port directory")
 
@@ -183,3 +183,39 @@ def test_an_unknown_xminigrid_env_is_the_anchors_failure() -> None:
     _one_line(code, err, 2, "--anchor xminigrid:MiniGrid-Nope: anchor failed in `bench`")
     assert "has no env 'MiniGrid-Nope'" in err and "MiniGrid-Empty-8x8" in err
     assert "port failed" not in err
+
+
+BREAKOUT = ROOT / "examples" / "minatar_breakout"
+
+
+@pytest.mark.slow
+def test_bench_minatar_with_pgx_and_gymnax_anchors_in_one_run(tmp_path: Path) -> None:
+    """MinAtar Breakout's JAX port beside two anchors timed in the same run (`--anchor`
+    repeated): pgx takes the reference's minimal-action-set codes as they are."""
+    pytest.importorskip("pgx")
+    results = tmp_path / "sps.json"
+    done = run_envport(
+        "bench", str(BREAKOUT), "--port", str(BREAKOUT / "ports" / "jax"), "--batch-sizes", "8",
+        "--anchor", "pgx:minatar-breakout", "--anchor", "gymnax:Breakout-MinAtar",
+        "--json", str(results), *QUICK,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(results.read_text())
+    rows = {(r["name"], r["batch"]): r for r in report["rows"]}
+    assert {("jax port", 8), ("pgx:minatar-breakout", 8), ("gymnax:Breakout-MinAtar", 8)} <= set(
+        rows
+    )
+    pgx_row = rows[("pgx:minatar-breakout", 8)]
+    assert pgx_row["kind"] == "anchor" and pgx_row["backend"] == "pgx"
+    assert pgx_row["sps"] > 0 and pgx_row["compile_s"] > 0
+    assert report["machine"]["pgx"].startswith("2.")
+    assert "pgx:minatar-breakout" in done.stdout and "gymnax:Breakout-MinAtar" in done.stdout
+
+
+def test_an_unknown_pgx_env_is_the_anchors_failure() -> None:
+    pytest.importorskip("pgx")
+    code, _, err = _bench(
+        "--port", str(NUMPY_PORT), "--batch-sizes", "8", "--anchor", "pgx:minatar-pong", *QUICK
+    )  # fmt: skip
+    _one_line(code, err, 2, "--anchor pgx:minatar-pong: anchor failed in `bench`")
+    assert "pgx has no env 'minatar-pong'" in err and "minatar-breakout" in err

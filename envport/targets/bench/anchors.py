@@ -8,7 +8,7 @@ reference's action space, and an anchor whose codes differ translates them.
 
 Anchors are the user's trusted choice but still run in the worker, beside the port, so
 both are timed under the same conditions; nothing here is imported by the driver except
-the names below (the worker imports gymnax or xminigrid on first use).
+the names below (the worker imports gymnax, xminigrid or pgx on first use).
 """
 
 from __future__ import annotations
@@ -17,8 +17,11 @@ from typing import Any
 
 from envport.targets.loader import ContractError
 
-ANCHORS = ("gymnax", "xminigrid")
-ANCHOR_USAGE = "expected gymnax:EnvId or xminigrid:EnvId (e.g. gymnax:CartPole-v1)"
+ANCHORS = ("gymnax", "xminigrid", "pgx")
+ANCHOR_USAGE = (
+    "expected gymnax:EnvId, xminigrid:EnvId or pgx:EnvId (e.g. gymnax:CartPole-v1, "
+    "pgx:minatar-breakout)"
+)
 
 
 class GymnaxAnchor:
@@ -80,12 +83,43 @@ class XMiniGridAnchor:
         return timestep.observation, timestep, timestep.reward, timestep.last()
 
 
-_KINDS = {"gymnax": GymnaxAnchor, "xminigrid": XMiniGridAnchor}
+class PgxAnchor:
+    """A pgx env from `pgx.make`, with pgx's defaults, driven through its public `init`/`step`.
+
+    pgx's MinAtar games take the index into MinAtar's minimal action set by default, the
+    same codes as the examples' references (`MinAtar/<Game>-v1`), so actions pass as they
+    are; their sticky actions stay at pgx's (and MinAtar's) 0.1, a draw pgx makes every step
+    whatever the probability. The reward is the first player's (MinAtar has one); pgx never
+    truncates, so done is `terminated`.
+    """
+
+    backend = "pgx"
+
+    def __init__(self, name: str) -> None:
+        import pgx
+
+        if name not in pgx.available_envs():
+            # pgx's own error lists every id, one per line.
+            raise ContractError(
+                f"pgx has no env {name!r}; its envs are " + ", ".join(pgx.available_envs())
+            )
+        self.env = pgx.make(name)
+
+    def reset(self, key: Any) -> Any:
+        state = self.env.init(key)
+        return state.observation, state
+
+    def step(self, key: Any, state: Any, action: Any) -> Any:
+        state = self.env.step(state, action, key)
+        return state.observation, state, state.rewards[0], state.terminated | state.truncated
+
+
+_KINDS = {"gymnax": GymnaxAnchor, "xminigrid": XMiniGridAnchor, "pgx": PgxAnchor}
 _anchors: dict[str, Any] = {}
 
 
 def anchor_kind(name: str) -> str | None:
-    """The anchor's kind (`gymnax`, `xminigrid`), or None when `name` is not `kind:EnvId`."""
+    """The anchor's kind (`gymnax`, `xminigrid`, `pgx`), or None when `name` is not `kind:EnvId`."""
     kind, _, env_id = name.partition(":")
     return kind if kind in ANCHORS and env_id else None
 

@@ -1,4 +1,4 @@
-"""`envport bench`: steps per second of the reference, a port and an anchor, by batch size."""
+"""`envport bench`: steps per second of the reference, a port and anchors, by batch size."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _sizes(text: str) -> tuple[int, ...]:
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "bench",
-        help="steps per second of the reference, a port and an anchor across batch sizes",
+        help="steps per second of the reference, a port and anchors across batch sizes",
     )
     p.add_argument("spec", help="envport.toml or the directory holding it")
     p.add_argument("--port", required=True, help="directory of the port")
@@ -44,7 +44,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--anchor",
-        help="a published JAX implementation to compare: gymnax:EnvId or xminigrid:EnvId",
+        action="append",
+        default=[],
+        help="a published JAX implementation to compare: gymnax:EnvId, xminigrid:EnvId or "
+        "pgx:EnvId; repeat it to time several in one run",
     )
     p.add_argument("--steps", type=_positive, default=1000, help="steps per env in a timed run")
     p.add_argument("--repeats", type=_positive, default=3, help="timed runs; the best counts")
@@ -72,7 +75,7 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         seed=args.seed,
     )
-    report = run_bench(args.spec, args.port, options, target=args.target, anchor=args.anchor)
+    report = run_bench(args.spec, args.port, options, target=args.target, anchors=args.anchor)
     console().print(table(report))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

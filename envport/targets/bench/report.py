@@ -60,7 +60,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "numpy": numpy.__version__,
     }
-    for package in ("jax", "jaxlib", "gymnasium", "gymnax", "minigrid", "xminigrid"):
+    for package in ("jax", "jaxlib", "gymnasium", "gymnax", "minigrid", "xminigrid", "pgx"):
         # Versions from metadata: importing JAX here would cost a second for a label.
         with contextlib.suppress(importlib.metadata.PackageNotFoundError):
             info[package] = importlib.metadata.version(package)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -285,12 +285,14 @@ def run_bench(
     options: BenchOptions,
     target: str = "auto",
     anchor: str | None = None,
+    anchors: Sequence[str] = (),
 ) -> BenchReport:
-    """The reference, the port and (optionally) an anchor, in one report."""
+    """The reference, the port and (optionally) anchors, in one report: ratios between
+    implementations mean something only when they are measured in one run."""
     spec = load_spec(spec_arg)
     subjects = [port_subject(spec, port_arg, target)]
-    if anchor:
-        subjects.append(anchor_subject(anchor))
+    for name in dict.fromkeys([*([anchor] if anchor else []), *anchors]):
+        subjects.append(anchor_subject(name))
     report = new_report(spec_arg, options)
     # The reference first, while no worker is busy importing.
     report.rows += reference_rows(spec, options)
