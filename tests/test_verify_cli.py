@@ -132,6 +132,8 @@ def test_port_sleeping_forever_in_step(numpy_port_copy: Path) -> None:
     )
     elapsed = time.monotonic() - started
     _one_line_failure(done, 1, "did not answer `step_batch` within 3 s")
+    # The line names the check that was asking, where a hang on a drawn state shows.
+    assert "in l1: port did not answer" in done.stderr, done.stderr
     assert elapsed < 20
 
 

@@ -236,7 +236,8 @@ class PortWorker:
                 # Later requests fail at once with the same reason instead of blocking.
                 self._stopped = (
                     f"{self.role} did not answer `{self._pending_op}` within {limit:g} s; the "
-                    f"worker was stopped (raise --timeout if the {self.role} is just slow)"
+                    f"worker was stopped (raise --timeout if the {self.role} is just slow; "
+                    f"one that never answers loops without end on what it was given)"
                 )
                 raise PortError(self._stopped)
 

@@ -81,17 +81,21 @@ def verify(
             ctx.reset_sample = reset_sample.draw(ctx.spec, ctx.reference, options.seed)
         report.seconds["setup"] = time.perf_counter() - ctx.started
         timed = Timer(report.seconds)
+        running = ""
         try:
             _loaded(ctx, worker.receive)
             for check in CHECKS:
                 if check.applies(ctx):
+                    running = check.name
                     if check.part is not None:
                         timed.start(check.part)
                     if measure is not None:
                         measure.level(check.name.split(".")[0])
                     report.levels += check.run(ctx)
         except PortError as error:
-            report.error = str(error)
+            # Which check was asking says where to look (a port that hangs on a drawn
+            # state hangs in L1 or L2, one that hangs in play in L3).
+            report.error = f"in {running}: {error}" if running else str(error)
         timed.stop()
     whole_plan = options.only_episode is None and options.episode_batch is None
     time_limit = ctx.reference.max_episode_steps if whole_plan and report.levels else None
