@@ -4,6 +4,7 @@ process_vis, encode) and the observation: the image flattened, then the directio
 Hand-written known-good port: a test subject for the verifier, not model output.
 """
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -52,25 +53,46 @@ def view_cells(grid, agent_pos, agent_dir):
     return jnp.where(inside[..., None], cells, WALL_CELL)
 
 
+ROW = (1 << VIEW) - 1  # a view row as bits: bit i is column i
+COLUMN_BITS = jnp.asarray(1 << np.arange(VIEW), dtype=jnp.int32)[:, None]
+
+
+def _spread_right(lit, clear):
+    """Light passes from a lit clear cell to its right neighbour, as far as it can go."""
+    for _ in range(VIEW - 1):
+        lit = lit | (((lit & clear) << 1) & ROW)
+    return lit
+
+
+def _spread_left(lit, clear):
+    for _ in range(VIEW - 1):
+        lit = lit | ((lit & clear) >> 1)
+    return lit
+
+
+def _light_row(lit, clear):
+    """One row's passes: `lit` the cells the row below lit -> (what the row above starts
+    with, this row's visible cells)."""
+    # Lit clear cells light the row above: in the left-to-right pass the cell itself and the
+    # one after it (columns 0..5), right-to-left the cell and the one before (1..6).
+    rightward = _spread_right(lit, clear)
+    forward = rightward & clear & (ROW >> 1)
+    row = _spread_left(rightward, clear)
+    backward = row & clear & (ROW - 1)
+    return (forward | (forward << 1) | backward | (backward >> 1)) & ROW, row
+
+
 def visibility(cells):
     """Grid.process_vis from the agent's cell (3, 6): light spreads along each row from the
-    bottom up, and one row up, past every cell that does not block the view."""
-    clear = see_behind(cells)
-    mask = jnp.zeros((VIEW, VIEW), dtype=bool).at[HALF, VIEW - 1].set(True)
-    for j in reversed(range(VIEW)):
-        for i in range(VIEW - 1):
-            go = mask[i, j] & clear[i, j]
-            mask = mask.at[i + 1, j].set(mask[i + 1, j] | go)
-            if j > 0:
-                mask = mask.at[i + 1, j - 1].set(mask[i + 1, j - 1] | go)
-                mask = mask.at[i, j - 1].set(mask[i, j - 1] | go)
-        for i in reversed(range(1, VIEW)):
-            go = mask[i, j] & clear[i, j]
-            mask = mask.at[i - 1, j].set(mask[i - 1, j] | go)
-            if j > 0:
-                mask = mask.at[i - 1, j - 1].set(mask[i - 1, j - 1] | go)
-                mask = mask.at[i, j - 1].set(mask[i, j - 1] | go)
-    return mask
+    bottom up, left then right, and one row up, past every cell that does not block the view.
+
+    Each row is one integer of 7 bits, so a row's pass is a few shifts, ands and ors on whole
+    rows rather than one scatter per cell (which under vmap cost ~85% of the step), and the
+    rows are a scan: written out unrolled, XLA fuses the whole chain into the unpacking and
+    recomputes it for every one of the 49 cells."""
+    clear_rows = jnp.sum(jnp.where(see_behind(cells), COLUMN_BITS, 0), axis=0)  # [VIEW] rows
+    _, rows = jax.lax.scan(_light_row, jnp.int32(1 << HALF), clear_rows, reverse=True)
+    return (rows[None, :] & COLUMN_BITS) != 0
 
 
 def image(grid, agent_pos, agent_dir, carrying, see_through_walls):
