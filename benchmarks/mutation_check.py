@@ -1,15 +1,17 @@
 """Mutation self-check: plant known bugs in the known-good ports and count what is caught.
 
-    python benchmarks/mutation_check.py [examples/cartpole]
+    python benchmarks/mutation_check.py [examples/cartpole] [--target jax ...] [--json PATH]
 
-Prints a table and writes benchmarks/results/mutants.json. Exit 1 if any behaviour-changing
-mutant is missed, if an equivalent one is flagged, or if a replay command does not reproduce.
+Prints a table and writes benchmarks/results/mutants.json (or --json PATH: a check of one
+example's target after editing its port need not replace the recorded results). Exit 1 if
+any behaviour-changing mutant is missed, if an equivalent one is flagged, or if a replay
+command does not reproduce.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 from rich.console import Console
@@ -21,8 +23,20 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def main() -> int:
-    example = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "examples" / "cartpole"
-    results = run_selfcheck(example)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("example", nargs="?", type=Path, default=ROOT / "examples" / "cartpole")
+    parser.add_argument(
+        "--target",
+        action="append",
+        choices=("jax", "numpy", "rust"),
+        help="only this target's mutants (repeatable; default every target)",
+    )
+    parser.add_argument(
+        "--json", type=Path, default=ROOT / "benchmarks" / "results" / "mutants.json"
+    )
+    args = parser.parse_args()
+    example = args.example
+    results = run_selfcheck(example, targets=tuple(args.target) if args.target else None)
     table = Table(title=f"mutants of {example.name}")
     for column in ("mutant", "what", "levels catching", "first field", "replay", "ok"):
         table.add_column(column)
@@ -46,7 +60,7 @@ def main() -> int:
     console.print(counts)
     missed = [r.id for r in results if not r.ok]
     console.print(f"not ok: {missed or 'none'}")
-    out = ROOT / "benchmarks" / "results" / "mutants.json"
+    out = args.json
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "mutants": [
