@@ -1,9 +1,12 @@
 """Mutation self-check: plant known bugs in the known-good ports and count what is caught.
 
-    python benchmarks/mutation_check.py [examples/cartpole] [--target jax] [--processes N]
+    python benchmarks/mutation_check.py [examples/cartpole] [--target jax ...] [--processes N]
+        [--json PATH]
 
-Prints a table and writes benchmarks/results/mutants.json. Exit 1 if any behaviour-changing
-mutant is missed, if an equivalent one is flagged, or if a replay command does not reproduce.
+Prints a table and writes benchmarks/results/mutants.json (or --json PATH: a check of one
+example's target after editing its port need not replace the recorded results). Exit 1 if
+any behaviour-changing mutant is missed, if an equivalent one is flagged, or if a replay
+command does not reproduce.
 """
 
 from __future__ import annotations
@@ -25,14 +28,20 @@ ROOT = Path(__file__).resolve().parent.parent
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("example", nargs="?", type=Path, default=ROOT / "examples" / "cartpole")
-    parser.add_argument("--target", action="append", help="only this target's mutants (again)")
+    parser.add_argument(
+        "--target",
+        action="append",
+        choices=("jax", "numpy", "rust"),
+        help="only this target's mutants (repeatable; default every target)",
+    )
     parser.add_argument("--processes", type=int, help="mutants verified at once (the cores)")
+    parser.add_argument(
+        "--json", type=Path, default=ROOT / "benchmarks" / "results" / "mutants.json"
+    )
     args = parser.parse_args()
     example: Path = args.example
     if not (example / "envport.toml").is_file():
-        print(
-            f"mutation_check: {example}: no envport.toml (give an example folder)", file=sys.stderr
-        )
+        print(f"mutation_check: {example}: no envport.toml (name an example)", file=sys.stderr)
         return 2
     targets = tuple(args.target) if args.target else None
     try:
@@ -63,7 +72,7 @@ def main() -> int:
     console.print(counts)
     missed = [r.id for r in results if not r.ok]
     console.print(f"not ok: {missed or 'none'}")
-    out = ROOT / "benchmarks" / "results" / "mutants.json"
+    out = args.json
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "mutants": [

@@ -219,3 +219,53 @@ def test_an_unknown_pgx_env_is_the_anchors_failure() -> None:
     )  # fmt: skip
     _one_line(code, err, 2, "--anchor pgx:minatar-pong: anchor failed in `bench`")
     assert "pgx has no env 'minatar-pong'" in err and "minatar-breakout" in err
+
+
+def _rendered(rows: list[tuple[str, str, int, float]]) -> str:
+    from envport.targets.bench.report import BenchReport, BenchRow, console, table
+
+    report = BenchReport(
+        spec="examples/minigrid_doorkey/envport.toml", created="now", steps=10, repeats=1,
+        batch_sizes=[4096],
+        rows=[BenchRow(name=n, kind=k, backend="jax", batch=b, sps=s, steps=10)  # type: ignore[arg-type]
+              for n, k, b, s in rows],
+    )  # fmt: skip
+    out = console()
+    with out.capture() as captured:
+        out.print(table(report))
+    return captured.get()
+
+
+def test_ratios_keep_the_digits_that_tell_half_from_one() -> None:
+    """0.50x and 0.57x once rendered as "0x" and "1x": a port half as fast as its anchor
+    looked like parity."""
+    text = _rendered([
+        ("reference", "reference", 1, 1000.0),
+        ("jax port", "port", 4096, 402_000.0),
+        ("xminigrid:MiniGrid-DoorKey-5x5", "anchor", 4096, 852_000.0),
+    ])  # fmt: skip
+    assert "402x" in text and "852x" in text  # best / 1 env, whole numbers above 10
+    assert "/ anchor at B=4096" in text
+    port_line = next(line for line in text.splitlines() if "jax port" in line)
+    assert "0.47x" in port_line and "1.00x" not in port_line
+    anchor_line = next(line for line in text.splitlines() if "xminigrid:" in line)
+    assert "1.00x" in anchor_line
+
+
+def test_with_several_anchors_the_port_is_held_to_the_fastest() -> None:
+    text = _rendered([
+        ("jax port", "port", 4096, 600_000.0),
+        ("gymnax:Breakout-MinAtar", "anchor", 4096, 300_000.0),
+        ("pgx:minatar-breakout", "anchor", 4096, 1_200_000.0),
+    ])  # fmt: skip
+    assert "/ fastest anchor (pgx:minatar-breakout) at B=4096" in text.replace("\n", " ")
+    port_line = next(line for line in text.splitlines() if "jax port" in line)
+    assert "0.50x" in port_line and "2.00x" not in port_line
+
+
+def test_a_ratio_below_one_is_not_rounded_away() -> None:
+    from envport.targets.bench.report import ratio
+
+    assert [ratio(v) for v in (0.5, 0.57, 2.378, 12.4, 0.004)] == [
+        "0.50x", "0.57x", "2.38x", "12x", "4.0e-03x",
+    ]  # fmt: skip

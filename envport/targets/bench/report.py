@@ -74,6 +74,23 @@ def human(sps: float) -> str:
     return f"{sps:.3g}"
 
 
+def ratio(value: float) -> str:
+    """A speed ratio with enough digits to tell 0.5x from 1x: two decimals below 10,
+    whole numbers above (where a decimal would be noise)."""
+    if value >= 10:
+        return f"{value:,.0f}x"
+    if value >= 0.01:
+        return f"{value:.2f}x"
+    return f"{value:.1e}x"
+
+
+def _anchor_batch(report: BenchReport) -> int | None:
+    """The largest batch size at which both a port and an anchor were timed."""
+    ports = {row.batch for row in report.rows if row.kind == "port"}
+    anchors = {row.batch for row in report.rows if row.kind == "anchor"}
+    return max(ports & anchors, default=None)
+
+
 def console() -> Console:
     """A console wide enough for the table even when output goes to a file or a pipe."""
     out = InertConsole(highlight=False)
@@ -96,12 +113,23 @@ def table(report: BenchReport) -> Table:
     reference = report.reference_sps()
     if reference:
         out.add_column("best / 1 env", justify="right")
+    # The port against the fastest anchor at one batch size: the figure an optimisation
+    # aims at (the goal is the fastest public implementation, whichever it is).
+    versus = _anchor_batch(report)
+    timed = [r for r in report.rows if r.kind == "anchor" and r.batch == versus]
+    anchor = max(timed, key=lambda r: r.sps, default=None)
+    if anchor:
+        which = "anchor" if len(timed) == 1 else f"fastest anchor ({anchor.name})"
+        out.add_column(f"/ {which} at B={versus}", justify="right")
     for name in report.names():
         rows = [row for row in report.rows if row.name == name]
         cells = [human(r.sps) if (r := report.find(name, b)) else "" for b in batches]
         compile_s = max(row.compile_s for row in rows)
         loops = sorted({row.loop for row in rows})
-        extra = [f"{max(r.sps for r in rows) / reference:.0f}x"] if reference else []
+        extra = [ratio(max(r.sps for r in rows) / reference)] if reference else []
+        if anchor:
+            mine = report.find(name, anchor.batch)
+            extra.append(ratio(mine.sps / anchor.sps) if mine else "")
         out.add_row(name, *cells, f"{compile_s:.2f}" if compile_s else "-", ",".join(loops), *extra)
     return out
 

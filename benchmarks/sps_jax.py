@@ -1,0 +1,125 @@
+"""Steps per second of every example's JAX port against its anchor, one bench run per example.
+
+    python benchmarks/sps_jax.py [--examples cartpole,minigrid_empty,...]
+                                 [--batch-sizes 32,512,4096] [--steps 1000] [--repeats 3]
+
+For each example, one `envport bench` run: the reference here (one env, and a SyncVectorEnv
+of 32 where the reference is a Gymnasium env), the JAX port and the anchor (the published
+JAX implementation of the same env, or the closest one: gymnax, xminigrid for MiniGrid;
+none where PyPI has none) each in a worker, taking turns at every batch size, so the
+port / anchor ratio of a row is measured in one run. Prints each table, then the speed
+table of docs/commands.md ("envport bench") as Markdown, and writes
+benchmarks/results/sps_jax.json. An example whose bench fails is reported and skipped.
+Ratios are reported, not asserted: the machines this runs on are shared and noisy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from envport.errors import EnvportError
+from envport.targets.bench.report import BenchReport, console, human, ratio, table
+from envport.targets.bench.run import BenchOptions, run_bench
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+AT = 4096
+# Every example with a JAX port, and its anchor: a published JAX implementation of the same
+# env, or None where there is none on PyPI (Blackjack, Taxi; gymnax's FrozenLake-misc is a
+# different env).
+ANCHORS: dict[str, str | None] = {
+    "cartpole": "gymnax:CartPole-v1",
+    "acrobot": "gymnax:Acrobot-v1",
+    "mountaincar": "gymnax:MountainCar-v0",
+    "pendulum": "gymnax:Pendulum-v1",
+    "minatar_asterix": "gymnax:Asterix-MinAtar",
+    "minatar_breakout": "gymnax:Breakout-MinAtar",
+    "minatar_space_invaders": "gymnax:SpaceInvaders-MinAtar",
+    "blackjack": None,
+    "frozenlake": None,
+    "taxi": None,
+    "minigrid_empty": "xminigrid:MiniGrid-Empty-8x8",
+    "minigrid_doorkey": "xminigrid:MiniGrid-DoorKey-5x5",
+}
+
+
+def ratios(report: BenchReport, anchor: str | None) -> dict[str, float | None]:
+    port = report.find("jax port", AT)
+    single = next(r for r in report.rows if r.kind == "reference" and r.batch == 1)
+    other = report.find(anchor, AT) if anchor else None
+    return {
+        "port_sps": port.sps if port else None,
+        "reference_sps": single.sps,
+        "anchor_sps": other.sps if other else None,
+        "port_over_reference": port.sps / single.sps if port else None,
+        "port_over_anchor": port.sps / other.sps if port and other else None,
+    }
+
+
+SPEEDS = ("reference_sps", "port_sps", "anchor_sps")
+RATIOS = ("port_over_reference", "port_over_anchor")
+
+
+def markdown(results: dict[str, dict]) -> str:
+    """The speed table of docs/commands.md, one row per example benched."""
+    lines = [
+        "| example | reference, 1 env | JAX port | anchor | port / reference | port / anchor |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, found in results.items():
+        speeds = {k: "-" if found[k] is None else human(found[k]) for k in SPEEDS}
+        ratios = {k: "-" if found[k] is None else ratio(found[k]) for k in RATIOS}
+        anchor = f"`{found['anchor']}`, {speeds['anchor_sps']}" if found["anchor"] else "none"
+        lines.append(
+            f"| {name} | {speeds['reference_sps']} | {speeds['port_sps']} | {anchor} | "
+            f"{ratios['port_over_reference']} | {ratios['port_over_anchor']} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", default=",".join(ANCHORS))
+    parser.add_argument("--batch-sizes", default="32,512,4096")
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    names = [name.strip() for name in args.examples.split(",") if name.strip()]
+    unknown = [name for name in names if name not in ANCHORS]
+    if unknown:
+        parser.error(f"no JAX port known for {', '.join(unknown)}; known: {', '.join(ANCHORS)}")
+    options = BenchOptions(
+        batch_sizes=tuple(int(b) for b in args.batch_sizes.split(",")),
+        steps=args.steps,
+        repeats=args.repeats,
+    )
+    out = console()
+    results: dict[str, dict] = {}
+    failed = []
+    for name in names:
+        example = ROOT / "examples" / name
+        anchor = ANCHORS[name]
+        try:
+            report = run_bench(str(example), str(example / "ports" / "jax"), options, "jax", anchor)
+        except EnvportError as error:
+            out.print(f"{name}: bench failed: {error}")
+            failed.append(name)
+            continue
+        out.print(table(report))
+        results[name] = {"anchor": anchor, "at": AT, **ratios(report, anchor)}
+        results[name]["report"] = report.model_dump()
+    out.print(f"\nAt B={AT}:\n")
+    out.print(markdown(results), markup=False)
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / "sps_jax.json"
+    if path.exists():  # a run of some examples keeps the others' last results
+        results = json.loads(path.read_text(encoding="utf-8")) | results
+    path.write_text(json.dumps(results, indent=2), encoding="utf-8")
+    out.print(f"wrote {path}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
