@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -29,7 +27,7 @@ from envport.verifiers.reporting.states import field_diffs
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
-from helpers import ROOT, Tables, check_failures, translated_offline, user_env
+from helpers import ROOT, Tables, check_failures, run_envport, translated_offline
 
 BREAKOUT = ROOT / "examples" / "minatar_breakout"
 NUMPY = BREAKOUT / "ports" / "numpy"
@@ -307,15 +305,7 @@ def test_a_rule_no_check_reached_is_the_runs_gap_not_a_silent_pass(tmp_path: Pat
     spec = copy / "envport.toml"
     spec.write_text(spec.read_text().replace("[coverage]\n", "[coverage]\nexplore_steps = 0\n", 1))
     out = tmp_path / "runs"
-    words = ["translate", str(copy), "--target", "numpy", "--out", str(out)]
-    done = subprocess.run(
-        [sys.executable, "-m", "envport", *words],
-        capture_output=True,
-        text=True,
-        timeout=900,
-        cwd=ROOT,
-        env=user_env(),
-    )
+    done = run_envport("translate", str(copy), "--target", "numpy", "--out", str(out), timeout=900)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "verified with gaps" in done.stdout, done.stdout
     (run,) = out.iterdir()
