@@ -284,14 +284,13 @@ def run_bench(
     port_arg: str,
     options: BenchOptions,
     target: str = "auto",
-    anchor: str | None = None,
     anchors: Sequence[str] = (),
 ) -> BenchReport:
     """The reference, the port and (optionally) anchors, in one report: ratios between
     implementations mean something only when they are measured in one run."""
     spec = load_spec(spec_arg)
     subjects = [port_subject(spec, port_arg, target)]
-    for name in dict.fromkeys([*([anchor] if anchor else []), *anchors]):
+    for name in dict.fromkeys(anchors):  # each named once, in the order given
         subjects.append(anchor_subject(name))
     report = new_report(spec_arg, options)
     # The reference first, while no worker is busy importing.
