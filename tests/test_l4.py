@@ -109,3 +109,32 @@ def test_l4_passes_for_the_frozenlake_port() -> None:
     assert stats["sd_difference"] > 0 and stats["ci_low"] < stats["ci_high"]
     assert stats["power_equivalence"] > 0.8
     assert np.mean([p["reference_return"] for p in stats["policies"]]) > 0.5
+
+
+BREAKOUT = ROOT / "examples" / "minatar_breakout"
+DOUBLE_BRICKS = Mutant(
+    id="numpy-brick-pays-two",
+    target="numpy",
+    file="rules.py",
+    old="reward = breaks.astype(np.float64)",
+    new="reward = 2.0 * breaks.astype(np.float64)",
+    what="a broken brick pays 2",
+)
+
+
+@pytest.mark.slow
+def test_l4_trains_on_minatar_screens_and_tells_a_brick_paying_two(tmp_path: Path) -> None:
+    # Box observations of 10x10x4 booleans: CEM over linear policies on the 400 cells.
+    good = verify(str(BREAKOUT), str(BREAKOUT / "ports" / "numpy"), L4)
+    assert good.passed, good.text()
+    stats = good.levels[0].statistics
+    assert stats["trainer"] == "cem" and stats["verdict"] == "equivalent"
+    # Some policy breaks bricks, so a reward bug has returns to scale.
+    assert max(p["reference_return"] for p in stats["policies"]) > 0
+    port = apply_mutant(DOUBLE_BRICKS, BREAKOUT / "ports" / "numpy", tmp_path / "numpy")
+    bad = verify(str(BREAKOUT), str(port), VerifyOptions(levels=("l4",), target="numpy"))
+    # Returns of one or two bricks: doubled, the difference is about the margin, so TOST
+    # cannot show equivalence ("different" or "not shown equivalent"); either fails L4.
+    assert not bad.passed
+    assert bad.levels[0].statistics["verdict"] != "equivalent"
+    assert bad.levels[0].statistics["mean_difference"] > 0
