@@ -72,7 +72,7 @@ def test_a_verified_run_with_gaps_says_so_in_its_state() -> None:
     }
     done = verified(state.model_copy(deep=True)).state
     assert done.status == "verified" and done.gaps == [NO_READS]
-    assert done.verdict == "verified with gaps" and "with 1 gaps" in done.reason
+    assert done.verdict == "verified with gaps" and "with 1 gap" in done.reason
     state.results["l2.interaction"].gaps = []
     assert verified(state.model_copy(deep=True)).state.verdict == "verified"
 

@@ -45,5 +45,6 @@ def verified(nxt: RunState, reason: str = "every level passes") -> Decision:
     nxt.status = "verified"
     # What the passing checks did not show (a --strict run never gets here with any).
     nxt.gaps = list({gap: None for o in nxt.results.values() for gap in o.gaps})
-    nxt.reason = reason + (f", with {len(nxt.gaps)} gaps" if nxt.gaps else "")
+    count = len(nxt.gaps)
+    nxt.reason = reason + (f", with {count} gap{'' if count == 1 else 's'}" if count else "")
     return Decision("verified", nxt, (Complete(), Finish()))
