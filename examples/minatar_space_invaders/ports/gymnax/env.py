@@ -35,9 +35,7 @@ def step(key, state, action, params):
 def state_from_reference(ref_state):
     # jnp.array copies (jnp.asarray of a numpy array can share its buffer on CPU).
     ints = {name: jnp.array(ref_state[name], dtype=jnp.int32) for name in _INTS}
-    maps = {
-        name: jnp.array(ref_state[name], dtype=jnp.float32).reshape(10, 10) for name in _MAPS
-    }
+    maps = {name: jnp.array(ref_state[name], dtype=jnp.float32).reshape(10, 10) for name in _MAPS}
     return EnvState(
         **ints,
         **maps,
