@@ -9,7 +9,9 @@ JAX implementations of the same env: gymnax, xminigrid for MiniGrid, pgx and gym
 MinAtar; none where PyPI has none) each in a worker, taking turns at every batch size, so
 the port / fastest anchor ratio of a row is measured in one run. Prints each table, then the speed
 table of docs/commands.md ("envport bench") as Markdown, and writes
-benchmarks/results/sps_jax.json. An example whose bench fails is reported and skipped.
+benchmarks/results/sps_jax.json (a run of some examples keeps the others' last results, and
+the tables show every example's last run), then README's MinAtar table: every batch size, one
+column per anchor kind. An example whose bench fails is reported and skipped.
 Ratios are reported, not asserted: the machines this runs on are shared and noisy.
 """
 
@@ -84,6 +86,30 @@ def markdown(results: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
+def by_batch(results: dict[str, dict]) -> str:
+    """README's table for the examples with more than one anchor (the MinAtar games): every
+    batch size, one column per anchor kind (pgx, gymnax), the port over each."""
+    chosen = {n: r for n, r in results.items() if len(r["anchors"]) > 1}
+    kinds = sorted({a.split(":")[0] for r in chosen.values() for a in r["anchors"]})
+    head = ["example", "B", "reference, 1 env", "JAX port", *kinds, "port / reference"]
+    lines = ["| " + " | ".join(head + [f"port / {k}" for k in kinds]) + " |"]
+    lines.append("|" + "---|" * (len(head) + len(kinds)))
+    for name, found in chosen.items():
+        report = BenchReport.model_validate(found["report"])
+        single = next(r for r in report.rows if r.kind == "reference" and r.batch == 1)
+        for batch in report.batch_sizes:
+            port = report.find("jax port", batch)
+            if port is None:
+                continue
+            found_rows = {a.split(":")[0]: report.find(a, batch) for a in found["anchors"]}
+            by_kind = {k: row.sps for k, row in found_rows.items() if row is not None}
+            speeds = [human(by_kind[k]) if k in by_kind else "-" for k in kinds]
+            over = [ratio(port.sps / by_kind[k]) if k in by_kind else "-" for k in kinds]
+            cells = [name, str(batch), human(single.sps), human(port.sps), *speeds]
+            lines.append("| " + " | ".join([*cells, ratio(port.sps / single.sps), *over]) + " |")
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", default=",".join(ANCHORS))
@@ -117,12 +143,16 @@ def main() -> int:
         out.print(table(report))
         results[name] = {"anchors": list(anchors), "at": AT, **ratios(report, anchors)}
         results[name]["report"] = report.model_dump()
-    out.print(f"\nAt B={AT}:\n")
-    out.print(markdown(results), markup=False)
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "sps_jax.json"
     if path.exists():  # a run of some examples keeps the others' last results
         results = json.loads(path.read_text(encoding="utf-8")) | results
+    # The tables hold every example's last run (each row still from one run of its own).
+    out.print(f"\nAt B={AT}:\n")
+    out.print(markdown(results), markup=False)
+    if any(len(found["anchors"]) > 1 for found in results.values()):
+        out.print("\nEvery batch size, each anchor:\n")
+        out.print(by_batch(results), markup=False)
     path.write_text(json.dumps(results, indent=2), encoding="utf-8")
     out.print(f"wrote {path}")
     return 1 if failed else 0
