@@ -106,7 +106,9 @@ def verify(
     time_limit = ctx.reference.max_episode_steps if whole_plan and report.levels else None
     report.gaps = _gaps(report) + ending_gaps(report.levels, time_limit)
     if measure is not None:  # stopped as the processes were (the exit stack above)
+        analysed = time.perf_counter()
         report.coverage = branch_coverage.analyse(measure, ctx.spec)
+        report.seconds["coverage"] = time.perf_counter() - analysed
         report.warnings += [
             f"coverage.out_of_scope: {stale} matches no branch line of the reference"
             for stale in report.coverage.stale
