@@ -12,7 +12,8 @@ A checkout runs with its own `.venv` when it has one, else this interpreter with
 checkout first on PYTHONPATH (the sandboxed worker is given the same path), so before and
 after come from one run on one machine. A warm-up run, not counted, lets Python write the
 checkout's bytecode caches (as an installed envport has them): PYTHONDONTWRITEBYTECODE is
-taken out of the children's environment for that reason.
+taken out of the children's environment for that reason. The checkouts' runs alternate,
+so a load that comes and goes on a shared machine weighs on each alike.
 """
 
 from __future__ import annotations
@@ -107,20 +108,24 @@ def _phases(report: dict) -> dict[str, float]:
 
 
 def time_command(
-    checkout: Checkout, example: str, backend: str, repeats: int, warm_up: bool = True
-) -> CommandTiming:
+    checkouts: list[Checkout], example: str, backend: str, repeats: int
+) -> list[CommandTiming]:
+    """Each checkout's runs of one port, taken in turn (A, B, A, B, ...) so that the load
+    of a shared machine falls on all of them alike; one warm-up run each first."""
     spec = f"examples/{example}"
     port = f"examples/{example}/ports/{backend}"
-    timing = CommandTiming(checkout.label, example, backend)
+    timings = [CommandTiming(checkout.label, example, backend) for checkout in checkouts]
     with tempfile.TemporaryDirectory(prefix="verify-speed-") as scratch:
         out = Path(scratch) / "report.json"
         arguments = ["verify", spec, "--port", port, "--json", str(out)]
-        if warm_up:
+        for checkout in checkouts:
             _run(checkout, arguments)
         for _ in range(repeats):
-            timing.walls.append(_run(checkout, arguments))
-            timing.phases.append(_phases(json.loads(out.read_text(encoding="utf-8"))))
-    timing.startup = statistics.median(
-        _run(checkout, ["verify", "--help"]) for _ in range(max(repeats, 3))
-    )
-    return timing
+            for checkout, timing in zip(checkouts, timings, strict=True):
+                timing.walls.append(_run(checkout, arguments))
+                timing.phases.append(_phases(json.loads(out.read_text(encoding="utf-8"))))
+    for checkout, timing in zip(checkouts, timings, strict=True):
+        timing.startup = statistics.median(
+            _run(checkout, ["verify", "--help"]) for _ in range(max(repeats, 3))
+        )
+    return timings

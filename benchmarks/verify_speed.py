@@ -195,9 +195,9 @@ def main() -> None:
     checkouts = [Checkout(repo.resolve(), str(repo)) for repo in args.repo]
     checkouts.append(Checkout(ROOT, "this checkout"))
     timings = [
-        time_command(checkout, example, backend, args.command_repeats)
+        timing
         for example, backend in ports
-        for checkout in checkouts
+        for timing in time_command(checkouts, example, backend, args.command_repeats)
     ]
     console.print(command_table(timings, args.command_repeats))
     results["verify"] = [timing.as_json() for timing in timings]
