@@ -64,7 +64,7 @@ def _answer(path: Path) -> dict[str, np.ndarray] | str:
 @contextmanager
 def started(ctx: VerifyContext) -> Iterator[PlainStarted]:
     """Start the plain interpreter on its sample as soon as the port's backend is known, so
-    it imports the port (and JAX) and steps while the other levels run; `finish` collects
+    it imports the port (and JAX) and steps while the other levels run; `run_plain` judges
     it. Whatever happens meanwhile, the process is ended and its directory removed."""
     indices = l3.episode_indices(ctx.l3)[:SAMPLE_EPISODES]
     played = l3.play_reference(ctx.reference, ctx.spec, ctx.l3, indices)
