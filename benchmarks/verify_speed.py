@@ -1,6 +1,14 @@
-"""How long L3 takes next to the time the reference alone needs for the same transitions.
+"""How long `envport verify` takes: the whole command per checkout, and L3 against the reference.
 
-    python benchmarks/verify_speed.py [--episodes 100] [--steps 500] [--repeats 7]
+    python benchmarks/verify_speed.py [--repo OTHER_CHECKOUT] [--command-repeats 3]
+        [--ports cartpole:numpy,cartpole:jax] [--episodes 100] [--steps 500] [--repeats 7]
+
+The whole command: `envport verify examples/E --port examples/E/ports/B` as a user runs it,
+a subprocess timed by the wall clock, median of `--command-repeats`, with its breakdown
+(verify_command.py says how), for this checkout and each `--repo`, so before and after come
+from one run on one machine.
+
+L3 next to the time the reference alone needs for the same transitions:
 
 For each known-good CartPole port, in one process: the reference alone replays exactly the
 transitions L3 compares (same reset seeds, same actions, no state reads, nothing kept), and
@@ -9,7 +17,7 @@ The two are timed alternately, `--repeats` times each, and the best of each is c
 this machine is shared, and a process's speed swings by up to 2x from one second to the
 next. The fixed costs one `verify` pays on top, whatever the episode count, are stated
 apart: worker start-up and port import, and JAX compilation (the first L3 run's extra).
-Prints a table and writes benchmarks/results/verify_speed.json.
+Prints the tables and writes benchmarks/results/verify_speed.json (or `--json`).
 """
 
 from __future__ import annotations
@@ -22,18 +30,21 @@ from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from verify_command import Checkout, CommandTiming, time_command
 
 from envport.serve.client import PortWorker
 from envport.spec import load_spec
+from envport.targets.reference import Reference
+from envport.targets.registry import choose_target
 from envport.verifiers.levels.l3 import lanes as l3_lanes
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.played import Played
-from envport.verifiers.options import L3Options
-from envport.verifiers.reference import Reference
-from envport.verifiers.verify import port_target
+from envport.verifiers.options import L3Options, VerifyOptions
+from envport.verifiers.reporting.replay import Replay
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "cartpole"
+RESULTS = ROOT / "benchmarks" / "results" / "verify_speed.json"
 
 
 def reference_alone(played: Played, reference: Reference) -> float:
@@ -58,8 +69,8 @@ def measure(backend: str, options: L3Options, repeats: int) -> dict:
     reference = Reference(spec)
     played = l3.play_reference(reference, spec, options)
     port = EXAMPLE / "ports" / backend
-    target, modules, entry = port_target(spec, port, "auto")
-    load = {"port_dir": str(port.resolve()), "modules": modules, "entry": entry, "target": target}
+    load = choose_target(spec, port, "auto").load(port)
+    replay = Replay("l3", str(EXAMPLE), str(port), VerifyOptions())
     started = time.perf_counter()
     with PortWorker(load=load) as worker:
         worker.receive()
@@ -67,7 +78,7 @@ def measure(backend: str, options: L3Options, repeats: int) -> dict:
 
         def run() -> tuple[float, float]:
             began = time.perf_counter()
-            levels = l3_lanes.run_l3(spec, options, "", worker, reference)
+            levels = l3_lanes.run_l3(spec, options, replay, worker, reference)
             assert all(level.passed for level in levels), [lv.summary() for lv in levels]
             compile_s = sum(level.seconds.get("port_compile", 0.0) for level in levels)
             return time.perf_counter() - began, compile_s
@@ -92,16 +103,8 @@ def measure(backend: str, options: L3Options, repeats: int) -> dict:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--episodes", type=int, default=100)
-    parser.add_argument("--steps", type=int, default=500)
-    parser.add_argument("--repeats", type=int, default=7)
-    args = parser.parse_args()
-    options = L3Options(episodes=args.episodes, steps=args.steps, mode="both")
-    rows = [measure(backend, options, args.repeats) for backend in ("numpy", "jax")]
-
-    table = Table(title=f"L3, {args.episodes} episodes, both modes: best of {args.repeats}")
+def l3_table(rows: list[dict], episodes: int, repeats: int) -> Table:
+    table = Table(title=f"L3, {episodes} episodes, both modes: best of {repeats}")
     columns = ["port", "transitions", "reference alone", "L3", "ratio (target <= 3)"]
     columns += ["median ratio", "first L3", "of which compile", "worker start-up"]
     for column in columns:
@@ -118,10 +121,88 @@ def main() -> None:
             f"{r['jax_compile_s'] * 1e3:.0f} ms",
             f"{r['worker_startup_s'] * 1e3:.0f} ms",
         )
-    Console(width=160).print(table)
-    out = ROOT / "benchmarks" / "results" / "verify_speed.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(rows, indent=2), encoding="utf-8")
+    return table
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def command_table(timings: list[CommandTiming], repeats: int) -> Table:
+    table = Table(title=f"envport verify, whole command: median of {repeats} (seconds)")
+    columns = ["checkout", "port", "wall", "verify --help", "outside total", "setup"]
+    columns += ["worker wait", "l1", "l2", "l3", "of which L3 compile", "plain", "coverage"]
+    columns += ["total"]
+    for column in columns:
+        table.add_column(column, justify="right")
+    for t in timings:
+        total = t.phase("total") or 0.0
+        table.add_row(
+            t.checkout,
+            f"{t.example} {t.backend}",
+            f"{t.wall:.2f}",
+            f"{t.startup:.2f}",
+            f"{t.wall - total:.2f}",
+            *(_seconds(t.phase(name)) for name in ("setup", "port_load_wait", "l1", "l2", "l3")),
+            _seconds(t.phase("l3_compile")),
+            _seconds(t.phase("plain")),
+            _seconds(t.phase("coverage")),
+            f"{total:.2f}",
+        )
+    return table
+
+
+def _ports(text: str) -> list[tuple[str, str]]:
+    """`cartpole:numpy,cartpole:jax` as (example, backend) pairs."""
+    pairs = [item.strip().split(":") for item in text.split(",") if item.strip()]
+    if any(len(pair) != 2 for pair in pairs):
+        raise SystemExit(f"--ports: expected EXAMPLE:BACKEND,..., got {text!r}")
+    return [(example, backend) for example, backend in pairs]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument("--steps", type=int, default=500)
+    parser.add_argument("--repeats", type=int, default=7, help="L3 repeats")
+    parser.add_argument(
+        "--command-repeats", type=int, default=3, help="whole-command runs per port (median)"
+    )
+    parser.add_argument(
+        "--ports",
+        default="cartpole:numpy,cartpole:jax",
+        help="EXAMPLE:BACKEND,... whose whole `envport verify` is timed",
+    )
+    parser.add_argument(
+        "--repo",
+        action="append",
+        default=[],
+        type=Path,
+        help="another checkout to time the same commands against (its .venv, else this "
+        "Python with it on PYTHONPATH); repeatable",
+    )
+    parser.add_argument("--no-l3", action="store_true", help="skip the in-process L3 part")
+    parser.add_argument("--json", type=Path, default=RESULTS, help="where the JSON goes")
+    args = parser.parse_args()
+    ports = _ports(args.ports)
+    console = Console(width=200)
+    results: dict = {}
+    if not args.no_l3:
+        options = L3Options(episodes=args.episodes, steps=args.steps, mode="both")
+        rows = [measure(backend, options, args.repeats) for backend in ("numpy", "jax")]
+        console.print(l3_table(rows, args.episodes, args.repeats))
+        results["l3"] = rows
+    checkouts = [Checkout(repo.resolve(), str(repo)) for repo in args.repo]
+    checkouts.append(Checkout(ROOT, "this checkout"))
+    timings = [
+        timing
+        for example, backend in ports
+        for timing in time_command(checkouts, example, backend, args.command_repeats)
+    ]
+    console.print(command_table(timings, args.command_repeats))
+    results["verify"] = [timing.as_json() for timing in timings]
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@ spec) or 1 (the port failed); no traceback reaches the terminal.
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import sys
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -173,13 +176,22 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
     )
 
 
+def _port_at(port_arg: str) -> AbstractContextManager[tuple[Path, str | None]]:
+    """`--port`: a directory, or `RUN@K`, a run's port read from its git history (only then
+    are the run's modules and git imported)."""
+    if "@" not in port_arg:
+        return nullcontext((Path(port_arg), None))
+    from envport.runs.snapshot import port_at
+
+    return port_at(port_arg)
+
+
 def _run_verify(args: argparse.Namespace) -> int:
     from envport.io.inert import InertConsole
-    from envport.runs.snapshot import port_at
     from envport.verifiers.reporting.junit import write_junit
     from envport.verifiers.verify import verify
 
-    with port_at(args.port) as (port, checked_out):
+    with _port_at(args.port) as (port, checked_out):
         shown_as = args.port if checked_out else None
         report = verify(args.spec, str(port), verify_options(args), shown_as=shown_as)
     if checked_out:
@@ -199,7 +211,26 @@ def _run_verify(args: argparse.Namespace) -> int:
     return EXIT_OK if report.passed else EXIT_DIVERGED
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Every command but verify: the module and function that add its parser, imported only when
+# that command (or the whole --help) is asked for, so `envport verify` loads none of the
+# translate, init, review or report code. In `envport --help` order.
+_COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("envport.init.command", "add_parser"),
+    "audit": ("envport.audit.command", "add_parser"),
+    "serve": ("envport.targets.serve_command", "add_parser"),
+    "translate": ("envport.pipeline.command", "add_translate"),
+    "resume": ("envport.pipeline.command", "add_resume"),
+    "bench": ("envport.targets.bench.command", "add_parser"),
+    "review": ("envport.review.command", "add_parser"),
+    "report": ("envport.report.command", "add_parser"),
+    "batch": ("envport.batch.command", "add_parser"),
+    "check": ("envport.pipeline.spec_check", "add_parser"),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The command line; given a known `command`, only that command's parser is built (an
+    unknown one, or none, builds them all, for --help and argparse's list of choices)."""
     parser = _Parser(
         prog="envport",
         description=DESCRIPTION,
@@ -207,42 +238,20 @@ def build_parser() -> argparse.ArgumentParser:
         "(README.md, then docs/, has the rest).",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    _add_verify(sub)
-    from envport.init.command import add_parser as add_init
-
-    add_init(sub)
-    from envport.audit.command import add_parser as add_audit
-
-    add_audit(sub)
-    from envport.targets.serve_command import add_parser as add_serve
-
-    add_serve(sub)
-    from envport.pipeline.command import add_resume, add_translate
-
-    add_translate(sub)
-    add_resume(sub)
-    from envport.targets.bench.command import add_parser as add_bench
-
-    add_bench(sub)
-    from envport.review.command import add_parser as add_review
-
-    add_review(sub)
-    from envport.report.command import add_parser as add_report
-
-    add_report(sub)
-    from envport.batch.command import add_parser as add_batch
-
-    add_batch(sub)
-    from envport.pipeline.spec_check import add_parser as add_check
-
-    add_check(sub)
+    known = command == "verify" or command in _COMMANDS
+    if not known or command == "verify":
+        _add_verify(sub)
+    for name, (module, function) in _COMMANDS.items():
+        if not known or command == name:
+            getattr(importlib.import_module(module), function)(sub)
     for name in _RUNS_PORTS:
-        sub.choices[name].add_argument(
-            "--unsafe-no-sandbox",
-            action="store_true",
-            help="run generated code without bubblewrap's isolation (when it is not "
-            "installed): the port gets this user's files, processes and network",
-        )
+        if name in sub.choices:
+            sub.choices[name].add_argument(
+                "--unsafe-no-sandbox",
+                action="store_true",
+                help="run generated code without bubblewrap's isolation (when it is not "
+                "installed): the port gets this user's files, processes and network",
+            )
     return parser
 
 
@@ -255,6 +264,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # The process's own command line (not a caller's in-process call): its signals are
         # envport's to handle from the start.
         interrupts.install(repeat=True)
+        # Hypothesis loads every installed package's Hypothesis plugin on import (trio's
+        # pulls in pytest: a quarter second). envport's strategies draw no third-party type
+        # and run no trio scheduler, so its own process loads none (a user's setting wins).
+        os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
     words = list(sys.argv[1:] if argv is None else argv)
     code = finish(lambda: _run(argv), words, own_signals=argv is None)
     # In its own process the command line ends the process; a caller's in-process call
@@ -263,7 +276,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    command = words[0] if words and not words[0].startswith("-") else None
+    args = build_parser(command).parse_args(words)
     if getattr(args, "unsafe_no_sandbox", False):
         from envport.serve.jail import allow_unsandboxed
 

@@ -297,3 +297,35 @@ def test_a_port_right_only_while_watched_fails_the_plain_interpreter_check(
     assert "plain interpreter (no envport module) differs from the reference" in output
     assert "obs.x_dot" in output
     assert done.returncode == 1, output
+
+
+# A port that imports fine beside the harness and hangs when imported alone.
+HANGS_ALONE = """
+
+import sys as _sys
+import time as _time
+
+if not any(name.startswith("envport.") for name in _sys.modules):
+    _time.sleep(600)
+"""
+
+
+def test_a_plain_interpreter_that_hangs_is_ended_and_reported(tmp_path: Path) -> None:
+    # The plain interpreter starts before the levels and is judged last: one that never
+    # answers fails the check within the timeout and is ended with the run, not left behind.
+    spec = tmp_path / "cartpole"
+    shutil.copytree(CARTPOLE, spec, ignore=shutil.ignore_patterns("__pycache__"))
+    physics = spec / "ports" / "numpy" / "physics.py"
+    physics.write_text(physics.read_text() + HANGS_ALONE)
+    command = [sys.executable, "-m", "envport", "verify", str(spec), "--timeout", "10"]
+    command += ["--port", str(spec / "ports" / "numpy"), "--levels", "l3", "--episodes", "5"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=user_env()
+    )
+    output = done.stdout + done.stderr
+    assert "pass l3.free" in output, output
+    assert "FAIL l3.plain" in output, output
+    assert "the plain interpreter did not finish within 10 s" in output, output
+    assert done.returncode == 1, output
+    left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
+    assert [line for line in left.stdout.splitlines() if str(spec) in line] == []

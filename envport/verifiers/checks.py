@@ -8,6 +8,7 @@ in the report in that order. `part` names the wall-time bucket a check's time go
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 from abc import ABC, abstractmethod
@@ -351,7 +352,20 @@ class PlainReplay(Check):
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
         from envport.verifiers.plain import run_plain
 
-        return [run_plain(ctx)]
+        # Started by `verify` once the backend was known (PLAIN.start).
+        assert ctx.plain is not None
+        return [run_plain(ctx, ctx.plain)]
+
+    def start(self, ctx: VerifyContext, stack: contextlib.ExitStack) -> None:
+        """Start the plain interpreter now, if this check will run, so its start and the
+        port's import overlap the levels; `stack` ends it whatever happens."""
+        if self.applies(ctx):
+            from envport.verifiers.plain import started
+
+            ctx.plain = stack.enter_context(started(ctx))
+
+
+PLAIN = PlainReplay()
 
 
 CHECKS: tuple[Check, ...] = (
@@ -364,5 +378,5 @@ CHECKS: tuple[Check, ...] = (
     Explore(),
     L4Transfer(),
     ReverseRollouts(),
-    PlainReplay(),
+    PLAIN,
 )

@@ -3,10 +3,13 @@ worker, the reference) and where their results go (the report)."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import numpy as np
 
 from envport.errors import EnvportError
 from envport.serve.client import PortWorker
@@ -19,6 +22,7 @@ from envport.verifiers.coverage.branches import Measure
 from envport.verifiers.draws.probes import Probe, load_probes
 from envport.verifiers.levels.l3.lanes import LaneWorkers
 from envport.verifiers.options import L3Options, VerifyOptions, check_options
+from envport.verifiers.reporting.compare import Steps
 from envport.verifiers.reporting.divergence import VerifyReport
 from envport.verifiers.reporting.replay import Kind, Replay, replays
 
@@ -26,6 +30,18 @@ if TYPE_CHECKING:
     from envport.verifiers.stats.reset_sample import ResetSample
 
 Worker = PortWorker | EnvClient
+
+
+@dataclass
+class PlainStarted:
+    """The plain interpreter (envport.verifiers.plain) at work on its sample of L3's steps:
+    the rows it was given, the reference's answers to them, where it writes its own."""
+
+    process: subprocess.Popen[bytes]
+    work: Path
+    rows: np.ndarray
+    expected: Steps
+    episodes: int
 
 
 @dataclass
@@ -55,6 +71,9 @@ class VerifyContext:
     reset_sample: ResetSample | None = None
     # Branch coverage of the reference's source while the levels run (None: not measured).
     branches: Measure | None = None
+    # The plain interpreter, started as soon as the port's backend is known (None: the
+    # check does not apply).
+    plain: PlainStarted | None = None
 
     @property
     def whole_port(self) -> bool:

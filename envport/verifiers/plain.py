@@ -1,5 +1,8 @@
 """The last check: the port imported by a plain interpreter replays a sample of L3's steps.
 
+Started once the port's backend is known (`started`) and judged last (`run_plain`): the
+interpreter's start and the port's import (JAX's) overlap the other levels.
+
 Every other check runs the port beside the harness, where a port could notice it is being
 tested (envport's modules loaded, its frames on the stack) and behave only there. Here a
 sample of the steps L3 played (the same seeded episodes) goes to a plain Python that
@@ -15,6 +18,8 @@ import io
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +27,7 @@ import numpy as np
 from envport.io.scratch import scratch
 from envport.serve import jail, plain_replay
 from envport.serve.client import scratch_homes, worker_environment
-from envport.verifiers.context import VerifyContext
+from envport.verifiers.context import PlainStarted, VerifyContext
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.reporting.compare import Steps, divergent_steps
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
@@ -56,14 +61,16 @@ def _answer(path: Path) -> dict[str, np.ndarray] | str:
     return found
 
 
-def run_plain(ctx: VerifyContext) -> LevelResult:
+@contextmanager
+def started(ctx: VerifyContext) -> Iterator[PlainStarted]:
+    """Start the plain interpreter on its sample as soon as the port's backend is known, so
+    it imports the port (and JAX) and steps while the other levels run; `run_plain` judges
+    it. Whatever happens meanwhile, the process is ended and its directory removed."""
     indices = l3.episode_indices(ctx.l3)[:SAMPLE_EPISODES]
     played = l3.play_reference(ctx.reference, ctx.spec, ctx.l3, indices)
     count = min(SAMPLE_ROWS, played.transitions)
     rows = np.unique(np.linspace(0, played.transitions - 1, count).astype(np.int64))
     expected = Steps(*(part[rows] for part in played.steps.parts()))
-    level = LevelResult(level="l3", mode="plain", passed=True, episodes=len(indices))
-    level.steps_compared = len(rows)
     inputs = {f"state/{name}": values[rows] for name, values in played.states.items()}
     inputs["actions"] = np.asarray(played.actions)[rows]
     if played.noise is not None:
@@ -75,22 +82,34 @@ def run_plain(ctx: VerifyContext) -> LevelResult:
         backend = str(ctx.report.backend)
         command = [sys.executable, "-I", runner, port, ctx.load.entry, backend]
         command = jail.command_line(command, work, readable=[port, runner])
+        process = subprocess.Popen(
+            command,
+            cwd=work,
+            env={**worker_environment(), **scratch_homes(work)},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
-            subprocess.run(
-                command,
-                cwd=work,
-                env={**worker_environment(), **scratch_homes(work)},
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=ctx.options.timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            answer: dict[str, np.ndarray] | str = (
-                f"the plain interpreter did not finish within {ctx.options.timeout:g} s"
-            )
-        else:
-            answer = _answer(work / "steps-out.npz")
+            yield PlainStarted(process, work, rows, expected, len(indices))
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+
+
+def run_plain(ctx: VerifyContext, run: PlainStarted) -> LevelResult:
+    """The started interpreter's answer against the reference's steps."""
+    rows, expected = run.rows, run.expected
+    level = LevelResult(level="l3", mode="plain", passed=True, episodes=run.episodes)
+    level.steps_compared = len(rows)
+    answer: dict[str, np.ndarray] | str
+    try:
+        run.process.wait(timeout=ctx.options.timeout)
+    except subprocess.TimeoutExpired:
+        answer = f"the plain interpreter did not finish within {ctx.options.timeout:g} s"
+    else:
+        answer = _answer(run.work / "steps-out.npz")
     if isinstance(answer, str):
         level.passed = False
         level.divergences.append(Divergence(level="l3", mode="plain", message=answer))

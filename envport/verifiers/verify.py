@@ -16,7 +16,7 @@ from envport.gaps import Gap, GapKind
 from envport.scale import cluster
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetName
-from envport.verifiers.checks import CHECKS
+from envport.verifiers.checks import CHECKS, PLAIN
 from envport.verifiers.context import Timer, VerifyContext, build_context, port_side
 from envport.verifiers.coverage import branches as branch_coverage
 from envport.verifiers.coverage.determinism import check_reference_determinism
@@ -84,6 +84,11 @@ def verify(
         running = ""
         try:
             _loaded(ctx, worker.receive)
+            # The plain interpreter starts now and works while the levels run.
+            timed.start(PLAIN.name)
+            if measure is not None:
+                measure.level(PLAIN.name)
+            PLAIN.start(ctx, stack)
             for check in CHECKS:
                 if check.applies(ctx):
                     running = check.name
@@ -101,7 +106,9 @@ def verify(
     time_limit = ctx.reference.max_episode_steps if whole_plan and report.levels else None
     report.gaps = _gaps(report) + ending_gaps(report.levels, time_limit)
     if measure is not None:  # stopped as the processes were (the exit stack above)
+        analysed = time.perf_counter()
         report.coverage = branch_coverage.analyse(measure, ctx.spec)
+        report.seconds["coverage"] = time.perf_counter() - analysed
         report.warnings += [
             f"coverage.out_of_scope: {stale} matches no branch line of the reference"
             for stale in report.coverage.stale

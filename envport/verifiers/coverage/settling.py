@@ -11,6 +11,7 @@ setting is on, yet never true, stays a gap.
 from __future__ import annotations
 
 import ast
+import functools
 from typing import Any
 
 
@@ -69,7 +70,7 @@ def _test_at(tree: ast.Module, line: int) -> tuple[ast.expr, str] | None:
     return None
 
 
-def _settings_only(test: ast.expr, assigned: set[str]) -> list[str]:
+def _settings_only(test: ast.expr, assigned: frozenset[str]) -> list[str]:
     """The `self` attributes `test` reads, when it reads nothing else (constants, compared
     and combined) and no function but `__init__` assigns them; else []."""
     tested: list[str] = []
@@ -98,8 +99,10 @@ def _settings_only(test: ast.expr, assigned: set[str]) -> list[str]:
     return list(dict.fromkeys(tested))
 
 
-def _assigned_after_init(tree: ast.Module) -> set[str]:
-    """Attributes any function but `__init__` assigns (on `self` or any other object)."""
+@functools.lru_cache(maxsize=8)
+def _assigned_after_init(tree: ast.Module) -> frozenset[str]:
+    """Attributes any function but `__init__` assigns (on `self` or any other object).
+    Kept per tree (nodes hash by identity): every missed branch of a file asks again."""
     assigned: set[str] = set()
     for function in ast.walk(tree):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -116,4 +119,4 @@ def _assigned_after_init(tree: ast.Module) -> set[str]:
                 for part in ast.walk(target):
                     if isinstance(part, ast.Attribute):
                         assigned.add(part.attr)
-    return assigned
+    return frozenset(assigned)
