@@ -13,7 +13,7 @@ The port's noise is six numbers in [0, 1): the sticky draw, the enemy's side dra
 draw, its row as a fraction (row r of 1..8 is any number in [(r-1)/8, r/8), the port takes
 `1 + floor(8u)`), the diver's side draw and its row as a fraction. The harness picks a row's
 number uniformly inside its interval (a millionth from its ends, so float32 rounding keeps
-it there) by a generator seeded from the step itself (reproducible). Draws a step does not
+it there) by a generator seeded from the step itself (its state, action and draws: reproducible). Draws a step does not
 make are filled the same way, uniform over [0, 1): the reference's noise is then distributed
 as the port's `sample_noise`, and a correct port never reads a filled value.
 """
@@ -26,10 +26,15 @@ MARGIN = 1e-6
 ROWS = 8
 
 
-def _filler(before, action):
+def _filler(before, action, draws):
+    # Seeded by the step itself: its state, action and what it drew. The sticky draw is in
+    # every step, so the many steps from the same state (each episode's first) get fills of
+    # their own rather than one fill repeated, which would make the fills a lumpy sample.
     digest = hashlib.sha256(np.asarray([int(action)], dtype=np.int64).tobytes())
     for name in sorted(before):
         digest.update(np.ascontiguousarray(before[name]).tobytes())
+    for draw in draws:
+        digest.update(np.ascontiguousarray(draw.value).tobytes())
     return np.random.default_rng(int.from_bytes(digest.digest()[:8], "little"))
 
 
@@ -41,7 +46,7 @@ def _row(draw, filler):
 
 
 def noise_from_draws(draws, before, action, env):
-    filler = _filler(before, action)
+    filler = _filler(before, action, draws)
     noise = filler.random(6)
     methods = [d.method for d in draws]
     if not methods or methods[0] != "rand" or draws[0].args:

@@ -89,7 +89,7 @@ def friendly_bullets(f_bullets, fish, subs, reward):
     """Each bullet, last first, moves; off screen it is gone, else it sinks the first fish on
     its square, or else the first sub (+1 each, the bullet gone)."""
     for i in reversed(range(f_bullets.width)):
-        here = f_bullets.alive[:, i]
+        here = f_bullets.alive[:, i].copy()  # the walk reads the mask as the slot began
         record = f_bullets.records[:, i]
         off = _advance(record, here)
         f_bullets.kill(off, np.full(len(off), i))
@@ -112,7 +112,7 @@ def rescue(s, divers):
     """Each diver, last first: on the sub's square with room aboard (fewer than six) it is
     picked up; else, when its timer is 0, it moves (and may be picked up there or leave)."""
     for i in reversed(range(divers.width)):
-        here = divers.alive[:, i]
+        here = divers.alive[:, i].copy()  # the walk reads the mask as the slot began
         record = divers.records[:, i]
         room = s["diver_count"] < FULL_CREW
         picked = here & _at_sub(record, s) & room
@@ -132,7 +132,7 @@ def enemies(s, objects, f_bullets, reward, e_bullets=None):
     screen, ends the game on the sub, or is sunk by the first bullet on its square (+1). A
     sub's shot timer runs too, and at 0 it fires from where it now is, gone or not."""
     for i in reversed(range(objects.width)):
-        here = objects.alive[:, i]
+        here = objects.alive[:, i].copy()  # the walk reads the mask as the slot began
         record = objects.records[:, i]
         s["terminal"] |= here & _at_sub(record, s)
         moving = here & (record[:, 3] == 0)
@@ -155,7 +155,7 @@ def enemy_bullets(s, e_bullets):
     """Each enemy bullet, last first: on the sub it ends the game, then it moves, and is
     gone off screen or ends the game on the sub."""
     for i in reversed(range(e_bullets.width)):
-        here = e_bullets.alive[:, i]
+        here = e_bullets.alive[:, i].copy()  # the walk reads the mask as the slot began
         record = e_bullets.records[:, i]
         s["terminal"] |= here & _at_sub(record, s)
         off = _advance(record, here)

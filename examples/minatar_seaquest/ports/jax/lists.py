@@ -1,0 +1,59 @@
+"""Seaquest's object lists in JAX, as the game's Python lists behave within a step.
+
+A list is records `[W, fields]` plus an `alive` mask `[W]` in list order (the game appends
+at the end and `list.remove` takes an object out). Within a step nothing moves: a removed
+object is only marked dead, an appended one goes after every slot used so far, so "the first
+object in the list that ..." is the first alive slot; `compact` closes the gaps at the end of
+the step, keeping the order. Hand-written known-good port, not model output.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class Objects(NamedTuple):
+    records: jax.Array  # int32[W, F]
+    alive: jax.Array  # bool[W]
+    end: jax.Array  # int32: the slot the next appended record takes
+
+
+def objects(records, length, room: int) -> Objects:
+    capacity, fields = records.shape
+    padded = jnp.concatenate([records, jnp.zeros((room, fields), records.dtype)])
+    alive = jnp.arange(capacity + room) < length
+    return Objects(padded, alive, jnp.asarray(length, jnp.int32))
+
+
+def append(o: Objects, go, record) -> Objects:
+    """Appends `record` [F] when `go`."""
+    slot = (jnp.arange(o.alive.shape[0]) == o.end) & go
+    return Objects(
+        jnp.where(slot[:, None], record[None, :], o.records),
+        o.alive | slot,
+        o.end + go.astype(jnp.int32),
+    )
+
+
+def first_at(o: Objects, x, y):
+    """-> (found bool, slot int32): the first alive object on square (x, y)."""
+    here = o.alive & (o.records[:, 0] == x) & (o.records[:, 1] == y)
+    return here.any(), jnp.argmax(here)
+
+
+def kill(o: Objects, where, slot) -> Objects:
+    return o._replace(alive=o.alive & ~((jnp.arange(o.alive.shape[0]) == slot) & where))
+
+
+def put(o: Objects, slot: int, record) -> Objects:
+    return o._replace(records=o.records.at[slot].set(record))
+
+
+def compact(o: Objects, capacity: int):
+    """-> (records [capacity, F], length): the alive objects, in order, first."""
+    order = jnp.argsort(~o.alive, stable=True)
+    records = o.records[order][:capacity]
+    length = jnp.minimum(o.alive.sum(), capacity).astype(jnp.int32)
+    keep = jnp.arange(capacity) < length
+    return jnp.where(keep[:, None], records, 0), length
