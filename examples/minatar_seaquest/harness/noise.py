@@ -13,9 +13,10 @@ The port's noise is six numbers in [0, 1): the sticky draw, the enemy's side dra
 draw, its row as a fraction (row r of 1..8 is any number in [(r-1)/8, r/8), the port takes
 `1 + floor(8u)`), the diver's side draw and its row as a fraction. The harness picks a row's
 number uniformly inside its interval (a millionth from its ends, so float32 rounding keeps
-it there) by a generator seeded from the step itself (its state, action and draws: reproducible). Draws a step does not
-make are filled the same way, uniform over [0, 1): the reference's noise is then distributed
-as the port's `sample_noise`, and a correct port never reads a filled value.
+it there) by a generator seeded from the step itself (its state, action and draws:
+reproducible). Draws a step does not make are filled the same way, uniform over [0, 1):
+the reference's noise is then distributed as the port's `sample_noise`, and a correct port
+never reads a filled value.
 """
 
 import hashlib

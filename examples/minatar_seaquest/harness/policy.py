@@ -15,7 +15,9 @@ FIRE = 5
 
 def _items(state, name):
     """A list field's objects: the leaves' items in use (or the list itself)."""
-    items = np.asarray(state[name]).reshape(-1, np.shape(state[name])[-1] if np.ndim(state[name]) > 1 else 1)
+    items = np.asarray(state[name]).reshape(
+        -1, np.shape(state[name])[-1] if np.ndim(state[name]) > 1 else 1
+    )
     length = state.get(f"{name}.length")
     return items[: int(length)] if length is not None else items
 

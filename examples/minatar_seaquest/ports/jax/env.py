@@ -102,7 +102,9 @@ def _transition(noise, s: State, action):
     o = {n: lists.objects(d[n], d[f"{n}_length"], room[n]) for n in CAPACITY}
 
     enemy_due = d["e_spawn_timer"] == 0
-    o["e_fish"], o["e_subs"] = spawn_enemy(d["move_speed"], o["e_fish"], o["e_subs"], enemy_due, noise)
+    o["e_fish"], o["e_subs"] = spawn_enemy(
+        d["move_speed"], o["e_fish"], o["e_subs"], enemy_due, noise
+    )
     d["e_spawn_timer"] = jnp.where(enemy_due, d["e_spawn_speed"], d["e_spawn_timer"])
     diver_due = d["d_spawn_timer"] == 0
     o["divers"] = spawn_diver(o["divers"], diver_due, noise)

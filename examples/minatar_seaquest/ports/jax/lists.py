@@ -42,6 +42,18 @@ def first_at(o: Objects, x, y):
     return here.any(), jnp.argmax(here)
 
 
+def remove(o: Objects, where, slot: int, record):
+    """`list.remove(record)` for the object in `slot` where `where`: the game removes the
+    first object equal to it in every number, which is an earlier, not yet walked twin when
+    there is one; then the walked object stays and the reversed walk meets it again.
+    -> (o, twin bool: the slot is to be walked once more)."""
+    earlier = jnp.arange(o.alive.shape[0]) < slot
+    same = o.alive & earlier & (o.records == record[None, :]).all(axis=1)
+    twin = where & same.any()
+    o = kill(o, twin, jnp.argmax(same))
+    return kill(o, where & ~twin, slot), twin
+
+
 def kill(o: Objects, where, slot) -> Objects:
     return o._replace(alive=o.alive & ~((jnp.arange(o.alive.shape[0]) == slot) & where))
 

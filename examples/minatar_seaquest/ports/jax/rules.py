@@ -10,7 +10,7 @@ slots). Hand-written known-good port, not model output.
 
 import jax.numpy as jnp
 
-from .lists import Objects, append, first_at, kill, put
+from .lists import Objects, append, first_at, kill, put, remove
 
 SIZE = 10
 STICKY = 0.1  # MinAtar's default sticky_action_prob
@@ -92,21 +92,29 @@ def _at_sub(record, s):
     return (record[0] == s["sub_x"]) & (record[1] == s["sub_y"])
 
 
+# How often one slot is walked: once, and once more when a removal by value took an
+# earlier twin instead (lists.remove). A third walk (three equal objects in one frame)
+# is not modelled.
+WALKS = 2
+
+
 def friendly_bullets(f_bullets: Objects, fish: Objects, subs: Objects, reward):
     """Each bullet, last first, moves; off screen it is gone, else it sinks the first fish on
     its square, or else the first sub (+1 each, the bullet gone)."""
     for i in reversed(range(f_bullets.alive.shape[0])):
         here = f_bullets.alive[i]
-        record, off = _advance(f_bullets.records[i], here)
-        on = here & ~off
-        hit_fish, which = first_at(fish, record[0], record[1])
-        hit_fish &= on
-        fish = kill(fish, hit_fish, which)
-        hit_sub, which = first_at(subs, record[0], record[1])
-        hit_sub &= on & ~hit_fish
-        subs = kill(subs, hit_sub, which)
-        f_bullets = kill(put(f_bullets, i, record), off | hit_fish | hit_sub, i)
-        reward += (hit_fish | hit_sub).astype(jnp.int32)
+        for _ in range(WALKS):
+            record, off = _advance(f_bullets.records[i], here)
+            on = here & ~off
+            hit_fish, which = first_at(fish, record[0], record[1])
+            hit_fish &= on
+            fish = kill(fish, hit_fish, which)
+            hit_sub, which = first_at(subs, record[0], record[1])
+            hit_sub &= on & ~hit_fish
+            subs = kill(subs, hit_sub, which)
+            f_bullets = kill(put(f_bullets, i, record), off, i)
+            f_bullets, here = remove(f_bullets, hit_fish | hit_sub, i, record)
+            reward += (hit_fish | hit_sub).astype(jnp.int32)
     return f_bullets, fish, subs, reward
 
 
@@ -115,16 +123,20 @@ def rescue(s: dict, divers: Objects) -> Objects:
     picked up; else, when its timer is 0, it moves (and may be picked up there or leave)."""
     for i in reversed(range(divers.alive.shape[0])):
         here = divers.alive[i]
-        record = divers.records[i]
-        room = s["diver_count"] < FULL_CREW
-        picked = here & _at_sub(record, s) & room
-        rest = here & ~picked
-        moving = rest & (record[3] == 0)
-        timer = jnp.where(moving, DIVER_MOVE_INTERVAL, jnp.where(rest, record[3] - 1, record[3]))
-        record, off = _advance(record.at[3].set(timer), moving)
-        picked_after = moving & ~off & _at_sub(record, s) & room
-        divers = kill(put(divers, i, record), picked | off | picked_after, i)
-        s["diver_count"] = s["diver_count"] + (picked | picked_after).astype(jnp.int32)
+        for _ in range(WALKS):
+            record = divers.records[i]
+            room = s["diver_count"] < FULL_CREW
+            picked = here & _at_sub(record, s) & room
+            rest = here & ~picked
+            moving = rest & (record[3] == 0)
+            timer = jnp.where(
+                moving, DIVER_MOVE_INTERVAL, jnp.where(rest, record[3] - 1, record[3])
+            )
+            record, off = _advance(record.at[3].set(timer), moving)
+            picked_after = moving & ~off & _at_sub(record, s) & room
+            divers = kill(put(divers, i, record), off, i)
+            s["diver_count"] = s["diver_count"] + (picked | picked_after).astype(jnp.int32)
+            divers, here = remove(divers, picked | picked_after, i, record)
     return divers
 
 
@@ -135,25 +147,29 @@ def enemies(s: dict, group: Objects, f_bullets: Objects, reward, e_bullets=None)
     sub's shot timer runs too, and at 0 it fires from where it now is, gone or not."""
     for i in reversed(range(group.alive.shape[0])):
         here = group.alive[i]
-        record = group.records[i]
-        s["terminal"] = s["terminal"] | (here & _at_sub(record, s))
-        moving = here & (record[3] == 0)
-        timer = jnp.where(moving, s["move_speed"], jnp.where(here, record[3] - 1, record[3]))
-        record, off = _advance(record.at[3].set(timer), moving)
-        on = moving & ~off
-        s["terminal"] = s["terminal"] | (on & _at_sub(record, s))
-        shot, which = first_at(f_bullets, record[0], record[1])
-        shot &= on & ~_at_sub(record, s)
-        f_bullets = kill(f_bullets, shot, which)
-        reward += shot.astype(jnp.int32)
-        if e_bullets is not None:
-            fires = here & (record[4] == 0)
-            shot_timer = jnp.where(
-                fires, ENEMY_SHOT_INTERVAL, jnp.where(here, record[4] - 1, record[4])
-            )
-            record = record.at[4].set(shot_timer)
-            e_bullets = append(e_bullets, fires, record[:3])
-        group = kill(put(group, i, record), off | shot, i)
+        for _ in range(WALKS):
+            record = group.records[i]
+            s["terminal"] = s["terminal"] | (here & _at_sub(record, s))
+            moving = here & (record[3] == 0)
+            timer = jnp.where(moving, s["move_speed"], jnp.where(here, record[3] - 1, record[3]))
+            record, off = _advance(record.at[3].set(timer), moving)
+            on = moving & ~off
+            s["terminal"] = s["terminal"] | (on & _at_sub(record, s))
+            shot, which = first_at(f_bullets, record[0], record[1])
+            shot &= on & ~_at_sub(record, s)
+            f_bullets = kill(f_bullets, shot, which)
+            reward += shot.astype(jnp.int32)
+            group = kill(put(group, i, record), off, i)
+            group, again = remove(group, shot, i, record)
+            if e_bullets is not None:
+                fires = here & (record[4] == 0)
+                shot_timer = jnp.where(
+                    fires, ENEMY_SHOT_INTERVAL, jnp.where(here, record[4] - 1, record[4])
+                )
+                record = record.at[4].set(shot_timer)
+                group = put(group, i, record)
+                e_bullets = append(e_bullets, fires, record[:3])
+            here = again
     return group, f_bullets, reward, e_bullets
 
 

@@ -35,8 +35,24 @@ class Objects:
 
     def first_at(self, x, y):
         """-> (found bool[B], slot int[B]): the first alive object on square (x, y)."""
-        here = self.alive & (self.records[:, :, 0] == x[:, None]) & (self.records[:, :, 1] == y[:, None])
+        here = (
+            self.alive
+            & (self.records[:, :, 0] == x[:, None])
+            & (self.records[:, :, 1] == y[:, None])
+        )
         return here.any(axis=1), np.argmax(here, axis=1)
+
+    def remove(self, where, slot, record):
+        """`list.remove(record)` for the object in `slot` where `where`: the game removes the
+        first object equal to it in every number, which is an earlier, not yet walked twin
+        when there is one; then the walked object stays and the reversed walk meets it again.
+        -> bool[B]: where a twin went instead (the slot is to be walked once more)."""
+        earlier = np.arange(self.width)[None, :] < np.asarray(slot)[..., None]
+        same = self.alive & earlier & (self.records == record[:, None, :]).all(axis=2)
+        twin = where & same.any(axis=1)
+        self.kill(twin, np.argmax(same, axis=1))
+        self.kill(where & ~twin, np.broadcast_to(slot, where.shape))
+        return twin
 
     def kill(self, where, slot):
         rows = np.nonzero(where)[0]

@@ -60,7 +60,9 @@ def spawn_enemy(s, fish, subs, due, noise):
 def spawn_diver(divers, due, noise):
     lr = (noise[:, 4] < 0.5).astype(np.int64)
     x = np.where(lr == 1, 0, SIZE - 1)
-    divers.append(due, np.stack([x, row_of(noise[:, 5]), lr, np.full_like(x, DIVER_MOVE_INTERVAL)], 1))
+    divers.append(
+        due, np.stack([x, row_of(noise[:, 5]), lr, np.full_like(x, DIVER_MOVE_INTERVAL)], 1)
+    )
 
 
 def player(s, f_bullets, action, live):
@@ -85,11 +87,24 @@ def _advance(record, where):
     return where & ((x < 0) | (x > SIZE - 1))
 
 
+def _walk(objects, body):
+    """The game's `for item in reversed(list)`: each slot, last first, and once more while a
+    removal by value took an earlier twin instead of the walked object (see Objects.remove)."""
+    for i in reversed(range(objects.width)):
+        gate = objects.alive[:, i].copy()  # the walk reads the mask as the slot began
+        while gate.any():
+            gate = body(i, gate)
+
+
+def _at_sub(record, s):
+    return (record[:, 0] == s["sub_x"]) & (record[:, 1] == s["sub_y"])
+
+
 def friendly_bullets(f_bullets, fish, subs, reward):
     """Each bullet, last first, moves; off screen it is gone, else it sinks the first fish on
     its square, or else the first sub (+1 each, the bullet gone)."""
-    for i in reversed(range(f_bullets.width)):
-        here = f_bullets.alive[:, i].copy()  # the walk reads the mask as the slot began
+
+    def body(i, here):
         record = f_bullets.records[:, i]
         off = _advance(record, here)
         f_bullets.kill(off, np.full(len(off), i))
@@ -100,30 +115,31 @@ def friendly_bullets(f_bullets, fish, subs, reward):
         hit_sub, which = subs.first_at(record[:, 0], record[:, 1])
         hit_sub &= on & ~hit_fish
         subs.kill(hit_sub, which)
-        f_bullets.kill(hit_fish | hit_sub, np.full(len(off), i))
-        reward += hit_fish | hit_sub
+        reward[:] += hit_fish | hit_sub
+        return f_bullets.remove(hit_fish | hit_sub, i, record)
 
-
-def _at_sub(record, s):
-    return (record[:, 0] == s["sub_x"]) & (record[:, 1] == s["sub_y"])
+    _walk(f_bullets, body)
 
 
 def rescue(s, divers):
     """Each diver, last first: on the sub's square with room aboard (fewer than six) it is
     picked up; else, when its timer is 0, it moves (and may be picked up there or leave)."""
-    for i in reversed(range(divers.width)):
-        here = divers.alive[:, i].copy()  # the walk reads the mask as the slot began
+
+    def body(i, here):
         record = divers.records[:, i]
         room = s["diver_count"] < FULL_CREW
         picked = here & _at_sub(record, s) & room
         rest = here & ~picked
         moving = rest & (record[:, 3] == 0)
-        record[:, 3] = np.where(moving, DIVER_MOVE_INTERVAL, np.where(rest, record[:, 3] - 1, record[:, 3]))
+        timer = np.where(rest, record[:, 3] - 1, record[:, 3])
+        record[:, 3] = np.where(moving, DIVER_MOVE_INTERVAL, timer)
         off = _advance(record, moving)
         picked_after = moving & ~off & _at_sub(record, s) & room
-        gone = picked | off | picked_after
-        divers.kill(gone, np.full(len(here), i))
+        divers.kill(off, np.full(len(here), i))
         s["diver_count"] = s["diver_count"] + (picked | picked_after)
+        return divers.remove(picked | picked_after, i, record)
+
+    _walk(divers, body)
 
 
 def enemies(s, objects, f_bullets, reward, e_bullets=None):
@@ -131,24 +147,30 @@ def enemies(s, objects, f_bullets, reward, e_bullets=None):
     game; when its move timer is 0 it moves (the move speed is its next wait) and is gone off
     screen, ends the game on the sub, or is sunk by the first bullet on its square (+1). A
     sub's shot timer runs too, and at 0 it fires from where it now is, gone or not."""
-    for i in reversed(range(objects.width)):
-        here = objects.alive[:, i].copy()  # the walk reads the mask as the slot began
+
+    def body(i, here):
         record = objects.records[:, i]
         s["terminal"] |= here & _at_sub(record, s)
         moving = here & (record[:, 3] == 0)
-        record[:, 3] = np.where(moving, s["move_speed"], np.where(here, record[:, 3] - 1, record[:, 3]))
+        timer = np.where(here, record[:, 3] - 1, record[:, 3])
+        record[:, 3] = np.where(moving, s["move_speed"], timer)
         off = _advance(record, moving)
         on = moving & ~off
         s["terminal"] |= on & _at_sub(record, s)
         shot, which = f_bullets.first_at(record[:, 0], record[:, 1])
         shot &= on & ~_at_sub(record, s)
         f_bullets.kill(shot, which)
-        objects.kill(off | shot, np.full(len(here), i))
-        reward += shot
+        objects.kill(off, np.full(len(here), i))
+        again = objects.remove(shot, i, record)
+        reward[:] += shot
         if e_bullets is not None:
             fires = here & (record[:, 4] == 0)
-            record[:, 4] = np.where(fires, ENEMY_SHOT_INTERVAL, np.where(here, record[:, 4] - 1, record[:, 4]))
+            timer = np.where(here, record[:, 4] - 1, record[:, 4])
+            record[:, 4] = np.where(fires, ENEMY_SHOT_INTERVAL, timer)
             e_bullets.append(fires, record[:, :3].copy())
+        return again
+
+    _walk(objects, body)
 
 
 def enemy_bullets(s, e_bullets):
