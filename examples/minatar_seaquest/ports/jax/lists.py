@@ -4,7 +4,8 @@ A list is records `[W, fields]` plus an `alive` mask `[W]` in list order (the ga
 at the end and `list.remove` takes an object out). Within a step nothing moves: a removed
 object is only marked dead, an appended one goes after every slot used so far, so "the first
 object in the list that ..." is the first alive slot; `compact` closes the gaps at the end of
-the step, keeping the order. Hand-written known-good port, not model output.
+the step, keeping the order. One slot is read and written at a time (scatters, not masks over
+the list), as the walks touch one object each. Hand-written known-good port, not model output.
 """
 
 from typing import NamedTuple
@@ -27,12 +28,13 @@ def objects(records, length, room: int) -> Objects:
 
 
 def append(o: Objects, go, record) -> Objects:
-    """Appends `record` [F] when `go`."""
-    slot = (jnp.arange(o.alive.shape[0]) == o.end) & go
+    """Appends `record` [F] when `go` (into the slot after every one used so far)."""
+    end = o.end
+    kept = o.records[end]
     return Objects(
-        jnp.where(slot[:, None], record[None, :], o.records),
-        o.alive | slot,
-        o.end + go.astype(jnp.int32),
+        o.records.at[end].set(jnp.where(go, record, kept)),
+        o.alive.at[end].set(o.alive[end] | go),
+        end + go.astype(jnp.int32),
     )
 
 
@@ -42,7 +44,7 @@ def first_at(o: Objects, x, y):
     return here.any(), jnp.argmax(here)
 
 
-def remove(o: Objects, where, slot: int, record):
+def remove(o: Objects, where, slot, record):
     """`list.remove(record)` for the object in `slot` where `where`: the game removes the
     first object equal to it in every number, which is an earlier, not yet walked twin when
     there is one; then the walked object stays and the reversed walk meets it again.
@@ -55,10 +57,10 @@ def remove(o: Objects, where, slot: int, record):
 
 
 def kill(o: Objects, where, slot) -> Objects:
-    return o._replace(alive=o.alive & ~((jnp.arange(o.alive.shape[0]) == slot) & where))
+    return o._replace(alive=o.alive.at[slot].set(o.alive[slot] & ~where))
 
 
-def put(o: Objects, slot: int, record) -> Objects:
+def put(o: Objects, slot, record) -> Objects:
     return o._replace(records=o.records.at[slot].set(record))
 
 

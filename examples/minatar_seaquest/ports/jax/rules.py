@@ -4,10 +4,11 @@ subs, enemy bullets, fish, each walked from its last slot to its first as the ga
 `reversed` loops do), the timers, oxygen and surfacing with its difficulty ramp.
 
 Rows run 0 (the surface) to 9 (the gauges); the sub stays on rows 0..8. Records are
-`[x, y, right, ...]` with the direction 0/1. Loops over slots are Python loops (static
-slots). Hand-written known-good port, not model output.
+`[x, y, right, ...]` with the direction 0/1. Each walk over a list's slots is one compiled
+loop (`_walk`). Hand-written known-good port, not model output.
 """
 
+import jax
 import jax.numpy as jnp
 
 from .lists import Objects, append, first_at, kill, put, remove
@@ -98,45 +99,66 @@ def _at_sub(record, s):
 WALKS = 2
 
 
+def _walk(carry, body, walks: int = WALKS):
+    """The game's `for item in reversed(list)`, last slot first, as one compiled loop over
+    the slots used so far (the walked list, carry[0], gains none during its own walk; under
+    vmap the loop runs as long as the batch's longest list): `body(carry, i, here) -> (carry,
+    again)` walks slot i, and walks it again when it says so. `here` is slot i's alive flag
+    as the slot began."""
+    end = carry[0].end
+
+    def slot(k, carry):
+        i = end - 1 - k
+        here = carry[0].alive[i]
+        for _ in range(walks):
+            carry, here = body(carry, i, here)
+        return carry
+
+    return jax.lax.fori_loop(0, end, slot, carry)
+
+
 def friendly_bullets(f_bullets: Objects, fish: Objects, subs: Objects, reward):
     """Each bullet, last first, moves; off screen it is gone, else it sinks the first fish on
     its square, or else the first sub (+1 each, the bullet gone)."""
-    for i in reversed(range(f_bullets.alive.shape[0])):
-        here = f_bullets.alive[i]
-        for _ in range(WALKS):
-            record, off = _advance(f_bullets.records[i], here)
-            on = here & ~off
-            hit_fish, which = first_at(fish, record[0], record[1])
-            hit_fish &= on
-            fish = kill(fish, hit_fish, which)
-            hit_sub, which = first_at(subs, record[0], record[1])
-            hit_sub &= on & ~hit_fish
-            subs = kill(subs, hit_sub, which)
-            f_bullets = kill(put(f_bullets, i, record), off, i)
-            f_bullets, here = remove(f_bullets, hit_fish | hit_sub, i, record)
-            reward += (hit_fish | hit_sub).astype(jnp.int32)
-    return f_bullets, fish, subs, reward
+
+    def body(carry, i, here):
+        f_bullets, fish, subs, reward = carry
+        record, off = _advance(f_bullets.records[i], here)
+        on = here & ~off
+        hit_fish, which = first_at(fish, record[0], record[1])
+        hit_fish &= on
+        fish = kill(fish, hit_fish, which)
+        hit_sub, which = first_at(subs, record[0], record[1])
+        hit_sub &= on & ~hit_fish
+        subs = kill(subs, hit_sub, which)
+        f_bullets = kill(put(f_bullets, i, record), off, i)
+        f_bullets, again = remove(f_bullets, hit_fish | hit_sub, i, record)
+        reward += (hit_fish | hit_sub).astype(jnp.int32)
+        return (f_bullets, fish, subs, reward), again
+
+    return _walk((f_bullets, fish, subs, reward), body)
 
 
 def rescue(s: dict, divers: Objects) -> Objects:
     """Each diver, last first: on the sub's square with room aboard (fewer than six) it is
     picked up; else, when its timer is 0, it moves (and may be picked up there or leave)."""
-    for i in reversed(range(divers.alive.shape[0])):
-        here = divers.alive[i]
-        for _ in range(WALKS):
-            record = divers.records[i]
-            room = s["diver_count"] < FULL_CREW
-            picked = here & _at_sub(record, s) & room
-            rest = here & ~picked
-            moving = rest & (record[3] == 0)
-            timer = jnp.where(
-                moving, DIVER_MOVE_INTERVAL, jnp.where(rest, record[3] - 1, record[3])
-            )
-            record, off = _advance(record.at[3].set(timer), moving)
-            picked_after = moving & ~off & _at_sub(record, s) & room
-            divers = kill(put(divers, i, record), off, i)
-            s["diver_count"] = s["diver_count"] + (picked | picked_after).astype(jnp.int32)
-            divers, here = remove(divers, picked | picked_after, i, record)
+
+    def body(carry, i, here):
+        divers, count = carry
+        record = divers.records[i]
+        room = count < FULL_CREW
+        picked = here & _at_sub(record, s) & room
+        rest = here & ~picked
+        moving = rest & (record[3] == 0)
+        timer = jnp.where(moving, DIVER_MOVE_INTERVAL, jnp.where(rest, record[3] - 1, record[3]))
+        record, off = _advance(record.at[3].set(timer), moving)
+        picked_after = moving & ~off & _at_sub(record, s) & room
+        divers = kill(put(divers, i, record), off, i)
+        count = count + (picked | picked_after).astype(jnp.int32)
+        divers, again = remove(divers, picked | picked_after, i, record)
+        return (divers, count), again
+
+    divers, s["diver_count"] = _walk((divers, s["diver_count"]), body)
     return divers
 
 
@@ -145,44 +167,53 @@ def enemies(s: dict, group: Objects, f_bullets: Objects, reward, e_bullets=None)
     game; when its move timer is 0 it moves (the move speed is its next wait) and is gone off
     screen, ends the game on the sub, or is sunk by the first bullet on its square (+1). A
     sub's shot timer runs too, and at 0 it fires from where it now is, gone or not."""
-    for i in reversed(range(group.alive.shape[0])):
-        here = group.alive[i]
-        for _ in range(WALKS):
-            record = group.records[i]
-            s["terminal"] = s["terminal"] | (here & _at_sub(record, s))
-            moving = here & (record[3] == 0)
-            timer = jnp.where(moving, s["move_speed"], jnp.where(here, record[3] - 1, record[3]))
-            record, off = _advance(record.at[3].set(timer), moving)
-            on = moving & ~off
-            s["terminal"] = s["terminal"] | (on & _at_sub(record, s))
-            shot, which = first_at(f_bullets, record[0], record[1])
-            shot &= on & ~_at_sub(record, s)
-            f_bullets = kill(f_bullets, shot, which)
-            reward += shot.astype(jnp.int32)
-            group = kill(put(group, i, record), off, i)
-            group, again = remove(group, shot, i, record)
-            if e_bullets is not None:
-                fires = here & (record[4] == 0)
-                shot_timer = jnp.where(
-                    fires, ENEMY_SHOT_INTERVAL, jnp.where(here, record[4] - 1, record[4])
-                )
-                record = record.at[4].set(shot_timer)
-                group = put(group, i, record)
-                e_bullets = append(e_bullets, fires, record[:3])
-            here = again
+    fires_bullets = e_bullets is not None
+
+    def body(carry, i, here):
+        group, f_bullets, reward, terminal, e_bullets = carry
+        record = group.records[i]
+        terminal = terminal | (here & _at_sub(record, s))
+        moving = here & (record[3] == 0)
+        timer = jnp.where(moving, s["move_speed"], jnp.where(here, record[3] - 1, record[3]))
+        record, off = _advance(record.at[3].set(timer), moving)
+        on = moving & ~off
+        terminal = terminal | (on & _at_sub(record, s))
+        shot, which = first_at(f_bullets, record[0], record[1])
+        shot &= on & ~_at_sub(record, s)
+        f_bullets = kill(f_bullets, shot, which)
+        reward += shot.astype(jnp.int32)
+        group = kill(put(group, i, record), off, i)
+        group, again = remove(group, shot, i, record)
+        if fires_bullets:
+            fires = here & (record[4] == 0)
+            shot_timer = jnp.where(
+                fires, ENEMY_SHOT_INTERVAL, jnp.where(here, record[4] - 1, record[4])
+            )
+            record = record.at[4].set(shot_timer)
+            group = put(group, i, record)
+            e_bullets = append(e_bullets, fires, record[:3])
+        return (group, f_bullets, reward, terminal, e_bullets), again
+
+    carry = (group, f_bullets, reward, s["terminal"], e_bullets)
+    group, f_bullets, reward, s["terminal"], e_bullets = _walk(carry, body)
     return group, f_bullets, reward, e_bullets
 
 
 def enemy_bullets(s: dict, e_bullets: Objects) -> Objects:
     """Each enemy bullet, last first: on the sub it ends the game, then it moves, and is
     gone off screen or ends the game on the sub."""
-    for i in reversed(range(e_bullets.alive.shape[0])):
-        here = e_bullets.alive[i]
+
+    def body(carry, i, here):
+        e_bullets, terminal = carry
         record = e_bullets.records[i]
-        s["terminal"] = s["terminal"] | (here & _at_sub(record, s))
+        terminal = terminal | (here & _at_sub(record, s))
         record, off = _advance(record, here)
-        s["terminal"] = s["terminal"] | (here & ~off & _at_sub(record, s))
+        terminal = terminal | (here & ~off & _at_sub(record, s))
         e_bullets = kill(put(e_bullets, i, record), off, i)
+        return (e_bullets, terminal), jnp.bool_(False)
+
+    # Only going off screen removes an enemy bullet, and nothing off screen has a twin.
+    e_bullets, s["terminal"] = _walk((e_bullets, s["terminal"]), body, walks=1)
     return e_bullets
 
 
