@@ -126,6 +126,9 @@ def _transition(noise, s: State, action):
     return State(**d), reward
 
 
+# Compiled, as a user calls it: each walk is a loop whose body closes over the step's
+# values, so called eagerly every step would compile its loops again.
+@jax.jit
 def step_given_noise(noise, state: State, action, params: Params):
     action = sticky(jnp.asarray(action), state.last_action, noise[0])
     stepped, reward = _transition(noise, state._replace(last_action=action), action)
