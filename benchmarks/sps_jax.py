@@ -40,6 +40,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "minatar_breakout": ("pgx:minatar-breakout", "gymnax:Breakout-MinAtar"),
     "minatar_freeway": ("pgx:minatar-freeway", "gymnax:Freeway-MinAtar"),
     "minatar_space_invaders": ("pgx:minatar-space_invaders", "gymnax:SpaceInvaders-MinAtar"),
+    # gymnax has no Seaquest.
+    "minatar_seaquest": ("pgx:minatar-seaquest",),
     "blackjack": (),
     "frozenlake": (),
     "taxi": (),

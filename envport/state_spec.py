@@ -48,7 +48,7 @@ class Bound(_Strict):
 
 # Keys of a field declaration: a table under `state.fields` holding any of them declares one
 # field; a table holding none of them is a group of fields (a level of the state's pytree).
-DECLARATION_KEYS = ("path", "kind", "capacity", "dtype", "enum", "items", "pad")
+DECLARATION_KEYS = ("path", "kind", "capacity", "dtype", "enum", "items", "pad", "record")
 # The leaf beside a list field's items holding how many of them are in use.
 LENGTH_SUFFIX = ".length"
 
@@ -70,6 +70,10 @@ class FieldSpec(_Strict):
     # Where L1 and L2 draw a list's items from (an enum's codes when not given).
     items: Bound | None = None
     pad: float = 0
+    # A list of records (`[x, y, right, timer]` each): the names of a record's numbers, so a
+    # divergence names the object and its field (`e_subs[2].x`). Its `items` bounds give
+    # one bound per name.
+    record: list[str] | None = None
 
     @model_validator(mode="after")
     def _shape(self) -> FieldSpec:
@@ -77,9 +81,22 @@ class FieldSpec(_Strict):
             raise ValueError("a `list` field needs `capacity` (the most items it can hold)")
         if self.kind != "list" and (self.capacity is not None or self.items is not None):
             raise ValueError('`capacity` and `items` are for `kind = "list"` fields only')
+        if self.record is not None and (
+            self.kind != "list" or self.item_shape != (len(self.record),)
+        ):
+            raise ValueError(
+                "`record` names the numbers of a list's items: give `items` bounds with one "
+                "number per name"
+            )
         if self.path is not None and any(not p.isidentifier() for p in self.path.split(".")):
             raise ValueError(f"expected a dotted attribute path, got {self.path!r}")
         return self
+
+    @property
+    def item_shape(self) -> tuple[int, ...]:
+        """A list item's shape: () for a card, (5,) for a record `[x, y, right, timer,
+        shot]`, taken from the `items` bounds (a list of numbers is a record)."""
+        return tuple(np.shape(self.items.low)) if self.items is not None else ()
 
     @property
     def numpy_dtype(self) -> Any:

@@ -75,6 +75,10 @@ def encode(state: StateSpec, raw: dict[str, Any]) -> dict[str, np.ndarray]:
             continue
         assert declared.capacity is not None  # the spec requires it for lists
         items = np.array(list(value), dtype=dtype)
+        if len(items) == 0:
+            # An empty list of records (MinAtar's objects, `[x, y, ...]` each) keeps the
+            # records' shape, which only its `items` bounds tell.
+            items = items.reshape((0, *declared.item_shape))
         if len(items) > declared.capacity:
             raise OverCapacity(
                 f"key `state.fields.{name}`: the reference holds {len(items)} items, more than "

@@ -30,7 +30,7 @@ def _verify(game: str, *args: str, timeout: float = 600) -> tuple[int, str]:
 
 def test_the_bridges_are_one_file_each() -> None:
     # The env itself is pgx's, untouched: the bridge only maps the contract onto it.
-    for game in ("breakout", "asterix", "freeway", "space_invaders"):
+    for game in ("breakout", "asterix", "freeway", "space_invaders", "seaquest"):
         assert sorted(p.name for p in _bridge(game).glob("*.py")) == ["env.py"], game
 
 
@@ -76,3 +76,13 @@ def test_pgx_space_invaders_never_answers_a_batch_holding_a_board_without_aliens
     code, out = _verify("space_invaders", "--levels", "l1", "--timeout", "60", timeout=900)
     assert code == 1, out
     assert "port did not answer `step_batch` within 60 s" in out
+
+
+@pytest.mark.slow
+def test_pgx_seaquest_diverges_on_the_ramp_at_a_surfacing() -> None:
+    """One of pgx's three differences from MinAtar's Seaquest (README's table): `_surface`
+    raises `ramp_index` before testing its parity, so the move speed drops on the other
+    surfacings; the arranged-surfacing probe meets it."""
+    code, out = _verify("seaquest", "--levels", "l1", "--module", "env", timeout=1800)
+    assert code == 1, out
+    assert "FAIL l1.env.surfacing" in out and "move_speed: expected" in out

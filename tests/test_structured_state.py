@@ -178,3 +178,50 @@ def test_a_dumped_structured_spec_loads_as_it_was() -> None:
     assert again.state.declared == spec.state.declared
     assert again.state.fields == spec.state.fields
     assert again.state.declared  # the example does declare structure
+
+
+RECORDS = """
+name = "t"
+[reference]
+entry = "gymnasium:Blackjack-v1"
+[state.fields.fish]
+path = "unwrapped.fish"
+kind = "list"
+capacity = 3
+items = { low = [0, 1, 0], high = [9, 8, 1], integer = true }
+record = ["x", "y", "right"]
+"""
+
+
+def test_lists_of_records_keep_their_shape_draw_whole_records_and_name_their_fields(
+    tmp_path: Path,
+) -> None:
+    """MinAtar keeps its objects as lists of `[x, y, right, ...]`: a list whose items are
+    records, each item drawn inside its bounds, an empty list still (capacity, fields), and
+    a divergence naming the object and its field."""
+    spec = load_spec(write(tmp_path, RECORDS))
+    empty = encode(spec.state, {"fish": []})
+    assert empty["fish"].shape == (3, 3) and int(empty["fish.length"]) == 0
+    leaves = encode(spec.state, {"fish": [[4, 2, 1], [9, 8, 0]]})
+    assert leaves["fish"].tolist() == [[4, 2, 1], [9, 8, 0], [0, 0, 0]]
+    assert decode(spec.state, leaves) == {"fish": [[4, 2, 1], [9, 8, 0]]}
+    lengths: set[int] = set()
+
+    @settings(max_examples=100, database=None, derandomize=True)
+    @given(state_strategy(spec))
+    def check(state: dict[str, np.ndarray]) -> None:
+        fish, length = state["fish"], int(state["fish.length"])
+        assert fish.shape == (3, 3)
+        assert ((fish[:length] >= [0, 1, 0]) & (fish[:length] <= [9, 8, 1])).all()
+        assert (fish[length:] == 0).all()
+        lengths.add(length)
+
+    check()
+    assert lengths == {0, 1, 2, 3}
+    actual = {k: v.copy() for k, v in leaves.items()}
+    actual["fish"][1][0] = 7
+    actual["fish"][2][0] = 5  # past the length: not part of the state
+    diffs = field_diffs(spec, leaves, actual, label="state.")
+    assert [d.line() for d in diffs] == ["state.fish[1].x: expected 9, got 7"]
+    with pytest.raises(SpecError, match="`record` names the numbers"):
+        load_spec(write(tmp_path, RECORDS.replace('"right"]', '"right", "timer"]')))

@@ -207,10 +207,12 @@ def _declared(
     if declared.enum is not None:
         item: st.SearchStrategy[Any] = _codes(spec, declared)
     elif declared.items is not None:
-        item = _field(name, declared.items, draws).map(lambda v: v.item())
+        # A record's fields (`[x, y, right, timer]`) as one list item, a number as itself.
+        item = _field(name, declared.items, draws).map(lambda v: v.tolist())
     else:
         return None
-    capacity, pad = declared.capacity, declared.pad
+    capacity = declared.capacity
+    pad = np.full(declared.item_shape, declared.pad).tolist()
 
     def padded(pair: tuple[tuple[Any, ...], int]) -> dict[str, np.ndarray]:
         items, length = pair

@@ -55,8 +55,11 @@ def field_diffs(
                 FieldDiff(field=f"{name}.shape", expected=list(want.shape), actual=list(got.shape))
             )
             continue
+        record = _record(spec, key, want.ndim)
         for index in np.ndindex(want.shape):
             component = name + (f"[{', '.join(map(str, index))}]" if index else "")
+            if record is not None:
+                component = f"{name}[{index[0]}].{record[index[1]]}"
             w, g = want[index], got[index]
             if want.dtype.kind in "biu" and got.dtype.kind in "biu":
                 if w != g:
@@ -76,6 +79,14 @@ def field_diffs(
                 )
     attach_state_pictures(spec, expected, actual, diffs, label)
     return diffs
+
+
+def _record(spec: PortSpec, key: str, ndim: int) -> list[str] | None:
+    """The field names of a list of records' items (`e_subs[2].x`), for one env's list."""
+    declared = spec.state.declared.get(key)
+    if declared is None or declared.record is None or ndim != 2:
+        return None
+    return declared.record
 
 
 def _discrete_diff(

@@ -1,0 +1,73 @@
+"""Seaquest's object lists in JAX, as the game's Python lists behave within a step.
+
+A list is records `[W, fields]` plus an `alive` mask `[W]` in list order (the game appends
+at the end and `list.remove` takes an object out). Within a step nothing moves: a removed
+object is only marked dead, an appended one goes after every slot used so far, so "the first
+object in the list that ..." is the first alive slot; `compact` closes the gaps at the end of
+the step, keeping the order. One slot is read and written at a time (scatters, not masks over
+the list), as the walks touch one object each. Hand-written known-good port, not model output.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+
+class Objects(NamedTuple):
+    records: jax.Array  # int32[W, F]
+    alive: jax.Array  # bool[W]
+    end: jax.Array  # int32: the slot the next appended record takes
+
+
+def objects(records, length, room: int) -> Objects:
+    capacity, fields = records.shape
+    padded = jnp.concatenate([records, jnp.zeros((room, fields), records.dtype)])
+    alive = jnp.arange(capacity + room) < length
+    return Objects(padded, alive, jnp.asarray(length, jnp.int32))
+
+
+def append(o: Objects, go, record) -> Objects:
+    """Appends `record` [F] when `go` (into the slot after every one used so far)."""
+    end = o.end
+    kept = o.records[end]
+    return Objects(
+        o.records.at[end].set(jnp.where(go, record, kept)),
+        o.alive.at[end].set(o.alive[end] | go),
+        end + go.astype(jnp.int32),
+    )
+
+
+def first_at(o: Objects, x, y):
+    """-> (found bool, slot int32): the first alive object on square (x, y)."""
+    here = o.alive & (o.records[:, 0] == x) & (o.records[:, 1] == y)
+    return here.any(), jnp.argmax(here)
+
+
+def remove(o: Objects, where, slot, record):
+    """`list.remove(record)` for the object in `slot` where `where`: the game removes the
+    first object equal to it in every number, which is an earlier, not yet walked twin when
+    there is one; then the walked object stays and the reversed walk meets it again.
+    -> (o, twin bool: the slot is to be walked once more)."""
+    earlier = jnp.arange(o.alive.shape[0]) < slot
+    same = o.alive & earlier & (o.records == record[None, :]).all(axis=1)
+    twin = where & same.any()
+    o = kill(o, twin, jnp.argmax(same))
+    return kill(o, where & ~twin, slot), twin
+
+
+def kill(o: Objects, where, slot) -> Objects:
+    return o._replace(alive=o.alive.at[slot].set(o.alive[slot] & ~where))
+
+
+def put(o: Objects, slot, record) -> Objects:
+    return o._replace(records=o.records.at[slot].set(record))
+
+
+def compact(o: Objects, capacity: int):
+    """-> (records [capacity, F], length): the alive objects, in order, first."""
+    order = jnp.argsort(~o.alive, stable=True)
+    records = o.records[order][:capacity]
+    length = jnp.minimum(o.alive.sum(), capacity).astype(jnp.int32)
+    keep = jnp.arange(capacity) < length
+    return jnp.where(keep[:, None], records, 0), length
