@@ -9,6 +9,7 @@ runs the full budgets.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from envport.verifiers.coverage.determinism import check_reference_determinism
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
-from helpers import ROOT
+from helpers import ROOT, check_failures, translated_offline
 
 SEAQUEST = ROOT / "examples" / "minatar_seaquest"
 
@@ -128,3 +129,21 @@ def test_each_mutant_is_caught(mutant, tmp_path: Path) -> None:
     options = VerifyOptions(target=mutant.target, levels=("l1",), shrink=False)
     report = verify(str(SEAQUEST), str(port), options)
     assert report.error is None and not report.passed, report.text()
+
+
+def test_the_jax_session_is_labelled_hand_written() -> None:
+    session = json.loads((SEAQUEST / "replay" / "jax" / "session.json").read_text())
+    assert {entry["source"] for entry in session["entries"]} == {"hand-written"}
+
+
+@pytest.mark.slow
+def test_seaquest_translates_offline_and_the_full_crew_slip_is_repaired(tmp_path: Path) -> None:
+    """The session's rules leave a full crew at 0 divers after surfacing (the comment above
+    MinAtar's `_surface`, not its code, which leaves -1): the env module's surfacing probe
+    finds it, the repair fixes rules.py, and every level passes on the repaired port."""
+    run = translated_offline(SEAQUEST, "jax", tmp_path / "runs", timeout=2400)
+    failed = check_failures(run)
+    assert failed and "diver_count: expected -1, got 0" in failed[0], failed
+    note = " Hand-written known-good port, not model output.\n"
+    known_good = (SEAQUEST / "ports" / "jax" / "rules.py").read_text().replace(note, "\n")
+    assert (run / "port" / "rules.py").read_text() == known_good
