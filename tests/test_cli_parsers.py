@@ -8,6 +8,8 @@ import sys
 
 from envport.cli import _COMMANDS, build_parser
 
+from helpers import ROOT, user_env
+
 
 def _commands(command: str | None) -> list[str]:
     parser = build_parser(command)
@@ -39,6 +41,7 @@ def test_verify_imports_none_of_the_other_commands() -> None:
         "print(sorted(loaded))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=120
-    )
+        [sys.executable, "-c", probe],
+        capture_output=True, text=True, check=True, timeout=120, cwd=ROOT, env=user_env(),
+    )  # fmt: skip
     assert done.stdout.strip() == "[]", done.stdout + done.stderr

@@ -327,5 +327,7 @@ def test_a_plain_interpreter_that_hangs_is_ended_and_reported(tmp_path: Path) ->
     assert "FAIL l3.plain" in output, output
     assert "the plain interpreter did not finish within 10 s" in output, output
     assert done.returncode == 1, output
-    left = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True, check=True)
+    left = subprocess.run(
+        ["ps", "-eo", "args"], capture_output=True, text=True, check=True, env=user_env()
+    )
     assert [line for line in left.stdout.splitlines() if str(spec) in line] == []
