@@ -269,14 +269,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         # and run no trio scheduler, so its own process loads none (a user's setting wins).
         os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
     words = list(sys.argv[1:] if argv is None else argv)
-    code = finish(lambda: _run(argv), words, own_signals=argv is None)
+    code = finish(lambda: _run(words), words, own_signals=argv is None)
     # In its own process the command line ends the process; a caller's in-process call
     # gets the code back.
     return leave(code) if argv is None else code
 
 
-def _run(argv: Sequence[str] | None) -> int:
-    words = list(sys.argv[1:] if argv is None else argv)
+def _run(words: list[str]) -> int:
     command = words[0] if words and not words[0].startswith("-") else None
     args = build_parser(command).parse_args(words)
     if getattr(args, "unsafe_no_sandbox", False):
