@@ -40,8 +40,11 @@ SPEC_FILENAME = "envport.toml"
 # The target registry's names (envport.targets.registry; the spec sits below it, so the
 # names are repeated here, and tests/test_spec.py holds the two equal).
 TARGETS = ("jax", "numpy", "rust")
-PolicyName = Literal["uniform", "sticky", "biased"]
+PolicyName = Literal["uniform", "sticky", "biased", "legal", "greedy"]
 POLICIES: tuple[PolicyName, ...] = ("uniform", "sticky", "biased")
+# A turn-based game's default play: uniform over legal moves, a one-ply greedy player
+# (a winning move when it has one), and uniform over every move (illegal ones included).
+GAME_POLICIES: tuple[PolicyName, ...] = ("legal", "greedy", "uniform")
 
 # Default tolerances: a float32 port of a float64 reference (docs/design.md, contract 4).
 DEFAULT_ATOL = 1e-5
@@ -144,7 +147,8 @@ class L3Spec(_Strict):
     episodes: int = Field(default=100, gt=0)
     steps: int = Field(default=500, gt=0)
     mode: Literal["free", "resync", "both"] = "both"
-    policies: list[PolicyName] = Field(default_factory=lambda: list(POLICIES), min_length=1)
+    # Unset: POLICIES, or GAME_POLICIES for a turn-based game (`PortSpec.l3_policies`).
+    policies: list[PolicyName] | None = Field(default=None, min_length=1)
     late_start_fraction: float = Field(default=0.2, ge=0, le=1)
     # A user's own policy, `pkg.mod:act` or `harness/file.py:act`: act(state, rng) -> action,
     # `state` the reference's state by field name. L3 plays it as one more policy beside
@@ -282,6 +286,18 @@ class ObservationSpec(_Strict):
         return value
 
 
+class GameSpec(_Strict):
+    """A turn-based game between players: the reference is a PettingZoo AEC env and the
+    port has the pgx-style form (docs/port-contract.md, Two-player games)."""
+
+    api: Literal["pettingzoo-aec"] = "pettingzoo-aec"
+    # The seats in the reference's `possible_agents` order: `current_player` and the reward
+    # vector index them.
+    players: list[str] = Field(min_length=2)
+    # The size of every player's Discrete action space (the legal-action mask's length).
+    actions: int = Field(gt=0)
+
+
 class PortSpec(_Strict):
     name: str
     description: str = ""
@@ -296,6 +312,7 @@ class PortSpec(_Strict):
     levels: LevelsSpec = Field(default_factory=LevelsSpec)
     randomness: RandomnessSpec | None = None
     coverage: CoverageSpec = Field(default_factory=CoverageSpec)
+    game: GameSpec | None = None
     # The spec file's directory, then its bases' (a variant's), where harness files named by
     # relative path are found (set by load_spec).
     _directory: Path | None = PrivateAttr(default=None)
@@ -325,6 +342,12 @@ class PortSpec(_Strict):
         return self.targets.get(name, TargetSpec())
 
     @property
+    def l3_policies(self) -> list[str]:
+        """The policies L3 plays: the spec's, else the defaults for its kind of env."""
+        chosen = self.levels.l3.policies
+        return list(chosen or (GAME_POLICIES if self.game else POLICIES))
+
+    @property
     def folders(self) -> tuple[Path, ...]:
         """The spec's folder, then its bases' folders (a variant's), nearest first."""
         return self._folders or ((self._directory,) if self._directory is not None else ())
@@ -344,6 +367,12 @@ class PortSpec(_Strict):
         if self.state.names and unknown:
             raise ValueError(
                 f"state.from_observation names unknown state field `{sorted(unknown)[0]}`"
+            )
+        turns = set(self.levels.l3.policies or ()) & {"legal", "greedy"}
+        if turns and self.game is None:
+            raise ValueError(
+                f"levels.l3.policies: `{sorted(turns)[0]}` plays a turn-based game's legal "
+                "moves; it needs a `[game]` table"
             )
         return self
 

@@ -177,6 +177,9 @@ class StateSpec(_Strict):
     # Python expressions over the fields a drawn state must satisfy (`sum(hand.player) <=
     # 21`); a list field reads as its items in use. Draws failing one are not made.
     valid: list[str] = Field(default_factory=list)
+    # A harness file beside the spec whose functions the `valid` expressions may call (a
+    # game's "no four in a row yet" is a loop, not an expression).
+    helpers: str | None = None
     read: str | None = None
     write: str | None = None
     step_counter: str | None = Field(

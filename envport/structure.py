@@ -155,11 +155,14 @@ def _namespace(state: StateSpec, leaves: dict[str, Any]) -> dict[str, Any]:
     return spaces(root)
 
 
-def violated(state: StateSpec, leaves: dict[str, Any]) -> str | None:
-    """The first `state.valid` expression this state breaks, or None."""
+def violated(
+    state: StateSpec, leaves: dict[str, Any], helpers: dict[str, Any] | None = None
+) -> str | None:
+    """The first `state.valid` expression this state breaks, or None. `helpers`: the
+    functions of the spec's `state.helpers` file, which the expressions may call."""
     if not state.valid:
         return None
-    names = {"np": np, "math": math, **_namespace(state, leaves)}
+    names = {"np": np, "math": math, **(helpers or {}), **_namespace(state, leaves)}
     for expression in state.valid:
         try:
             ok = eval(expression, {"__builtins__": _BUILTINS}, names)  # the spec's own text

@@ -21,7 +21,7 @@ from envport.io.inert import InertConsole
 from envport.pipeline.sources.reading import read_rules, read_sources, slice_sources
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.structure import violated
-from envport.targets.reference import Reference
+from envport.targets.reference import Reference, valid_helpers
 from envport.verifiers.coverage.determinism import check_reference_determinism
 
 
@@ -52,7 +52,7 @@ def check_spec(spec_arg: str, seed: int = 0) -> list[str]:
     reference.reset(seed)
     state = reference.read_state()
     lines.append(f"state: reset(seed={seed}) read as {_shapes(state)}")
-    broken = violated(spec.state, state)
+    broken = violated(spec.state, state, valid_helpers(spec))
     if broken is not None:
         raise SpecError(
             f"key `state.valid`: the reference's own reset state breaks `{broken}`; "
@@ -73,7 +73,7 @@ def check_spec(spec_arg: str, seed: int = 0) -> list[str]:
     out = reference.step(action)
     lines.append(
         f"step: action {np.asarray(action).tolist()} gives obs {_shape(out.obs)}, reward "
-        f"{out.reward:g}, terminated {out.terminated}, truncated {out.truncated}"
+        f"{np.round(out.reward, 6).tolist()}, terminated {out.terminated}, truncated {out.truncated}"
     )
     check_reference_determinism(spec, reference, seed)
     lines.append(

@@ -64,7 +64,9 @@ def _steps(result: Any, leading: tuple[int, ...]) -> str | None:
                 f"`{name}` has shape {value.shape}, expected {len(leading)} leading axes "
                 f"{leading} (one row per {'episode and step' if len(leading) == 2 else 'env'})"
             )
-        if name in _SCALAR_FIELDS and value.ndim != len(leading):
+        # A game's reward is one per player (envport.targets.turns): one more axis.
+        extra = 1 if name == "reward" else 0
+        if name in _SCALAR_FIELDS and not len(leading) <= value.ndim <= len(leading) + extra:
             return f"`{name}` has shape {value.shape}, expected one value per row {leading}"
     for name in ("compile_s", "run_s"):
         if name in result and not isinstance(result[name], numbers.Real):

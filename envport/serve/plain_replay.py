@@ -5,7 +5,7 @@ envport is loaded in this process, so a port that behaves only while it sees the
 shows here what it does otherwise. It reads `steps-in.npz` from its working directory (the
 reference states, actions and noise of a sample of L3's steps), steps each as the contract
 says (NumPy: through the port's VectorEnv; JAX: each row through the one-env `step`, as a
-user calls it, eagerly), and writes `steps-out.npz` (the four outputs, or `error`: the
+user calls it, eagerly; a two-player port through its `step` on states), and writes `steps-out.npz` (the four outputs, or `error`: the
 port's own words).
 """
 
@@ -65,6 +65,58 @@ def _jax_steps(module, states, actions, noise):
     return [np.stack([row[i] for row in rows]) for i in range(4)]
 
 
+def _field(state, name):
+    return state[name] if isinstance(state, dict) else getattr(state, name)
+
+
+def _turn(state):
+    """A game's turn record (the same layout as envport.targets.turns.turn_record, which
+    this file cannot import): observation, player to move, legal-action mask."""
+    observation = np.asarray(_field(state, "observation"))
+    mask = np.asarray(_field(state, "legal_action_mask"))
+    current = np.asarray(_field(state, "current_player"))
+    dtype = np.result_type(observation.dtype, mask.dtype, np.int32)
+    count = len(current)
+    return np.concatenate(
+        [
+            observation.reshape(count, -1).astype(dtype),
+            current.reshape(count, 1).astype(dtype),
+            mask.reshape(count, -1).astype(dtype),
+        ],
+        axis=1,
+    )
+
+
+def _game_outputs(state):
+    return [
+        _turn(state),
+        np.asarray(_field(state, "rewards")),
+        np.asarray(_field(state, "terminated")),
+        np.asarray(_field(state, "truncated")),
+    ]
+
+
+def _game_steps(module, states, actions, backend):
+    """A two-player port's pgx-style functions: NumPy on the whole batch, JAX row by row."""
+    if backend != "jax":
+        return _game_outputs(module.step(module.state_from_reference(states), actions))
+    import jax
+
+    rows = []
+    for index in range(len(actions)):
+        state = module.state_from_reference({k: v[index] for k, v in states.items()})
+        nxt = module.step(state, actions[index], jax.random.PRNGKey(index))
+        rows.append(jax.tree_util.tree_map(lambda leaf: np.asarray(leaf)[None], nxt))
+    merged = jax.tree_util.tree_map(lambda *leaves: np.concatenate(leaves), *rows)
+    return _game_outputs(merged)
+
+
+def _is_game(module):
+    return hasattr(module, "init") and not hasattr(module, "reset") and not hasattr(
+        module, "VectorEnv"
+    )
+
+
 def main():
     port_dir, entry, backend = sys.argv[1], sys.argv[2], sys.argv[3]
     data = np.load("steps-in.npz")
@@ -73,8 +125,11 @@ def main():
     noise = data["noise"] if "noise" in data.files else None
     try:
         module = _import(port_dir, entry)
-        steps = _jax_steps if backend == "jax" else _numpy_steps
-        obs, reward, terminated, truncated = steps(module, states, actions, noise)
+        if _is_game(module):
+            obs, reward, terminated, truncated = _game_steps(module, states, actions, backend)
+        else:
+            steps = _jax_steps if backend == "jax" else _numpy_steps
+            obs, reward, terminated, truncated = steps(module, states, actions, noise)
     except Exception as error:  # the port's failure, reported in its own words
         np.savez("steps-out.npz", error=np.asarray(f"{type(error).__name__}: {error}"))
         return

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from envport.serve.ops import LoadPort
+from envport.targets.game_port import JaxGame, NumpyGame, game_target, is_game
 from envport.targets.loader import ContractError, import_modules, import_port
 from envport.targets.registry import AUTO, TARGET_NAMES, TargetName, python_target, target
 
@@ -69,8 +70,16 @@ def open_port(request: LoadPort, lockdown: Callable[[], None]) -> Opened:
         from envport.targets.reverse_port import reverse_port
 
         return Opened(reverse_port(entry, request.target))
-    name = python_target(entry) if request.target == AUTO else request.target
+    game = is_game(entry)
+    if request.target != AUTO:
+        name = request.target
+    else:
+        name = game_target(entry) if game else python_target(entry)
     adapter = target(name).adapter if name in TARGET_NAMES else None
     if adapter is None:
         raise ContractError(f"target `{name}` cannot be loaded by the Python worker")
+    if game:
+        # A two-player port: its pgx-style functions in the form the adapter drives.
+        shim = JaxGame(entry) if name == TargetName.JAX else NumpyGame(entry)
+        return Opened(adapter(shim), absent)  # type: ignore[arg-type]
     return Opened(adapter(entry), absent)

@@ -24,6 +24,7 @@ from envport.spec import PortSpec
 from envport.structure import decode, encode
 from envport.targets.randomness import NoiseRecorder
 from envport.targets.rule_trace import reference_call
+from envport.targets.turns import TurnBased
 
 State = dict[str, np.ndarray]
 
@@ -70,6 +71,24 @@ def import_attr(target: str, key: str, spec: PortSpec | None = None) -> Callable
         raise SpecError(f"key `{key}`: module `{module_name}` has no `{attr}`") from None
 
 
+def valid_helpers(spec: PortSpec) -> dict[str, Any]:
+    """The public functions of the spec's `state.helpers` file, for `state.valid`."""
+    if spec.state.helpers is None:
+        return {}
+    path = str(spec.harness_file(spec.state.helpers))
+    if path not in _HELPERS:  # asked for every drawn state: loaded and checked once
+        module = _harness_module(spec, spec.state.helpers, "state.helpers")
+        _HELPERS[path] = {
+            name: value
+            for name, value in vars(module).items()
+            if callable(value) and not name.startswith("_")
+        }
+    return _HELPERS[path]
+
+
+_HELPERS: dict[str, dict[str, Any]] = {}
+
+
 def make_env(spec: PortSpec) -> Any:
     """Build the reference env named by `reference.entry`."""
     prefix, _, name = spec.reference.entry.partition(":")
@@ -101,10 +120,15 @@ def _resolve(env: Any, path: str) -> tuple[Any, str]:
     return holder, last
 
 
+def _reward(value: Any) -> Any:
+    """A float, or for a turn-based game one float per player (envport.targets.turns)."""
+    return float(value) if np.ndim(value) == 0 else np.asarray(value, dtype=np.float64)
+
+
 @dataclass
 class Transition:
     obs: np.ndarray
-    reward: float
+    reward: Any  # float; a game's is one float per player
     terminated: bool
     truncated: bool
     # A stochastic env's step: the port's noise, mapped from the draws the reference made.
@@ -121,6 +145,9 @@ class Reference:
         logging.getLogger("gymnasium").setLevel(logging.ERROR)
         warnings.filterwarnings("ignore", module="gymnasium")
         self.env = make_env(spec)
+        if spec.game is not None:
+            # A PettingZoo game, presented as one stream of turns (contract 8).
+            self.env = TurnBased(self.env, spec.game.players, spec.game.actions)
         state = spec.state
         self._reader = import_attr(state.read, "state.read", spec) if state.read else None
         self._writer = import_attr(state.write, "state.write", spec) if state.write else None
@@ -165,13 +192,27 @@ class Reference:
         if self.recorder is None:
             with reference_call():
                 obs, reward, terminated, truncated, _ = self.env.step(action)
-            return Transition(np.asarray(obs), float(reward), bool(terminated), bool(truncated))
+            return Transition(np.asarray(obs), _reward(reward), bool(terminated), bool(truncated))
         before = self.read_state()
         self.recorder.begin()
         with reference_call():
             obs, reward, terminated, truncated, _ = self.env.step(action)
         noise = self.recorder.noise(before, action, self.env)
-        return Transition(np.asarray(obs), float(reward), bool(terminated), bool(truncated), noise)
+        return Transition(
+            np.asarray(obs), _reward(reward), bool(terminated), bool(truncated), noise
+        )
+
+    def legal_actions(self) -> list[int] | None:
+        """A game's legal moves for the player to move (None for a single-agent env)."""
+        return self.env.legal_actions() if isinstance(self.env, TurnBased) else None
+
+    def try_action(self, action: Any) -> Transition:
+        """The transition `action` would make, with the env left as it was (a one-ply
+        player's look-ahead, through the state bridge)."""
+        state = self.read_state()
+        outcome = self.step(action)
+        self.write_state(state)
+        return outcome
 
     def reseed_draws(self, seed: int) -> None:
         """From now on draw from a fresh stream seeded `seed` (no-op for deterministic envs)."""

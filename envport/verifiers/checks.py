@@ -176,7 +176,9 @@ class L2UserPaths(Check):
         line = replay.command()
         found = [reset_check.check_reset(ctx.spec, ctx.worker, sample, seed, line)]
         found.append(state_api_check.check_state_api(ctx.reference, ctx.worker, seed, line))
-        if target(ctx.backend or "").vector_env:
+        # A game's VectorEnv is envport's own autoreset around the port's functions
+        # (envport.targets.game_port): checking it would judge envport, not the port.
+        if target(ctx.backend or "").vector_env and ctx.spec.game is None:
             found.append(vector_check.check_vector(ctx.spec, ctx.worker, sample, seed, line))
         return _replayed(found, replay)
 

@@ -213,7 +213,8 @@ class Search:
             self.steps += 1
             actions.append(action)
             outputs.append(out)
-            score += out.reward
+            # A game's rewards are one per player: the best of them scores the cell.
+            score += float(np.max(out.reward))
             if out.terminated or out.truncated:
                 break
             self._add(reference.read_state(), score)

@@ -192,7 +192,10 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
         tree = ast.parse(reporter.source())
         spans = _functions(tree)
         scoped: set[Arc] = _in_scope(reporter, spans, entered)
-        branch_lines += [(name, lines[a - 1].strip()) for a in {arc[0] for arc in scoped}]
+        branch_lines += [
+            (name, _header(tree, lines, a) or lines[a - 1].strip())
+            for a in {arc[0] for arc in scoped}
+        ]
         missed: dict[int, list[Arc]] = {}
         for arc in sorted(scoped - taken):
             missed.setdefault(arc[0], []).append(arc)
@@ -201,7 +204,8 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
             never = _never(reporter, arcs, scoped, taken)
             branch = Branch(file=name, line=number, source=source, never=never)
             settings = settling.decided_by_settings(tree, number, never, measure.env, state_names)
-            branch.out_of_scope = _why_out_of_scope(scopes, name, source, settings)
+            header = _header(tree, lines, number) or source
+            branch.out_of_scope = _why_out_of_scope(scopes, name, header, settings)
             if branch.out_of_scope is None:
                 result.missed.append(branch)
             else:
@@ -310,6 +314,17 @@ def _never(reporter: PythonFileReporter, arcs: list[Arc], scoped: set[Arc], take
 
 def _matches(scope: OutOfScope, name: str, source: str) -> bool:
     return scope.line in source and (scope.file is None or name.endswith(scope.file))
+
+
+def _header(tree: ast.AST, lines: list[str], number: int) -> str | None:
+    """A branch's whole condition when it spans lines (`if (` then the tests below it), so
+    an `out_of_scope` entry can name the test rather than its first line."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If | ast.While) and node.lineno == number:
+            end = node.test.end_lineno or number
+            if end > number:
+                return " ".join(line.strip() for line in lines[number - 1 : end])
+    return None
 
 
 def _why_out_of_scope(

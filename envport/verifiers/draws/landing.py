@@ -26,7 +26,7 @@ import numpy as np
 
 from envport.spec import PortSpec
 from envport.structure import violated
-from envport.targets.reference import Reference, State, Transition
+from envport.targets.reference import Reference, State, Transition, valid_helpers
 
 # A relative step past the constant either way: 2e-6 is inside any rounding of the constant
 # in its fifth digit or earlier, and 16 float32 ulps away from it (a float32 port resolves
@@ -247,7 +247,7 @@ def ending_starts(
     found: list[tuple[State, Any]] = []
     for _ in range(budget // len(actions)):
         state = {**base, **random_state(spec, rng), counter: np.asarray(limit - 1)}
-        if violated(spec.state, state) is not None:
+        if violated(spec.state, state, valid_helpers(spec)) is not None:
             continue  # `state.valid` (and a port's declared domain) rule it out, as any draw
         for action in actions:
             # No reset between tries: termination is a function of the state fields.

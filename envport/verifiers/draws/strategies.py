@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from envport.spec import Bound, FieldSpec, PortSpec
 from envport.structure import length_leaf, violated
+from envport.targets.reference import valid_helpers
 from envport.verifiers.draws.action_range import ActionRange, action_range
 from envport.verifiers.draws.constants import source_constants
 
@@ -247,7 +248,8 @@ def state_strategy(
             lambda parts: {k: v for part in parts for k, v in part.items()}
         )
     if spec.state.valid:
-        return merged.filter(lambda state: violated(spec.state, state) is None)
+        helpers = valid_helpers(spec)
+        return merged.filter(lambda state: violated(spec.state, state, helpers) is None)
     return merged
 
 

@@ -169,7 +169,7 @@ def run_reverse(
     state; the port then plays the same actions (fed the reference's noise, if stochastic)."""
     config = spec.levels.l3
     stochastic = spec.randomness is not None
-    planner = Planner(options.seed, config.policies)
+    planner = Planner(options.seed, spec.l3_policies)
     plans = [planner.plan(index) for index in range(options.episodes)]
     actions = [
         list(planner.actions(plan.policy, reference.action_space, plan.index, options.steps))

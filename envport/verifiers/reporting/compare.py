@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from envport.spec import PortSpec
+from envport.targets.turns import record_names
 from envport.verifiers.reporting.divergence import FieldDiff
 from envport.verifiers.reporting.grids import attach_obs_picture
 
@@ -56,7 +57,18 @@ def obs_names(spec: PortSpec, size: int) -> list[str]:
     names = spec.observation.names
     if len(names) == size:
         return [f"obs.{n}" for n in names]
+    if spec.game is not None and size > spec.game.actions:
+        # A game's turn record (envport.targets.turns): observation, player to move, mask.
+        return record_names(size, spec.game.actions)
     return [f"obs[{i}]" for i in range(size)]
+
+
+def reward_names(spec: PortSpec, width: int) -> list[str]:
+    """A game's reward columns by player (`rewards[player_1]`); one reward is `reward`."""
+    players = spec.game.players if spec.game is not None else []
+    if len(players) == width:
+        return [f"rewards[{p}]" for p in players]
+    return [f"rewards[{i}]" for i in range(width)]
 
 
 def _discrete_obs(expected_obs: np.ndarray, actual_obs: np.ndarray) -> bool:
@@ -104,8 +116,20 @@ def _columns(
         (name, ref_obs[:, i], port_obs[:, i])
         for i, name in enumerate(obs_names(spec, ref_obs.shape[1]))
     ]
+    if expected.reward.ndim == 2:
+        # One reward per player: a port answering a single reward fails here by name.
+        width = expected.reward.shape[1]
+        got = actual.reward.reshape(length, -1)
+        if got.shape[1] != width:
+            got = np.full((length, width), np.nan)
+        columns += [
+            (name, expected.reward[:, i], got[:, i])
+            for i, name in enumerate(reward_names(spec, width))
+        ]
+    else:
+        got = actual.reward if actual.reward.ndim == 1 else np.full(length, np.nan)
+        columns.append(("reward", expected.reward, got))
     columns += [
-        ("reward", expected.reward, actual.reward),
         ("terminated", expected.terminated, actual.terminated),
         ("truncated", expected.truncated, actual.truncated),
     ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from envport.spec import PortSpec
-from envport.verifiers.reporting.compare import Steps, obs_names
+from envport.verifiers.reporting.compare import Steps, obs_names, reward_names
 from envport.verifiers.reporting.divergence import FieldDiff, FieldSeries
 
 # Steps kept before and after the divergence: enough to see drift, small enough for a journal.
@@ -22,6 +22,9 @@ MAX_FIELDS = 4
 def _column(spec: PortSpec, steps: Steps, name: str) -> np.ndarray | None:
     if name in ("reward", "terminated", "truncated"):
         return np.asarray(getattr(steps, name))
+    reward = np.asarray(steps.reward)
+    if reward.ndim == 2 and name in (players := reward_names(spec, reward.shape[1])):
+        return reward[:, players.index(name)]
     flat = np.asarray(steps.obs).reshape(len(steps.reward), -1)
     names = obs_names(spec, flat.shape[1])
     return flat[:, names.index(name)] if name in names else None

@@ -222,9 +222,9 @@ class VectorRun:
             ("truncated", got.truncated[env], False),
         )
         wrong = [
-            FieldDiff(field=n, expected=w, actual=np.asarray(v).item())
+            FieldDiff(field=n, expected=w, actual=np.asarray(v).tolist())
             for n, v, w in flags
-            if v != w
+            if np.any(np.asarray(v) != w)  # a game's reward: every player's
         ]
         if wrong:
             message = (
@@ -298,11 +298,13 @@ class VectorRun:
             problems.append(FieldDiff(field="obs.batch", expected=self.batch, actual=len(obs)))
         if expected is not None and got is not None:
             for name in ("reward", "terminated", "truncated"):
-                part = getattr(got, name)
-                if part.shape != (self.batch,):
+                part, want = getattr(got, name), getattr(expected, name)
+                # One row per env (and a game's reward one column per player).
+                shape = (self.batch, *np.shape(want)[1:])
+                if part.shape != shape:
                     problems.append(
                         FieldDiff(
-                            field=f"{name}.shape", expected=[self.batch], actual=list(part.shape)
+                            field=f"{name}.shape", expected=list(shape), actual=list(part.shape)
                         )
                     )
         if problems:

@@ -26,7 +26,7 @@ from envport.serve.ops import Requester
 from envport.spec import PortSpec
 from envport.structure import violated
 from envport.targets.randomness import example_seed, noise_args
-from envport.targets.reference import Reference, Transition
+from envport.targets.reference import Reference, Transition, valid_helpers
 from envport.targets.registry import TargetName
 from envport.verifiers.draws.hypo import (
     SHRINK_SECONDS,
@@ -149,7 +149,7 @@ def _drive(
             return int(data.draw(st.integers(int(low), int(high))))
 
         state, action = arrange(state, action, pick)
-        assume(violated(run.spec.state, state) is None)
+        assume(violated(run.spec.state, state, valid_helpers(run.spec)) is None)
         counted(state, action)
 
     strategies: dict[str, st.SearchStrategy[Any]] = {

@@ -192,10 +192,11 @@ def _machine(
             self.log.append(f"step_after_end({np.asarray(action).tolist()})")
             answer = worker.request(SessionStep(actions=np.asarray([action])))
             # Next-step autoreset: the step after an end starts over and reports nothing.
+            # (A game's reward is one per player: every one must be 0.)
             wrong = [
-                FieldDiff(field=name, expected=want, actual=np.asarray(answer[name])[0].item())
+                FieldDiff(field=name, expected=want, actual=np.asarray(answer[name])[0].tolist())
                 for name, want in (("reward", 0.0), ("terminated", False), ("truncated", False))
-                if np.asarray(answer[name])[0].item() != want
+                if np.any(np.asarray(answer[name])[0] != want)
             ]
             if wrong:
                 raise Divergent(wrong, {}, "the step after an episode's end did not autoreset")

@@ -23,6 +23,7 @@ from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, import_attr
 from envport.verifiers.draws.action_range import action_range
 from envport.verifiers.draws.policies import EpisodePlan, Planner
+from envport.verifiers.draws.turns import TURN_POLICIES, turn_actions
 from envport.verifiers.levels.l3.played import Played
 from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
@@ -59,7 +60,7 @@ def play_reference(
     own = import_attr(config.policy, "levels.l3.policy", spec) if config.policy else None
     planner = Planner(
         options.seed,
-        [*config.policies, OWN] if own is not None else config.policies,
+        [*spec.l3_policies, OWN] if own is not None else spec.l3_policies,
         config.late_start_fraction,
         reference.max_episode_steps if counter else None,
         # A share of steps outside the action space, where the reference accepts them.
@@ -75,6 +76,8 @@ def play_reference(
             plans.append(plan)
             if plan.policy == OWN:
                 actions = _own_actions(own, reference, options.seed, index, options.steps)
+            elif plan.policy in TURN_POLICIES:
+                actions = turn_actions(plan.policy, reference, options.seed, index, options.steps)
             else:
                 actions = planner.actions(plan.policy, reference.action_space, index, options.steps)
             lengths.append(_play(reference, plan, actions, counter, record))
@@ -185,7 +188,7 @@ def resync_request(played: Played, pad_to: list[int] | None = None) -> StepBatch
 def _flatten_free(port: Steps, lengths: np.ndarray) -> Steps:
     """Rows of a (B, T, ...) free-running answer cut to each episode's length and joined."""
     count, longest = len(lengths), int(lengths.max(initial=0))
-    steps = port.reward.shape[1] if port.reward.ndim == 2 else 0
+    steps = port.terminated.shape[1] if port.terminated.ndim == 2 else 0
     shapes = [part.shape[:2] for part in port.parts()]
     if steps < longest or any(shape != (count, steps) for shape in shapes):
         raise PortError(

@@ -1,0 +1,210 @@
+"""A two-player port in the pgx-style form, driven through the JAX and NumPy adapters.
+
+Contract (docs/port-contract.md, Two-player games; docs/design.md, contract 8):
+  JAX:   init(key) -> state; step(state, action, key) -> state (no autoreset)
+  NumPy: init(rng, num_envs) -> state; step(state, actions[B]) -> state (batched dicts)
+  both:  state_from_reference(ref) -> state; state_to_reference(state) -> ref
+where a state holds (as attributes or keys) `current_player`, `observation` (the player to
+move's view), `legal_action_mask`, `rewards` (one per player), `terminated`, `truncated`,
+and whatever else the game keeps.
+
+The adapters of the single-agent contracts (jax_port.py, numpy_port.py) already do
+everything the levels ask (compiled batches, sessions, vector autoreset); the classes here
+present a game's functions in their form, a step's outputs being the turn record
+(envport.targets.turns), the reward vector and the endings. They run in the worker, around
+the port's functions.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from envport.targets.loader import ContractError
+from envport.targets.names import TargetName
+from envport.targets.turns import turn_record
+
+TURN_FIELDS = (
+    "current_player",
+    "observation",
+    "legal_action_mask",
+    "rewards",
+    "terminated",
+    "truncated",
+)
+
+
+def is_game(entry: ModuleType) -> bool:
+    """A game port exports `init` and `step`, and none of the single-agent entry points."""
+    return (
+        callable(getattr(entry, "init", None))
+        and callable(getattr(entry, "step", None))
+        and not hasattr(entry, "reset")
+        and not hasattr(entry, "VectorEnv")
+    )
+
+
+def game_target(entry: ModuleType) -> TargetName:
+    """`--target auto` for a game port: JAX when its modules imported JAX."""
+    return TargetName.JAX if "jax" in sys.modules else TargetName.NUMPY
+
+
+def field(state: Any, name: str) -> Any:
+    if isinstance(state, Mapping):
+        if name not in state:
+            raise ContractError(f"the port's game state has no `{name}` (two-player contract)")
+        return state[name]
+    if not hasattr(state, name):
+        raise ContractError(f"the port's game state has no `{name}` (two-player contract)")
+    return getattr(state, name)
+
+
+def _require(entry: ModuleType) -> None:
+    missing = [
+        name
+        for name in ("init", "step", "state_from_reference")
+        if not callable(getattr(entry, name, None))
+    ]
+    if missing:
+        raise ContractError(
+            f"port entry `{entry.__name__}` lacks {', '.join(f'`{m}`' for m in missing)} "
+            "(two-player contract)"
+        )
+
+
+class JaxGame:
+    """A JAX game's functions in the gymnax form `JaxPort` drives."""
+
+    def __init__(self, entry: ModuleType) -> None:
+        import jax.numpy as jnp
+
+        _require(entry)
+        self.jnp = jnp
+        self.entry = entry
+        self.__name__ = entry.__name__
+        self.state_from_reference = entry.state_from_reference
+        if callable(getattr(entry, "state_to_reference", None)):
+            self.state_to_reference = entry.state_to_reference
+
+    def _record(self, state: Any) -> Any:
+        jnp = self.jnp
+        observation = jnp.asarray(field(state, "observation"))
+        mask = jnp.asarray(field(state, "legal_action_mask"))
+        # The same record as the reference's (turns.turn_record), traced.
+        dtype = jnp.result_type(observation.dtype, mask.dtype, jnp.int32)
+        return jnp.concatenate(
+            [
+                observation.reshape(-1).astype(dtype),
+                jnp.asarray(field(state, "current_player")).reshape(1).astype(dtype),
+                mask.reshape(-1).astype(dtype),
+            ]
+        )
+
+    def reset(self, key: Any, params: Any) -> tuple[Any, Any]:
+        del params
+        state = self.entry.init(key)
+        return self._record(state), state
+
+    def step(self, key: Any, state: Any, action: Any, params: Any) -> tuple[Any, ...]:
+        del params
+        nxt = self.entry.step(state, action, key)
+        return (
+            self._record(nxt),
+            nxt,
+            self.jnp.asarray(field(nxt, "rewards")),
+            self.jnp.asarray(field(nxt, "terminated")),
+            self.jnp.asarray(field(nxt, "truncated")),
+            {},
+        )
+
+
+def _records(state: Mapping[str, Any]) -> np.ndarray:
+    current = np.asarray(field(state, "current_player"))
+    observation = np.asarray(field(state, "observation"))
+    mask = np.asarray(field(state, "legal_action_mask"))
+    return np.stack([turn_record(observation[i], current[i], mask[i]) for i in range(len(current))])
+
+
+class _VectorGame:
+    """Gymnasium's next-step autoreset around a batched NumPy game (contract 5): the step
+    after an env's game ends starts a new one there, with rewards 0."""
+
+    entry: ModuleType
+
+    def __init__(self, num_envs: int) -> None:
+        self.num_envs = num_envs
+        self.rng = np.random.default_rng()
+        self.state: dict[str, np.ndarray] = {}
+        self.pending = np.zeros(num_envs, dtype=bool)
+
+    def _init(self) -> dict[str, np.ndarray]:
+        started = self.entry.init(self.rng, self.num_envs)
+        if not isinstance(started, Mapping):
+            raise ContractError("port `init` must return a dict of arrays (two-player contract)")
+        return {k: np.asarray(v) for k, v in started.items()}
+
+    def _merge(self, fresh: dict[str, np.ndarray], rows: np.ndarray) -> None:
+        for key, value in fresh.items():
+            keep = rows.reshape(-1, *[1] * (value.ndim - 1))
+            self.state[key] = np.where(keep, value, self.state[key])
+
+    def reset(self, seed: int | None = None, options: Any = None) -> tuple[np.ndarray, dict]:
+        self.rng = np.random.default_rng(seed)
+        mask = None if not options else options.get("reset_mask")
+        fresh = self._init()
+        if mask is None or not self.state:
+            self.state, self.pending = fresh, np.zeros(self.num_envs, dtype=bool)
+        else:
+            rows = np.asarray(mask, dtype=bool)
+            self._merge(fresh, rows)
+            self.pending = self.pending & ~rows
+        return _records(self.state), {}
+
+    def step(self, actions: Any) -> tuple[Any, ...]:
+        nxt = self.entry.step(self.state, np.asarray(actions))
+        if not isinstance(nxt, Mapping):
+            raise ContractError("port `step` must return a dict of arrays (two-player contract)")
+        restart, self.state = self.pending, {k: np.asarray(v) for k, v in nxt.items()}
+        rewards = np.array(field(self.state, "rewards"), dtype=np.float64)
+        if restart.any():
+            self._merge(self._init(), restart)
+            rewards[restart] = 0.0
+        terminated = np.asarray(field(self.state, "terminated"), dtype=bool)
+        truncated = np.asarray(field(self.state, "truncated"), dtype=bool)
+        self.pending = terminated | truncated
+        return _records(self.state), rewards, terminated, truncated, {}
+
+    def set_state(self, states: Mapping[str, Any]) -> None:
+        self.state = {k: np.array(v, copy=True) for k, v in states.items()}
+        self.pending = np.zeros(len(next(iter(self.state.values()))), dtype=bool)
+
+    def get_state(self) -> dict[str, np.ndarray]:
+        return {k: np.array(v, copy=True) for k, v in self.state.items()}
+
+
+class NumpyGame:
+    """A batched NumPy game's functions in the `VectorEnv` form `NumpyPort` drives."""
+
+    def __init__(self, entry: ModuleType) -> None:
+        _require(entry)
+        self.entry = entry
+        self.__name__ = entry.__name__
+        self.VectorEnv = type("VectorEnv", (_VectorGame,), {"entry": entry})
+        if callable(getattr(entry, "state_to_reference", None)):
+            self.state_to_reference = self._to_reference
+
+    def state_from_reference(self, ref: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """One env's state: the batched bridge on a batch of one."""
+        batch = self.entry.state_from_reference({k: np.asarray(v)[None] for k, v in ref.items()})
+        return {k: np.asarray(v)[0] for k, v in batch.items()}
+
+    def states_from_reference(self, refs: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        return {k: np.asarray(v) for k, v in self.entry.state_from_reference(dict(refs)).items()}
+
+    def _to_reference(self, state: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        batch = self.entry.state_to_reference({k: np.asarray(v)[None] for k, v in state.items()})
+        return {k: np.asarray(v)[0] for k, v in batch.items()}

@@ -1,0 +1,152 @@
+"""A turn-based game (a PettingZoo AEC env) presented to the verifier as one stream of turns.
+
+The levels compare transitions: one action in, the outputs out. A two-player game's
+transition is the mover's action and, after it, what pgx's `State` holds (docs/design.md,
+contract 8): the player to move (`current_player`, an index into the spec's `[game]
+players`), that player's observation and legal moves, this step's reward of every player,
+and whether the game ended. PettingZoo spreads these over `agent_selection`, `observe()`,
+the `rewards` and `terminations`/`truncations` dicts; `TurnBased` gathers them after each
+`step` so that every level, written for one agent, compares them field by field:
+
+- the observation the levels see is one integer record, `turn_record`: the observing
+  player's observation, then `current_player`, then the legal-action mask (the port side
+  packs its state the same way, envport.targets.game_port), so a divergence names
+  `current_player` or `legal_action_mask[3]` like any observation component;
+- the reward is a vector, one entry per player in the spec's order;
+- `terminated` / `truncated` are any player's: the classic games end for all at once, and
+  PettingZoo's illegal-move rule sets both for every player.
+
+After a game ends PettingZoo wants a `step(None)` per agent (its dead steps); the levels
+never step past an episode's end, so those are never taken here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from envport.errors import SpecError
+
+# The record's fields after the observation, in order (names the reports use).
+CURRENT_PLAYER = "current_player"
+LEGAL_ACTION_MASK = "legal_action_mask"
+
+
+def turn_record(observation: Any, current_player: Any, mask: Any) -> np.ndarray:
+    """One turn as the flat integer record both sides are compared on. A 0/1 plane or mask
+    may be bool on one side and int8 on the other (pgx's bool against PettingZoo's int8):
+    compared by value, so the record is int32 whatever integer or bool each holds (float
+    for a float observation)."""
+    observation, mask = np.asarray(observation), np.asarray(mask)
+    dtype = np.result_type(observation.dtype, mask.dtype, np.int32)
+    return np.concatenate(
+        [
+            observation.reshape(-1).astype(dtype),
+            np.asarray([current_player], dtype=dtype),
+            mask.reshape(-1).astype(dtype),
+        ]
+    )
+
+
+def record_names(size: int, actions: int) -> list[str]:
+    """Names of a turn record's `size` components: the observation's by index (a declared
+    observation grid names them by cell), then the player to move and the mask."""
+    observed = size - 1 - actions
+    return [
+        *(f"obs[{i}]" for i in range(observed)),
+        CURRENT_PLAYER,
+        *(f"{LEGAL_ACTION_MASK}[{i}]" for i in range(actions)),
+    ]
+
+
+def is_aec(env: Any) -> bool:
+    return all(hasattr(env, name) for name in ("agent_iter", "last", "possible_agents"))
+
+
+class TurnBased:
+    """A PettingZoo AEC env (the user's trusted reference) as reset/step over turns."""
+
+    def __init__(self, aec: Any, players: list[str], actions: int) -> None:
+        if not is_aec(aec):
+            raise SpecError(
+                "key `game`: the reference is not a PettingZoo AEC env (it has no "
+                "`agent_iter`, `last` and `possible_agents`); `[game]` describes one"
+            )
+        found = list(aec.possible_agents)
+        if found != list(players):
+            raise SpecError(
+                f"key `game.players`: the reference's agents are {found}, the spec names "
+                f"{list(players)}; list them in the reference's `possible_agents` order"
+            )
+        # PettingZoo prints a warning for every illegal move; the checks make thousands.
+        from pettingzoo.utils.env_logger import EnvLogger
+
+        EnvLogger.suppress_output()
+        self.aec = aec
+        self.players = found
+        first = found[0]
+        self.action_space = aec.action_space(first)
+        if not isinstance(self.action_space, spaces.Discrete):
+            raise SpecError(
+                f"key `game`: {first}'s action space is {self.action_space}; turn-based "
+                "games are checked with Discrete actions"
+            )
+        if int(self.action_space.n) != actions:
+            raise SpecError(
+                f"key `game.actions`: the reference's players have {int(self.action_space.n)} "
+                f"actions, the spec says {actions}"
+            )
+        space = aec.observation_space(first)
+        inner = space["observation"] if isinstance(space, spaces.Dict) else space
+        self.observation_shape: tuple[int, ...] = tuple(inner.shape or ())
+        size = int(np.prod(self.observation_shape)) + 1 + int(self.action_space.n)
+        self.observation_space = spaces.Box(-(2**31), 2**31 - 1, (size,), np.int64)
+        # Read by the reference's harness (a bridge reaches the game's fields through it).
+        self.unwrapped = aec.unwrapped
+        self.spec = None  # no Gymnasium registration, so no time limit
+
+    # ---- the env interface the levels drive ----
+
+    def reset(self, seed: int | None = None, options: Any = None) -> tuple[np.ndarray, dict]:
+        self.aec.reset(seed=seed, options=options)
+        return self.turn(), {}
+
+    def step(self, action: Any) -> tuple[np.ndarray, np.ndarray, bool, bool, dict]:
+        self.aec.step(int(action))
+        return (
+            self.turn(),
+            self.rewards(),
+            self.ended("terminations"),
+            self.ended("truncations"),
+            {},
+        )
+
+    # ---- what a turn shows ----
+
+    def current_player(self) -> int:
+        return self.players.index(self.aec.agent_selection)
+
+    def turn(self) -> np.ndarray:
+        """The record after the last step: through `observe`, as `last()` reads it (a
+        wrapper that checks legality keeps the mask it observed for the next step)."""
+        seen = self.aec.observe(self.aec.agent_selection)
+        if isinstance(seen, dict):
+            observation, mask = seen["observation"], seen["action_mask"]
+        else:
+            observation, mask = seen, self.aec.infos[self.aec.agent_selection]["action_mask"]
+        return turn_record(observation, self.current_player(), mask)
+
+    def rewards(self) -> np.ndarray:
+        """This step's reward of every player (0 for one the game has removed)."""
+        rewards = self.aec.rewards
+        return np.asarray([float(rewards.get(p, 0.0)) for p in self.players])
+
+    def ended(self, kind: str) -> bool:
+        return bool(any(getattr(self.aec, kind).values()))
+
+    def legal_actions(self) -> list[int]:
+        """The moves the player to move may make, from the mask its observation carries."""
+        mask = self.turn()[-int(self.action_space.n) :]
+        return [int(a) for a in np.flatnonzero(mask)]
