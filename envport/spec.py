@@ -333,7 +333,9 @@ class PortSpec(_Strict):
         """Tolerance for a field (`obs.theta`, `physics[2]`): its own entry, else its base
         name's (`obs`, `physics`), else the default."""
         base = field.split("[")[0]
-        for candidate in (field, base, base.split(".")[0]):
+        # A game's per-player rewards (`rewards[player_0]`) take `reward`'s tolerance too.
+        also = ("reward",) if base == "rewards" else ()
+        for candidate in (field, base, base.split(".")[0], *also):
             if candidate in self.tolerance:
                 return self.tolerance[candidate]
         return Tolerance()

@@ -5,8 +5,8 @@ envport is loaded in this process, so a port that behaves only while it sees the
 shows here what it does otherwise. It reads `steps-in.npz` from its working directory (the
 reference states, actions and noise of a sample of L3's steps), steps each as the contract
 says (NumPy: through the port's VectorEnv; JAX: each row through the one-env `step`, as a
-user calls it, eagerly; a two-player port through its `step` on states), and writes `steps-out.npz` (the four outputs, or `error`: the
-port's own words).
+user calls it, eagerly; a two-player port through its `step` on states), and writes
+`steps-out.npz` (the four outputs, or `error`: the port's own words).
 """
 
 import importlib
@@ -112,8 +112,10 @@ def _game_steps(module, states, actions, backend):
 
 
 def _is_game(module):
-    return hasattr(module, "init") and not hasattr(module, "reset") and not hasattr(
-        module, "VectorEnv"
+    return (
+        hasattr(module, "init")
+        and not hasattr(module, "reset")
+        and not hasattr(module, "VectorEnv")
     )
 
 

@@ -23,6 +23,7 @@ from envport.verifiers.coverage.bounds import Coverage
 from envport.verifiers.coverage.endings import ending_gaps
 from envport.verifiers.draws import survival
 from envport.verifiers.levels import reverse
+from envport.verifiers.levels.l1 import endings as l1_endings
 from envport.verifiers.levels.l1 import landings as l1_landings
 from envport.verifiers.levels.l1 import properties as l1
 from envport.verifiers.levels.l2 import interaction as l2
@@ -104,6 +105,8 @@ class L1Probes(Check):
             results.append(l1.check_transition(run, entry))
             if l1_landings.applies(run):
                 results.append(l1_landings.check_landings(run, entry))
+            if l1_endings.applies(run):
+                results.append(l1_endings.check_endings(run, entry))
         return results
 
 

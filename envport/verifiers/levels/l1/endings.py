@@ -1,0 +1,118 @@
+"""L1 endings: every move from positions a few moves before a game ends (two-player games).
+
+A game's rules live where it ends: the win along each line, the full board, the illegal
+move. Drawn positions seldom hold a move that completes a line (and a drawn position
+already holding one is unreachable, so `state.valid` leaves it out), so a port missing the
+win along one diagonal passes most draws. Here the reference plays games itself (its
+`legal` and one-ply `greedy` players, alternately), and from each of the last
+`ENDING_PLIES` positions before every game's end the port is given every action, legal or
+not; each row is compared as L1's transition check compares its examples. Every winning,
+blocking, drawing and illegal move of those positions is tried, whichever line it
+completes. Deterministic in --seed.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from envport.serve.ops import StepBatch
+from envport.targets.reference import Reference, State, Transition
+from envport.verifiers.draws.turns import turn_actions
+from envport.verifiers.levels.l1.properties import L1Run
+from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
+from envport.verifiers.reporting.divergence import Divergence, LevelResult
+
+# Games played for start positions, and the positions kept before each game's end.
+GAMES = 40
+ENDING_PLIES = 4
+# Apart from every other stream of a run.
+_SALT = 0xE4D5
+
+
+@dataclass
+class Row:
+    before: State
+    action: int
+    transition: Transition
+
+
+def applies(run: L1Run) -> bool:
+    return run.spec.game is not None
+
+
+def _positions(reference: Reference, seed: int, steps: int) -> list[State]:
+    """The last positions before the end of each of GAMES games the reference plays."""
+    kept = []
+    for game in range(GAMES):
+        reference.reset(seed)
+        kind = ("legal", "greedy")[game % 2]
+        played: list[State] = []
+        for action in turn_actions(kind, reference, seed ^ _SALT, game, steps):
+            played.append(reference.read_state())
+            outcome = reference.step(action)
+            if outcome.terminated or outcome.truncated:
+                break
+        kept += played[-ENDING_PLIES:]
+    return kept
+
+
+def build_rows(run: L1Run) -> list[Row]:
+    reference = run.reference
+    assert run.spec.game is not None
+    rows = []
+    for before in _positions(reference, run.seed, run.spec.levels.l3.steps):
+        for action in range(run.spec.game.actions):
+            reference.write_state(before)
+            rows.append(Row(before, action, reference.step(action)))
+    return rows
+
+
+def check_endings(run: L1Run, entry: str) -> LevelResult:
+    started = time.perf_counter()
+    level = LevelResult(level="l1", mode="endings", passed=True)
+    rows = build_rows(run)
+    level.episodes = level.steps_compared = len(rows)
+    if rows:
+        _judge(run, entry, level, rows)
+    level.seconds = {"total": time.perf_counter() - started}
+    return level
+
+
+def _judge(run: L1Run, entry: str, level: LevelResult, rows: list[Row]) -> None:
+    """All rows as one batch (a game's step is cheap; the batch is what a port runs)."""
+    states = {k: np.stack([row.before[k] for row in rows]) for k in rows[0].before}
+    answer = run.worker.request(
+        StepBatch(states=states, actions=np.asarray([row.action for row in rows]))
+    )
+    expected = Steps.join([Steps.single(row.transition) for row in rows])
+    actual = Steps.of(answer)
+    problems = contract_problems(expected.obs, actual.obs)
+    found = divergent_steps(run.spec, expected, actual, False, np.arange(len(rows)))
+    if not problems and not found:
+        return
+    level.passed = False
+    level.diverged_episodes = 1 if problems else len(found)
+    index, diffs = (0, problems) if problems else found[0]
+    row = rows[index]
+    level.divergences.append(
+        Divergence(
+            level="l1",
+            mode="endings",
+            module=entry,
+            seed=run.seed,
+            start_state={k: np.asarray(v).tolist() for k, v in row.before.items()},
+            action_prefix=[row.action],
+            fields=diffs,
+            message=(
+                "observation dtype or shape break the contract"
+                if problems
+                else f"move {row.action} from a position {ENDING_PLIES} moves or fewer "
+                "before the end of a game the reference played"
+            ),
+            replay=run.replay.at(module=entry).command(),
+            replay_of=run.replay.at(module=entry),
+        )
+    )
