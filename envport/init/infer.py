@@ -13,6 +13,7 @@ import numpy as np
 from envport.init.chaos import Chaos, horizon, measure
 from envport.init.entry import EnvEntry
 from envport.init.episodes import NATURAL_CAP, Natural, ResetDraws, reset_draws
+from envport.init.errors import InitError
 from envport.init.explore import Budget, Visits, counter_field, explore
 from envport.init.obsnames import observation_names
 from envport.init.policies import mix
@@ -24,6 +25,7 @@ from envport.init.watch import objects
 from envport.io import inert
 from envport.spec import PortSpec, ReferenceSpec, StateSpec
 from envport.targets.reference import Reference
+from envport.targets.turns import is_aec
 
 # Float state is compared as the examples compare a float32 port of a float64 reference.
 FLOAT_ATOL = 1e-5
@@ -96,10 +98,26 @@ def _discovery_actions(space: Any, episodes: int, steps: int) -> list[list[Any]]
     return plays
 
 
+def turn_based_limits(name: str, env: Any) -> str:
+    """What init can say of a PettingZoo AEC env, and why it stops there."""
+    agents = list(env.possible_agents)
+    space = env.action_space(agents[0])
+    actions = getattr(space, "n", None)
+    return (
+        f"{name}: a PettingZoo AEC env (players {', '.join(agents)}, {actions} actions): "
+        "a two-player spec needs a state bridge init cannot infer (which positions may be "
+        "drawn, how a position is written back between turns); write `[game] players = "
+        f"{agents}`, `actions = {actions}` and a bridge as examples/connect_four does "
+        "(docs/your-env.md, Two-player games)"
+    )
+
+
 def infer(entry: EnvEntry, budget: Budget) -> Inference:
     began = time.monotonic()
     say(f"{entry.entry}: reading the env's source")
     probe = entry.make(checker=False)
+    if is_aec(probe):
+        raise InitError(turn_based_limits(entry.entry, probe))
     sources = infer_sources(probe)
     limit = getattr(probe.spec, "max_episode_steps", None) if probe.spec else None
     # With no time limit, episodes are played to their own end (up to a cap): a rule that
