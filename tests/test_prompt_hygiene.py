@@ -196,6 +196,11 @@ def test_every_prompt_states_the_reference_types_it_measured(name: str, target: 
         for field, path in spec.state.fields.items():
             line = f"- `{field}` = `env.{path}`: {dict(observed.fields)[field]}"
             assert line in text, (kind, line)
+        if observed.game is not None:
+            # A game: a player's own observation and mask, never the harness's turn record.
+            assert f"a player's observation is a {observed.game['observation']}" in text, kind
+            assert "int32 array, shape (92,)" not in text, kind
+            continue
         returns = (
             f"observation {observed.observation}; reward {observed.reward}; "
             f"terminated and truncated {observed.flags}"
@@ -279,14 +284,18 @@ CHECKS_CALL = {
     "numpy": ("state_from_reference", "state_to_reference", "get_state", "set_state"),
     "rust": ("envport_state_layout", "envport_step"),
 }
+# A two-player game's port (envport.targets.game_port), JAX or NumPy alike.
+GAME_CALLS = ("state_from_reference", "state_to_reference", "init", "step")
 
 
 @pytest.mark.parametrize(("name", "target"), CASES)
 def test_every_prompt_asks_for_every_part_of_the_contract_the_checks_use(
     name: str, target: str
 ) -> None:
+    spec, _ = setup(name, target)
+    calls = GAME_CALLS if spec.game is not None else CHECKS_CALL[target]
     for kind, text in prompts(name, target).items():
-        missing = [part for part in CHECKS_CALL[target] if f"`{part}" not in text]
+        missing = [part for part in calls if f"`{part}" not in text]
         assert not missing, (kind, missing)
 
 

@@ -19,6 +19,7 @@ from gymnasium import spaces
 
 from envport.spec import PortSpec
 from envport.targets.reference import Reference
+from envport.targets.turns import TurnBased
 
 STEPS = 64
 SEED = 0
@@ -42,6 +43,9 @@ class ObservedTypes:
     action_space: str = ""
     observation_space: str = ""
     action_meanings: list[str] | None = None
+    # A two-player game: what one player's observation and mask are in the reference (the
+    # levels' turn record is the harness's, not something a port returns).
+    game: dict[str, str] | None = None
 
 
 def action_meanings(env: Any) -> list[str] | None:
@@ -141,6 +145,7 @@ def observe(spec: PortSpec) -> ObservedTypes:
             obs[0].append(describe(again))
             note(0)
     meanings = action_meanings(env)
+    game = _game_types(env)
     env.close()
     return ObservedTypes(
         fields=[(name, _when(*seen)) for name, seen in states.items()],
@@ -153,4 +158,20 @@ def observe(spec: PortSpec) -> ObservedTypes:
         action_space=str(env.action_space),
         observation_space=str(env.observation_space),
         action_meanings=meanings,
+        game=game,
     )
+
+
+def _game_types(env: Any) -> dict[str, str] | None:
+    """A PettingZoo game's own observation, mask and reward types, as a player sees them."""
+    if not isinstance(env, TurnBased):
+        return None
+    aec = env.aec
+    seen = aec.observe(aec.agent_selection)
+    rewards = [describe(aec.rewards.get(p, 0)) for p in env.players]
+    return {
+        "observation": describe(seen["observation"] if isinstance(seen, dict) else seen),
+        "action_mask": describe(seen["action_mask"]) if isinstance(seen, dict) else "in infos",
+        "reward": _when([], rewards),
+        "players": ", ".join(env.players),
+    }

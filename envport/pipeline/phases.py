@@ -61,7 +61,7 @@ def plan(ctx: StepContext) -> StepResult:
         state,
         Purpose(phase="plan", iteration=0),
         ctx.builder.plan(state),
-        lambda text: parse_plan(text, state.target),
+        lambda text: parse_plan(text, state.target, ctx.spec.game is not None),
         required=[],
         plan=True,
     )

@@ -33,7 +33,14 @@ CONTRACT: dict[str, tuple[str, ...]] = {
 
 
 # The module a Rust crate's C ABI lives in: the crate root, src/lib.rs.
+# A two-player game's port (envport.targets.game_port), JAX or NumPy alike.
+GAME_CONTRACT = ("init", "step", "state_from_reference", "state_to_reference")
 RUST_ENTRY = "lib"
+
+
+def contract_exports(target: str, game: bool = False) -> tuple[str, ...]:
+    """What the entry module must export for `target` (a game's form when `game`)."""
+    return GAME_CONTRACT if game and target != "rust" else CONTRACT[target]
 
 
 class PlanError(EditParseError):
@@ -46,7 +53,7 @@ class Plan:
     modules: list[ModuleSpec]
 
 
-def parse_plan(text: str, target: str) -> Plan:
+def parse_plan(text: str, target: str, game: bool = False) -> Plan:
     body = extract_block(text, ("toml",))
     data: object
     if body is not None:
@@ -74,11 +81,11 @@ def parse_plan(text: str, target: str) -> Plan:
     if not isinstance(entry, str):
         raise PlanError("`entry` must be a module name")
     plan = Plan(entry=entry, modules=modules)
-    validate_plan(plan, target)
+    validate_plan(plan, target, game)
     return plan
 
 
-def validate_plan(plan: Plan, target: str) -> None:
+def validate_plan(plan: Plan, target: str, game: bool = False) -> None:
     if not plan.modules:
         raise PlanError("the plan has no modules")
     seen: set[str] = set()
@@ -106,7 +113,7 @@ def validate_plan(plan: Plan, target: str) -> None:
     for name, where in owners.items():
         if len(where) > 1:
             raise PlanError(f"`{name}` is exported by {', '.join(where)}; one module must own it")
-    for name in CONTRACT[target]:
+    for name in contract_exports(target, game):
         if owners.get(name) != [plan.entry]:
             raise PlanError(
                 f"the entry module `{plan.entry}` must export `{name}` ({target} backend contract)"

@@ -8,11 +8,13 @@ same prompt and the response cache answers it.
 from __future__ import annotations
 
 import importlib
+import inspect
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from envport.pipeline.observed import ObservedTypes, observe
-from envport.pipeline.plan import CONTRACT, RUST_ENTRY
+from envport.pipeline.plan import RUST_ENTRY, contract_exports
 from envport.pipeline.sources.reading import (
     ReferenceSource,
     read_rules,
@@ -45,17 +47,23 @@ class TargetInfo:
         return self.module_file.format(module)
 
 
+# A two-player game's contract, per target (the class documenting it), and its notes.
+GAME_ADAPTERS = {"jax": "JaxGame", "numpy": "NumpyGame"}
+GAME_NOTES = "target_game.j2"
 # The contract's paragraph for stochastic envs starts so; it runs to the next blank line.
 NOISE_PARAGRAPH = re.compile(r"^A stochastic env's .*?(?=\n\s*\n|\Z)", re.MULTILINE | re.DOTALL)
 # The docstring cites the design document, which the model never sees.
 CITATION = re.compile(r" ?\(docs/[\w./-]+, contract \d+\)")
 
 
-def target_info(name: str) -> TargetInfo:
+def target_info(name: str, game: bool = False) -> TargetInfo:
     chosen = target(name)
     # The backend's own docstring is the contract the worker enforces: one source of truth.
-    module = importlib.import_module(f"envport.targets.{name}_port")
-    doc = CITATION.sub("", (module.__doc__ or "").strip())
+    # A two-player game's port has the form of its game adapter (envport.targets.game_port).
+    module: Any = importlib.import_module(f"envport.targets.{name}_port")
+    if game and name in GAME_ADAPTERS:
+        module = getattr(importlib.import_module("envport.targets.game_port"), GAME_ADAPTERS[name])
+    doc = CITATION.sub("", inspect.cleandoc(module.__doc__ or ""))
     contract = "\n".join(doc.splitlines()[1:]).strip() or doc
     noise = NOISE_PARAGRAPH.search(contract)
     if noise is not None:
@@ -65,7 +73,7 @@ def target_info(name: str) -> TargetInfo:
         name,
         chosen.title,
         contract,
-        chosen.prompt_notes,
+        GAME_NOTES if game and name in GAME_ADAPTERS else chosen.prompt_notes,
         noise_contract=noise_contract,
         module_file=chosen.module_file,
         language=chosen.language,
@@ -78,7 +86,12 @@ def prompt_builder(spec: PortSpec, target: str, prompts_dir: str | None) -> Prom
     its types, measured by stepping the reference."""
     sources, rules = read_sources(spec), read_rules(spec)
     return PromptBuilder(
-        Prompts(prompts_dir), spec, sources, target_info(target), rules, observe(spec)
+        Prompts(prompts_dir),
+        spec,
+        sources,
+        target_info(target, game=spec.game is not None),
+        rules,
+        observe(spec),
     )
 
 
@@ -133,7 +146,7 @@ class PromptBuilder:
         return self.prompts.render(
             "plan.j2",
             target=self.target,
-            contract=CONTRACT[self.target.name],
+            contract=contract_exports(self.target.name, self.spec.game is not None),
             notes=state.notes,
             entry=RUST_ENTRY if self.target.name == "rust" else "env",
         )

@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 
 from envport import interrupts
-from envport.errors import EXIT_DIVERGED, EXIT_OK, EnvportError
+from envport.errors import EXIT_DIVERGED, EXIT_OK, EnvportError, SpecError
 from envport.gaps import gap_lines
 from envport.io.scratch import scratch as scratch_dir
 from envport.llm import RetryPolicy, load_model
@@ -23,7 +23,7 @@ from envport.pipeline import TRANSLATE_TARGETS
 from envport.pipeline.driver import WALL_TIME, Driver
 from envport.pipeline.model_choice import ModelChoice, choose_model, public_url
 from envport.pipeline.progress import make_progress, model_messages_shown
-from envport.pipeline.prompting import PromptBuilder, prompt_builder
+from envport.pipeline.prompting import GAME_ADAPTERS, PromptBuilder, prompt_builder
 from envport.pipeline.spec_argument import classify, infer_spec
 from envport.runs.layout import RunDir, create_run, new_run_id, open_run
 from envport.runs.options import Limits, ResumeOptions, TranslateOptions
@@ -104,6 +104,11 @@ def _start(options: TranslateOptions, spec_file: Path, env: str | None) -> _Star
     """Check everything the command names, then create the run directory."""
     target = options.target
     spec = load_spec(spec_file)
+    if spec.game is not None and target not in GAME_ADAPTERS:
+        raise SpecError(
+            f"--target {target}: {spec.name} is a two-player game ([game]), ported to "
+            f"{' or '.join(GAME_ADAPTERS)}"
+        )
     prompts = str(Path(options.prompts).resolve()) if options.prompts else None
     builder = _builder(spec, target, prompts)
     # An inferred spec has no example directory beside it, so no replay session to default to.

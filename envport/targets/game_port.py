@@ -77,7 +77,20 @@ def _require(entry: ModuleType) -> None:
 
 
 class JaxGame:
-    """A JAX game's functions in the gymnax form `JaxPort` drives."""
+    """A JAX game's functions in the gymnax form `JaxPort` drives.
+
+    init(key) -> state                          (the game's start; key: a jax PRNG key)
+    step(state, action int32, key) -> state     (one move of the player to move; no autoreset)
+    state_from_reference(ref: dict[str, Array]) -> state     (one position; jax-traceable)
+    state_to_reference(state) -> dict[str, Array]             (its inverse; jax-traceable)
+    where state is a pytree (a NamedTuple, or a dict) holding, besides the game's own fields:
+      current_player int32       the player to move, an index into the spec's players
+      observation                that player's observation, the reference's shape (bool or int)
+      legal_action_mask bool[A]  that player's legal actions
+      rewards float32[P]         this move's reward of every player, in the players' order
+      terminated bool, truncated bool    the game ended
+    Everything is traced under jax.jit and jax.vmap (one game per call, a batch by vmap).
+    """
 
     def __init__(self, entry: ModuleType) -> None:
         import jax.numpy as jnp
@@ -187,7 +200,23 @@ class _VectorGame:
 
 
 class NumpyGame:
-    """A batched NumPy game's functions in the `VectorEnv` form `NumpyPort` drives."""
+    """A batched NumPy game's functions in the `VectorEnv` form `NumpyPort` drives.
+
+    init(rng: np.random.Generator, num_envs: int) -> state    (B games at their start)
+    step(state, actions int[B]) -> state       (one move in each game; a new dict, inputs
+                                                unmodified; no autoreset)
+    state_from_reference(ref: dict of arrays [B, ...]) -> state   (B positions)
+    state_to_reference(state) -> dict of arrays [B, ...]           (its inverse)
+    where state is a dict of NumPy arrays with a leading batch axis B holding, besides the
+    game's own fields:
+      current_player int[B]         the player to move, an index into the spec's players
+      observation [B, ...]          that player's observation (bool or int)
+      legal_action_mask bool[B, A]  that player's legal actions
+      rewards float[B, P]           this move's reward of every player, in the players' order
+      terminated bool[B], truncated bool[B]    the game ended
+    `step` must not fail on a game that has ended (a batch may step it); what it returns
+    there is not compared.
+    """
 
     def __init__(self, entry: ModuleType) -> None:
         _require(entry)

@@ -123,6 +123,9 @@ class TurnBased:
             {},
         )
 
+    def close(self) -> None:
+        self.aec.close()
+
     # ---- what a turn shows ----
 
     def current_player(self) -> int:
