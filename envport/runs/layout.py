@@ -105,6 +105,7 @@ def _freeze_harness_files(spec_file: Path, root: Path) -> None:
     if spec.randomness is not None:
         named.append(spec.randomness.harness)
     named.append(spec.reference.rules)  # a black-box spec's rules document
+    named.append(spec.state.helpers)  # functions `state.valid` calls
     # A reference factory, state bridge or L3 policy given as a file beside the spec
     # (`x.py:function`).
     files = (spec.reference.entry, spec.state.read, spec.state.write, spec.levels.l3.policy)
