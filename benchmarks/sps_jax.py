@@ -10,8 +10,8 @@ MinAtar; none where PyPI has none) each in a worker, taking turns at every batch
 the port / fastest anchor ratio of a row is measured in one run. Prints each table, then the speed
 table of docs/commands.md ("envport bench") as Markdown, and writes
 benchmarks/results/sps_jax.json (a run of some examples keeps the others' last results, and
-the tables show every example's last run), then README's MinAtar table: every batch size, one
-column per anchor kind. An example whose bench fails is reported and skipped.
+the tables show every example's last run), then README's MinAtar and two-player tables: every
+batch size, one column per anchor kind. An example whose bench fails is reported and skipped.
 Ratios are reported, not asserted: the machines this runs on are shared and noisy.
 """
 
@@ -47,7 +47,10 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "taxi": (),
     "minigrid_empty": ("xminigrid:MiniGrid-Empty-8x8",),
     "minigrid_doorkey": ("xminigrid:MiniGrid-DoorKey-5x5",),
+    "connect_four": ("pgx:connect_four",),
 }
+# The two-player games: README's table of them, every batch size beside pgx.
+GAMES = ("connect_four",)
 
 
 def ratios(report: BenchReport, anchors: tuple[str, ...]) -> dict[str, float | str | None]:
@@ -88,10 +91,10 @@ def markdown(results: dict[str, dict]) -> str:
     return "\n".join(lines)
 
 
-def by_batch(results: dict[str, dict]) -> str:
-    """README's table for the examples with more than one anchor (the MinAtar games): every
-    batch size, one column per anchor kind (pgx, gymnax), the port over each."""
-    chosen = {n: r for n, r in results.items() if len(r["anchors"]) > 1}
+def by_batch(results: dict[str, dict], names: list[str]) -> str:
+    """README's tables for the MinAtar games and the two-player games: every batch size,
+    one column per anchor kind (pgx, gymnax), the port over each."""
+    chosen = {n: r for n, r in results.items() if n in names}
     kinds = sorted({a.split(":")[0] for r in chosen.values() for a in r["anchors"]})
     head = ["example", "B", "reference, 1 env", "JAX port", *kinds, "port / reference"]
     lines = ["| " + " | ".join(head + [f"port / {k}" for k in kinds]) + " |"]
@@ -152,9 +155,12 @@ def main() -> int:
     # The tables hold every example's last run (each row still from one run of its own).
     out.print(f"\nAt B={AT}:\n")
     out.print(markdown(results), markup=False)
-    if any(len(found["anchors"]) > 1 for found in results.values()):
-        out.print("\nEvery batch size, each anchor:\n")
-        out.print(by_batch(results), markup=False)
+    minatar = [n for n, found in results.items() if len(found["anchors"]) > 1]
+    games = [n for n in results if n in GAMES]
+    for title, chosen in (("MinAtar", minatar), ("two-player games", games)):
+        if chosen:
+            out.print(f"\n{title}: every batch size, each anchor:\n")
+            out.print(by_batch(results, chosen), markup=False)
     path.write_text(json.dumps(results, indent=2), encoding="utf-8")
     out.print(f"wrote {path}")
     return 1 if failed else 0

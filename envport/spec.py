@@ -40,11 +40,11 @@ SPEC_FILENAME = "envport.toml"
 # The target registry's names (envport.targets.registry; the spec sits below it, so the
 # names are repeated here, and tests/test_spec.py holds the two equal).
 TARGETS = ("jax", "numpy", "rust")
-PolicyName = Literal["uniform", "sticky", "biased", "legal", "greedy"]
+PolicyName = Literal["uniform", "sticky", "biased", "legal", "greedy", "patient"]
 POLICIES: tuple[PolicyName, ...] = ("uniform", "sticky", "biased")
 # A turn-based game's default play: uniform over legal moves, a one-ply greedy player
 # (a winning move when it has one), and uniform over every move (illegal ones included).
-GAME_POLICIES: tuple[PolicyName, ...] = ("legal", "greedy", "uniform")
+GAME_POLICIES: tuple[PolicyName, ...] = ("legal", "greedy", "patient", "uniform")
 
 # Default tolerances: a float32 port of a float64 reference (docs/design.md, contract 4).
 DEFAULT_ATOL = 1e-5
@@ -370,7 +370,7 @@ class PortSpec(_Strict):
             raise ValueError(
                 f"state.from_observation names unknown state field `{sorted(unknown)[0]}`"
             )
-        turns = set(self.levels.l3.policies or ()) & {"legal", "greedy"}
+        turns = set(self.levels.l3.policies or ()) & {"legal", "greedy", "patient"}
         if turns and self.game is None:
             raise ValueError(
                 f"levels.l3.policies: `{sorted(turns)[0]}` plays a turn-based game's legal "

@@ -4,7 +4,7 @@ A game's rules live where it ends: the win along each line, the full board, the 
 move. Drawn positions seldom hold a move that completes a line (and a drawn position
 already holding one is unreachable, so `state.valid` leaves it out), so a port missing the
 win along one diagonal passes most draws. Here the reference plays games itself (its
-`legal` and one-ply `greedy` players, alternately), and from each of the last
+`legal`, one-ply `greedy` and `patient` players), and from each of the last
 `ENDING_PLIES` positions before every game's end the port is given every action, legal or
 not; each row is compared as L1's transition check compares its examples. Every winning,
 blocking, drawing and illegal move of those positions is tried, whichever line it
@@ -26,8 +26,11 @@ from envport.verifiers.reporting.compare import Steps, contract_problems, diverg
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
 
 # Games played for start positions, and the positions kept before each game's end.
-GAMES = 40
+GAMES = 36
 ENDING_PLIES = 4
+# The players, game by game; the patient one's games run long enough to end in a draw now
+# and then (envport.verifiers.draws.turns).
+PLAYERS = ("legal", "patient", "greedy")
 # Apart from every other stream of a run.
 _SALT = 0xE4D5
 
@@ -48,7 +51,7 @@ def _positions(reference: Reference, seed: int, steps: int) -> list[State]:
     kept = []
     for game in range(GAMES):
         reference.reset(seed)
-        kind = ("legal", "greedy")[game % 2]
+        kind = PLAYERS[game % len(PLAYERS)]
         played: list[State] = []
         for action in turn_actions(kind, reference, seed ^ _SALT, game, steps):
             played.append(reference.read_state())
