@@ -122,6 +122,8 @@ def _jax_functions(port: Any) -> tuple[Callable, Callable]:
     if port.backend in ANCHORS:  # anchors offer the loop's signatures
         return port.reset, port.step
     entry, params = port.entry, port.params
+    if hasattr(entry, "bench_functions"):  # a two-player game's own functions
+        return entry.bench_functions()
 
     def reset(key: Any) -> Any:
         return entry.reset(key, params)
