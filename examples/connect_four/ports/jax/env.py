@@ -26,7 +26,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from .rules import COLUMNS, ROWS, drop, has_four, is_full, legal_moves, observe
+from .rules import COLUMN_INDEX, COLUMNS, ROWS, drop, has_four, is_full, legal_moves, observe
 
 
 class State(NamedTuple):
@@ -66,10 +66,11 @@ def step(state: State, action, key: jax.Array) -> State:
     mover = state.current_player
     piece = (mover + 1).astype(jnp.int8)
     # The wrapper reads the mask it showed the mover: a column whose top cell is taken.
-    legal = state.board[0, action] == 0
-    board, _ = drop(state.board, action, piece)  # a full column leaves the board as it was
-    won = legal & has_four(board, piece)
-    draw = legal & ~won & is_full(board)
+    # A one-hot test, not state.board[0, action]: a gather under vmap (twice the time).
+    legal = jnp.any((COLUMN_INDEX[0] == action) & (state.board[0] == 0))
+    dropped, _ = drop(state.board, action, piece)  # a full column leaves the board as it was
+    won = legal & has_four(dropped, piece)
+    draw = legal & ~won & is_full(dropped)
     mover_reward = jnp.where(legal, jnp.where(won, 1.0, 0.0), -1.0)
     other_reward = jnp.where(won, -1.0, 0.0)
     by_player = jnp.where(
@@ -79,7 +80,9 @@ def step(state: State, action, key: jax.Array) -> State:
     ).astype(jnp.float32)
     # After an illegal move PettingZoo selects the first dead agent: player_0.
     following = jnp.where(legal, 1 - mover, 0).astype(jnp.int32)
-    played = _state(board, following, by_player, won | draw | ~legal, ~legal)
+    played = _state(dropped, following, by_player, won | draw | ~legal, ~legal)
+    # A finished game keeps its state, with rewards 0. (A select of every field measured
+    # faster than selecting board and player first and observing once.)
     finished = state.terminated | state.truncated
     still = state._replace(rewards=jnp.zeros(2, jnp.float32))
     return jax.tree_util.tree_map(lambda old, new: jnp.where(finished, old, new), still, played)

@@ -2,8 +2,9 @@
 
 The board is int8[6, 7] in PettingZoo's layout: row 0 at the TOP, 0 empty, 1 player_0's
 piece, 2 player_1's. Every function works on one board with static shapes (vmap it for a
-batch) and branches with `jnp.where`, never `lax.cond`, so a vmapped step does no select of
-two whole branches.
+batch), branches with `jnp.where`, never `lax.cond`, and indexes by a traced value only
+through one-hot masks: under vmap a dynamic index is a gather, which costs more than the
+42 selects of a mask on the CPU.
 
 Exports:
     ROWS = 6, COLUMNS = 7
@@ -29,9 +30,9 @@ import jax.numpy as jnp
 
 ROWS = 6
 COLUMNS = 7
-LINE = 4
 ROW_INDEX = jnp.arange(ROWS, dtype=jnp.int32)[:, None]
 COLUMN_INDEX = jnp.arange(COLUMNS, dtype=jnp.int32)[None, :]
+COLUMN_BIT = 1 << COLUMN_INDEX
 
 
 def legal_moves(board: jax.Array) -> jax.Array:
@@ -49,19 +50,22 @@ def drop(board: jax.Array, column: jax.Array, piece: jax.Array) -> tuple[jax.Arr
     return jnp.where(cell, jnp.asarray(piece, board.dtype), board), row
 
 
-def _lines(mine: jax.Array) -> jax.Array:
-    """Whether a four of `mine` starts anywhere: the 69 windows as ANDs of four shifted
-    views of the plane (static slices, no gathers)."""
-    h = mine[:, 0:4] & mine[:, 1:5] & mine[:, 2:6] & mine[:, 3:7]  # 6 x 4 windows
-    v = mine[0:3, :] & mine[1:4, :] & mine[2:5, :] & mine[3:6, :]  # 3 x 7
-    # Down-right from (r, c), and up-right from (r + 3, c): 3 x 4 each.
-    d = mine[0:3, 0:4] & mine[1:4, 1:5] & mine[2:5, 2:6] & mine[3:6, 3:7]
-    a = mine[3:6, 0:4] & mine[2:5, 1:5] & mine[1:4, 2:6] & mine[0:3, 3:7]
-    return jnp.any(h) | jnp.any(v) | jnp.any(d) | jnp.any(a)
+def _row_bits(mine: jax.Array) -> jax.Array:
+    """bool[6, 7] -> int32[6]: bit c of row r set where (r, c) is marked."""
+    return jnp.sum(jnp.where(mine, COLUMN_BIT, 0), axis=1, dtype=jnp.int32)
 
 
 def has_four(board: jax.Array, piece: jax.Array) -> jax.Array:
-    return _lines(board == jnp.asarray(piece, board.dtype))
+    # The 69 windows as shifts and ANDs of six 7-bit rows: bit c of a result is set where
+    # a line starts at column c. Cheaper under vmap than ANDs of four shifted [6, 7] views
+    # (about twice the steps/s at B=4096), and no gathers.
+    bits = _row_bits(board == jnp.asarray(piece, board.dtype))
+    horizontal = bits & (bits >> 1) & (bits >> 2) & (bits >> 3)
+    vertical = bits[0:3] & bits[1:4] & bits[2:5] & bits[3:6]
+    # Down-right from (r, c): (r + k, c + k); up-right from (r + 3, c): (r + 3 - k, c + k).
+    down = bits[0:3] & (bits[1:4] >> 1) & (bits[2:5] >> 2) & (bits[3:6] >> 3)
+    up = bits[3:6] & (bits[2:5] >> 1) & (bits[1:4] >> 2) & (bits[0:3] >> 3)
+    return jnp.any(horizontal != 0) | jnp.any(vertical != 0) | jnp.any(down != 0) | jnp.any(up != 0)
 
 
 def is_full(board: jax.Array) -> jax.Array:
