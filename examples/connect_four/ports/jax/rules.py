@@ -40,11 +40,11 @@ def legal_moves(board: jax.Array) -> jax.Array:
 
 
 def drop(board: jax.Array, column: jax.Array, piece: jax.Array) -> tuple[jax.Array, jax.Array]:
-    # Pieces stack from the bottom with no gaps, so the lowest empty cell of a column is
-    # the last of its empty cells from the top: row = (empty cells) - 1, -1 when full.
+    # The lowest empty cell is the empty one of largest row, -1 when the column is full.
+    # (PettingZoo scans up from the bottom for the first empty cell: the same cell on any
+    # board, gapped columns included.)
     in_column = column == COLUMN_INDEX
-    empty = jnp.sum((board == 0) & in_column, dtype=jnp.int32)
-    row = empty - 1
+    row = jnp.max(jnp.where((board == 0) & in_column, ROW_INDEX, -1))
     # A one-hot write instead of a scatter: 42 selects that XLA fuses with the win test.
     cell = in_column & (row == ROW_INDEX)
     return jnp.where(cell, jnp.asarray(piece, board.dtype), board), row

@@ -38,9 +38,10 @@ def legal_moves(boards: np.ndarray) -> np.ndarray:
 def drop(boards: np.ndarray, columns: np.ndarray, pieces: np.ndarray) -> tuple:
     boards = np.asarray(boards)
     in_column = np.asarray(columns)[:, None, None] == COLUMN_INDEX
-    # Pieces stack from the bottom with no gaps: the lowest empty cell of a column is its
-    # last empty cell from the top, row = (empty cells) - 1, and -1 when it is full.
-    rows = ((boards == 0) & in_column).sum(axis=(1, 2)) - 1
+    # The lowest empty cell is the empty one of largest row, -1 when the column is full.
+    # (PettingZoo scans up from the bottom for the first empty cell: the same cell on any
+    # board, gapped columns included.)
+    rows = np.where((boards == 0) & in_column, ROW_INDEX, -1).max(axis=(1, 2))
     cells = in_column & (rows[:, None, None] == ROW_INDEX)
     placed = np.asarray(pieces).astype(boards.dtype)[:, None, None]
     return np.where(cells, placed, boards), rows
