@@ -115,6 +115,18 @@ def _board(leaves: dict) -> np.ndarray:
     return board
 
 
+def _garbled(leaves: dict, rng: np.random.Generator) -> dict:
+    """The leaves with their padding (items past each column's length) set to pieces: the
+    bridge promises nothing about padding, so a port and a probe must ignore it."""
+    out = dict(leaves)
+    for c in range(7):
+        column = np.asarray(leaves[f"board.c{c}"]).copy()
+        length = int(leaves[f"board.c{c}.length"])
+        column[length:] = rng.integers(1, 3, size=6 - length)
+        out[f"board.c{c}"] = column
+    return out
+
+
 @contextmanager
 def _quiet() -> Iterator[None]:
     """PettingZoo logs a warning on every illegal move (and keeps each in a queue): the
@@ -312,7 +324,9 @@ def test_the_probes_agree_with_the_known_good_port(
     probes = load_probes(C4 / "probes" / f"{target}.py")
     assert set(probes) == {"rules.legal_moves", "rules.has_four", "rules.observe", "rules.drop"}
     calls = {name: _call(probe, rules, target) for name, probe in probes.items()}
-    for before, action, after in visited[::3]:
+    rng = np.random.default_rng(5)
+    for clean_before, action, clean_after in visited[::3]:
+        before, after = _garbled(clean_before, rng), _garbled(clean_after, rng)
         for probe in probes.values():
             assert probe.expect_fn is not None
             want = probe.expect_fn(before, np.asarray(action), after, None)
@@ -371,3 +385,66 @@ def _has_any_four(leaves: dict) -> bool:
         raw.agent_selection = agent
         found = found or raw.check_for_winner()
     return found
+
+
+@pytest.mark.parametrize("target", ["jax", "numpy"])
+def test_padding_is_ignored_and_a_finished_game_stays(
+    target: str, visited: list[tuple[dict, int, dict]]
+) -> None:
+    """state_from_reference of leaves whose padding holds pieces gives the state of the
+    clean leaves; and stepping a finished game (the port's own convention, as pgx's)
+    changes nothing but zeroes the rewards."""
+    # The steps that ended a game: (before, action) of each, loaded with garbled padding.
+    endings = [(before, action) for before, action, after in visited if _ended(before, action)]
+    port = DRIVERS[target](_load_port(C4 / "ports" / target, f"c4_pad_{target}"), len(endings))
+    rng = np.random.default_rng(9)
+    clean = _stack([before for before, _ in endings])
+    garbled = _stack([_garbled(before, rng) for before, _ in endings])
+    assert any(not np.array_equal(clean[k], garbled[k]) for k in clean)
+    loaded, from_garbled = _fields(port.from_reference(clean)), port.from_reference(garbled)
+    for name, value in _fields(from_garbled).items():
+        assert np.array_equal(value, loaded[name]), name
+    finished = port.step(from_garbled, np.asarray([action for _, action in endings]))
+    fields = _fields(finished)
+    assert fields["terminated"].all()
+    again = _fields(port.step(finished, np.arange(len(endings)) % 7))
+    for name, value in again.items():
+        want = np.zeros_like(fields[name]) if name == "rewards" else fields[name]
+        assert np.array_equal(value, want), name
+
+
+def _stack(leaves: list[dict]) -> dict[str, np.ndarray]:
+    return {name: np.stack([one[name] for one in leaves]) for name in leaves[0]}
+
+
+def _ended(before: dict, action: int) -> bool:
+    env = _loaded(before)
+    with _quiet():
+        env.step(action)
+    return any(env.terminations.values())
+
+
+def test_a_piece_falls_where_pettingzoo_puts_it_in_a_gapped_column() -> None:
+    """A drawn state may hold a column with an empty cell under a piece (never reached in
+    play): PettingZoo fills the lowest empty cell, and so must drop."""
+    board = np.zeros((6, 7), dtype=np.int8)
+    board[4, 3] = 1  # a piece floating over an empty bottom cell of column 3
+    board[5, 0] = 2
+    env = connect_four_v3.env()
+    env.reset()
+    env.unwrapped.board = board.astype(np.int64).ravel().tolist()
+    env.step(3)
+    want = np.asarray(env.unwrapped.board).reshape(6, 7)
+    assert want[5, 3] == 1 and want[4, 3] == 1
+    import jax.numpy as jnp
+
+    for target in ("jax", "numpy"):
+        _load_port(C4 / "ports" / target, f"c4_gap_{target}")
+        rules = importlib.import_module(f"c4_gap_{target}.rules")
+        if target == "jax":
+            got, row = rules.drop(jnp.asarray(board), jnp.int32(3), jnp.int8(1))
+        else:
+            got, rows = rules.drop(board[None], np.asarray([3]), np.asarray([1]))
+            got, row = got[0], rows[0]
+        assert np.array_equal(np.asarray(got), want), target
+        assert int(row) == 5
