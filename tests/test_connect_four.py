@@ -17,6 +17,7 @@ import pytest
 from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.verifiers.reporting.compare import Steps, divergent_steps
+from envport.verifiers.reporting.states import field_diffs
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
@@ -76,6 +77,20 @@ def test_a_game_divergence_names_the_player_the_mask_and_the_square() -> None:
         "rewards[player_1]": (-1.0, 1.0),
         "truncated": (True, False),
     }, shown
+    # The HTML report draws both boards (the player's two planes) at the first square.
+    picture = next(d.picture for d in diffs if d.picture is not None)
+    assert picture.planes and picture.axes == "yx"
+
+
+def test_a_state_divergence_names_the_column_the_height_and_the_piece() -> None:
+    spec = load_spec(CONNECT_FOUR)
+    reference = Reference(spec)
+    reference.reset(0)
+    _fill(reference, 3, [1, 2], player=0)
+    want = reference.read_state()
+    got = {**want, "board.c3": np.asarray([1, 1, 0, 0, 0, 0])}
+    (diff,) = field_diffs(spec, want, got)
+    assert (diff.field, diff.expected, diff.actual) == ("board.c3[1]", "player_1", "player_0")
 
 
 def test_init_names_a_pettingzoo_games_players_and_stops_at_the_bridge(tmp_path: Path) -> None:
