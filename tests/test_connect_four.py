@@ -135,7 +135,8 @@ def test_pgxs_illegal_move_rule_is_named_at_l1(tmp_path: Path) -> None:
             "other_reward = np.where(won, -1.0, np.where(legal, 0.0, 1.0))",
         )
     )
-    report = verify(str(CONNECT_FOUR), str(port), VerifyOptions(target="numpy", levels=("l1",)))
+    options = VerifyOptions(target="numpy", levels=("l1",), examples=60)
+    report = verify(str(CONNECT_FOUR), str(port), options)
     assert not report.passed and report.error is None
     text = report.text()
     assert "rewards[player_1]: expected 0, got 1" in text or (
@@ -158,12 +159,11 @@ def test_the_known_good_ports_verify(target: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("mutant", load_mutants(CONNECT_FOUR), ids=lambda m: m.id)
 def test_each_mutant_is_caught(mutant, tmp_path: Path) -> None:
-    # L1 and L3 (a full board's draw is one patient game in seven: L1's endings meet it at
-    # most seeds, L3's patient games at the rest); budgets cut to keep the tier's time.
+    # L1 alone, its draws cut to keep the tier's time: its endings (every move near the end
+    # of 36 played games) reach each rule, a full board's draw included at this seed (one
+    # patient game in seven ends so; L3's patient games meet it at the seeds L1 does not).
     port = apply_mutant(mutant, CONNECT_FOUR / "ports" / mutant.target, tmp_path / mutant.id)
-    options = VerifyOptions(
-        target=mutant.target, levels=("l1", "l3"), shrink=False, examples=100, episodes=60
-    )
+    options = VerifyOptions(target=mutant.target, levels=("l1",), shrink=False, examples=100)
     report = verify(str(CONNECT_FOUR), str(port), options)
     assert report.error is None and not report.passed, report.text()
 

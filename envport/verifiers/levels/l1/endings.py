@@ -13,7 +13,6 @@ completes. Deterministic in --seed.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,7 +20,7 @@ import numpy as np
 from envport.serve.ops import StepBatch
 from envport.targets.reference import Reference, State, Transition
 from envport.verifiers.draws.turns import turn_actions
-from envport.verifiers.levels.l1.properties import L1Run
+from envport.verifiers.levels.l1.properties import L1Run, rows_check
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
 
@@ -74,14 +73,9 @@ def build_rows(run: L1Run) -> list[Row]:
 
 
 def check_endings(run: L1Run, entry: str) -> LevelResult:
-    started = time.perf_counter()
-    level = LevelResult(level="l1", mode="endings", passed=True)
-    rows = build_rows(run)
-    level.episodes = level.steps_compared = len(rows)
-    if rows:
-        _judge(run, entry, level, rows)
-    level.seconds = {"total": time.perf_counter() - started}
-    return level
+    return rows_check(
+        "endings", lambda: build_rows(run), lambda level, rows: _judge(run, entry, level, rows)
+    )
 
 
 def _judge(run: L1Run, entry: str, level: LevelResult, rows: list[Row]) -> None:

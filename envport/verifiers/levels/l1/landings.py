@@ -14,7 +14,6 @@ a threshold rounded in its fifth digit is met every run. Deterministic in --seed
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +33,7 @@ from envport.verifiers.draws.landing import (
     unresolved,
 )
 from envport.verifiers.draws.strategies import Draws
-from envport.verifiers.levels.l1.properties import L1Run
+from envport.verifiers.levels.l1.properties import L1Run, rows_check
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
 
@@ -160,14 +159,9 @@ def _fail(
 
 
 def check_landings(run: L1Run, entry: str) -> LevelResult:
-    started = time.perf_counter()
-    level = LevelResult(level="l1", mode="landings", passed=True)
-    rows = build_rows(run)
-    level.episodes = level.steps_compared = len(rows)
-    if rows:
-        _judge(run, entry, level, rows)
-    level.seconds = {"total": time.perf_counter() - started}
-    return level
+    return rows_check(
+        "landings", lambda: build_rows(run), lambda level, rows: _judge(run, entry, level, rows)
+    )
 
 
 def _judge(run: L1Run, entry: str, level: LevelResult, rows: list[Row]) -> None:

@@ -77,6 +77,23 @@ class L1Run:
             self.draws = draws_for(self.spec, self.reference)
 
 
+def rows_check(
+    mode: str,
+    build: Callable[[], list[Any]],
+    judge: Callable[[LevelResult, list[Any]], None],
+) -> LevelResult:
+    """An L1 check of rows built on the reference (landings, a game's endings): each row
+    one compared step, judged together, timed."""
+    started = time.perf_counter()
+    level = LevelResult(level="l1", mode=mode, passed=True)
+    rows = build()
+    level.episodes = level.steps_compared = len(rows)
+    if rows:
+        judge(level, rows)
+    level.seconds = {"total": time.perf_counter() - started}
+    return level
+
+
 @dataclass
 class Example:
     """One drawn input, as the reference took it."""
