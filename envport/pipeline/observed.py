@@ -173,5 +173,4 @@ def _game_types(env: Any) -> dict[str, str] | None:
         "observation": describe(seen["observation"] if isinstance(seen, dict) else seen),
         "action_mask": describe(seen["action_mask"]) if isinstance(seen, dict) else "in infos",
         "reward": _when([], rewards),
-        "players": ", ".join(env.players),
     }

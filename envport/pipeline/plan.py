@@ -32,9 +32,9 @@ CONTRACT: dict[str, tuple[str, ...]] = {
 }
 
 
-# The module a Rust crate's C ABI lives in: the crate root, src/lib.rs.
 # A two-player game's port (envport.targets.game_port), JAX or NumPy alike.
 GAME_CONTRACT = ("init", "step", "state_from_reference", "state_to_reference")
+# The module a Rust crate's C ABI lives in: the crate root, src/lib.rs.
 RUST_ENTRY = "lib"
 
 

@@ -73,7 +73,7 @@ def check_spec(spec_arg: str, seed: int = 0) -> list[str]:
     out = reference.step(action)
     lines.append(
         f"step: action {np.asarray(action).tolist()} gives obs {_shape(out.obs)}, reward "
-        f"{np.round(out.reward, 6).tolist()}, "
+        f"{f'{out.reward:g}' if np.ndim(out.reward) == 0 else np.round(out.reward, 6).tolist()}, "
         f"terminated {out.terminated}, truncated {out.truncated}"
     )
     check_reference_determinism(spec, reference, seed)

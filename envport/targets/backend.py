@@ -74,7 +74,7 @@ def open_port(request: LoadPort, lockdown: Callable[[], None]) -> Opened:
     if request.target != AUTO:
         name = request.target
     else:
-        name = game_target(entry) if game else python_target(entry)
+        name = game_target() if game else python_target(entry)
     adapter = target(name).adapter if name in TARGET_NAMES else None
     if adapter is None:
         raise ContractError(f"target `{name}` cannot be loaded by the Python worker")

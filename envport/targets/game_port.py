@@ -26,16 +26,7 @@ import numpy as np
 
 from envport.targets.loader import ContractError
 from envport.targets.names import TargetName
-from envport.targets.turns import turn_record
-
-TURN_FIELDS = (
-    "current_player",
-    "observation",
-    "legal_action_mask",
-    "rewards",
-    "terminated",
-    "truncated",
-)
+from envport.targets.turns import turn_records
 
 
 def is_game(entry: ModuleType) -> bool:
@@ -48,7 +39,7 @@ def is_game(entry: ModuleType) -> bool:
     )
 
 
-def game_target(entry: ModuleType) -> TargetName:
+def game_target() -> TargetName:
     """`--target auto` for a game port: JAX when its modules imported JAX."""
     return TargetName.JAX if "jax" in sys.modules else TargetName.NUMPY
 
@@ -104,18 +95,14 @@ class JaxGame:
             self.state_to_reference = entry.state_to_reference
 
     def _record(self, state: Any) -> Any:
+        """The reference's record of one turn (turns.turn_records), traced."""
         jnp = self.jnp
-        observation = jnp.asarray(field(state, "observation"))
-        mask = jnp.asarray(field(state, "legal_action_mask"))
-        # The same record as the reference's (turns.turn_record), traced.
-        dtype = jnp.result_type(observation.dtype, mask.dtype, jnp.int32)
-        return jnp.concatenate(
-            [
-                observation.reshape(-1).astype(dtype),
-                jnp.asarray(field(state, "current_player")).reshape(1).astype(dtype),
-                mask.reshape(-1).astype(dtype),
-            ]
-        )
+        return turn_records(
+            jnp.asarray(field(state, "observation"))[None],
+            field(state, "current_player"),
+            jnp.asarray(field(state, "legal_action_mask"))[None],
+            xp=jnp,
+        )[0]
 
     def reset(self, key: Any, params: Any) -> tuple[Any, Any]:
         del params
@@ -153,10 +140,11 @@ class JaxGame:
 
 
 def _records(state: Mapping[str, Any]) -> np.ndarray:
-    current = np.asarray(field(state, "current_player"))
-    observation = np.asarray(field(state, "observation"))
-    mask = np.asarray(field(state, "legal_action_mask"))
-    return np.stack([turn_record(observation[i], current[i], mask[i]) for i in range(len(current))])
+    return turn_records(
+        field(state, "observation"),
+        field(state, "current_player"),
+        field(state, "legal_action_mask"),
+    )
 
 
 class _VectorGame:

@@ -34,20 +34,28 @@ CURRENT_PLAYER = "current_player"
 LEGAL_ACTION_MASK = "legal_action_mask"
 
 
-def turn_record(observation: Any, current_player: Any, mask: Any) -> np.ndarray:
-    """One turn as the flat integer record both sides are compared on. A 0/1 plane or mask
-    may be bool on one side and int8 on the other (pgx's bool against PettingZoo's int8):
-    compared by value, so the record is int32 whatever integer or bool each holds (float
-    for a float observation)."""
-    observation, mask = np.asarray(observation), np.asarray(mask)
-    dtype = np.result_type(observation.dtype, mask.dtype, np.int32)
-    return np.concatenate(
+def turn_records(observation: Any, current_player: Any, mask: Any, xp: Any = np) -> Any:
+    """B turns as the flat integer records both sides are compared on (`xp`: numpy, or
+    jax.numpy inside a traced port). A 0/1 plane or mask may be bool on one side and int8 on
+    the other (pgx's bool against PettingZoo's int8): compared by value, so a record is int32
+    whatever integer or bool each holds (float for a float observation)."""
+    observation, mask = xp.asarray(observation), xp.asarray(mask)
+    dtype = xp.result_type(observation.dtype, mask.dtype, xp.int32)
+    count = observation.shape[0]
+    return xp.concatenate(
         [
-            observation.reshape(-1).astype(dtype),
-            np.asarray([current_player], dtype=dtype),
-            mask.reshape(-1).astype(dtype),
-        ]
+            observation.reshape(count, -1).astype(dtype),
+            xp.asarray(current_player).reshape(count, 1).astype(dtype),
+            mask.reshape(count, -1).astype(dtype),
+        ],
+        axis=1,
     )
+
+
+def turn_record(observation: Any, current_player: Any, mask: Any) -> np.ndarray:
+    """One turn's record (`turn_records` of a batch of one)."""
+    one = turn_records(np.asarray(observation)[None], [current_player], np.asarray(mask)[None])
+    return one[0]
 
 
 def record_names(size: int, actions: int) -> list[str]:

@@ -192,9 +192,9 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
         tree = ast.parse(reporter.source())
         spans = _functions(tree)
         scoped: set[Arc] = _in_scope(reporter, spans, entered)
+        headers = _headers(tree, lines)
         branch_lines += [
-            (name, _header(tree, lines, a) or lines[a - 1].strip())
-            for a in {arc[0] for arc in scoped}
+            (name, headers.get(a) or lines[a - 1].strip()) for a in {arc[0] for arc in scoped}
         ]
         missed: dict[int, list[Arc]] = {}
         for arc in sorted(scoped - taken):
@@ -204,7 +204,7 @@ def analyse(measure: Measure, spec: PortSpec) -> BranchCoverage:
             never = _never(reporter, arcs, scoped, taken)
             branch = Branch(file=name, line=number, source=source, never=never)
             settings = settling.decided_by_settings(tree, number, never, measure.env, state_names)
-            header = _header(tree, lines, number) or source
+            header = headers.get(number) or source
             branch.out_of_scope = _why_out_of_scope(scopes, name, header, settings)
             if branch.out_of_scope is None:
                 result.missed.append(branch)
@@ -316,15 +316,16 @@ def _matches(scope: OutOfScope, name: str, source: str) -> bool:
     return scope.line in source and (scope.file is None or name.endswith(scope.file))
 
 
-def _header(tree: ast.AST, lines: list[str], number: int) -> str | None:
-    """A branch's whole condition when it spans lines (`if (` then the tests below it), so
-    an `out_of_scope` entry can name the test rather than its first line."""
+def _headers(tree: ast.AST, lines: list[str]) -> dict[int, str]:
+    """Each branch's whole condition where it spans lines (`if (` then the tests below it),
+    by its first line: an `out_of_scope` entry can name the test rather than that line."""
+    found = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.If | ast.While) and node.lineno == number:
-            end = node.test.end_lineno or number
-            if end > number:
-                return " ".join(line.strip() for line in lines[number - 1 : end])
-    return None
+        if isinstance(node, ast.If | ast.While):
+            end = node.test.end_lineno or node.lineno
+            if end > node.lineno:
+                found[node.lineno] = " ".join(line.strip() for line in lines[node.lineno - 1 : end])
+    return found
 
 
 def _why_out_of_scope(

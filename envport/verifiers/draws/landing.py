@@ -245,9 +245,10 @@ def ending_starts(
     reference.reset(seed)
     base = reference.read_state()
     found: list[tuple[State, Any]] = []
+    helpers = valid_helpers(spec)
     for _ in range(budget // len(actions)):
         state = {**base, **random_state(spec, rng), counter: np.asarray(limit - 1)}
-        if violated(spec.state, state, valid_helpers(spec)) is not None:
+        if violated(spec.state, state, helpers) is not None:
             continue  # `state.valid` (and a port's declared domain) rule it out, as any draw
         for action in actions:
             # No reset between tries: termination is a function of the state fields.

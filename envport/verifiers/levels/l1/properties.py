@@ -153,6 +153,7 @@ def _drive(
     counter = {"examples": 0}
 
     draws = run.draws or Draws()
+    helpers = valid_helpers(run.spec)
 
     def counted(state: dict[str, np.ndarray], action: Any) -> None:
         counter["examples"] += 1
@@ -166,7 +167,7 @@ def _drive(
             return int(data.draw(st.integers(int(low), int(high))))
 
         state, action = arrange(state, action, pick)
-        assume(violated(run.spec.state, state, valid_helpers(run.spec)) is None)
+        assume(violated(run.spec.state, state, helpers) is None)
         counted(state, action)
 
     strategies: dict[str, st.SearchStrategy[Any]] = {
