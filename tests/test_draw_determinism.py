@@ -44,10 +44,10 @@ class Tap:
 def l1_draws(run: L1Run) -> list[bytes]:
     drawn: list[bytes] = []
 
-    def record(state: dict[str, np.ndarray], action: Any, _: int) -> None:
+    def record(state: dict[str, np.ndarray], action: Any) -> Any:
         drawn.append(pickle.dumps((state, np.asarray(action))))
 
-    assert _drive(run, record, "step", None).passed
+    assert _drive(run, record, lambda examples, first: None, "step", None).passed
     return drawn
 
 

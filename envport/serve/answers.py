@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from envport.serve.ops import LoadPort, Op, Rollout, SessionStep, StepBatch
+from envport.serve.ops import LoadPort, Op, Probe, Rollout, SessionScript, SessionStep, StepBatch
 
 STEP_FIELDS = ("obs", "reward", "terminated", "truncated")
 # Parts of a step answer that hold one value per transition (obs may have more axes).
@@ -32,6 +32,35 @@ def problem(op: Op | None, result: Any) -> str | None:
         return _steps(result, tuple(np.shape(op.actions)[:2]))
     if isinstance(op, StepBatch | SessionStep):
         return _steps(result, tuple(np.shape(op.actions)[:1]))
+    if isinstance(op, SessionScript):
+        return _scripted(op, result)
+    if isinstance(op, Probe):
+        return _probed(result, len(op.befores))
+    return None
+
+
+def _scripted(op: SessionScript, result: Any) -> str | None:
+    """A script's answers: one per request, each the shape its own request's answer has."""
+    requests = op.ops()
+    if not isinstance(result, list) or len(result) != len(requests):
+        return f"expected a list of {len(requests)} answers, got {_kind(result)}"
+    for index, (request, answer) in enumerate(zip(requests, result, strict=True)):
+        wrong = problem(request, answer)
+        if wrong is not None:
+            return f"answer {index} ({request.op}): {wrong}"
+    return None
+
+
+def _probed(result: Any, inputs: int) -> str | None:
+    """A probe answer: the outputs (dicts) of each input's two calls, and the eager ones."""
+    if not isinstance(result, dict):
+        return f"expected a dict of first, second, eager, got {_kind(result)}"
+    for name, count in (("first", inputs), ("second", inputs), ("eager", None)):
+        calls = result.get(name)
+        if not isinstance(calls, list) or (count is not None and len(calls) != count):
+            return f"{name}: expected a list of {count or 'some'} outputs, got {_kind(calls)}"
+        if not all(isinstance(call, dict) for call in calls):
+            return f"{name}: expected each output a dict of arrays"
     return None
 
 

@@ -91,17 +91,21 @@ class PlayReference(Op):
 
 @dataclass(frozen=True)
 class Probe(Op):
+    """One module function through its probe on each of a batch of drawn inputs: one round
+    trip for all of an L1 check's examples (the worker calls the function per input)."""
+
     op = "probe"
     probes_file: str
     name: str
-    before: States
-    action: Any
-    # The reference's next state: sent only to a probe whose call reads it (an input, as
-    # for is_terminated); otherwise it would hand the port the expected answer.
-    after: States | None
+    befores: list[States]
+    actions: list[Any]
+    # The reference's next states: sent only to a probe whose call reads them (an input, as
+    # for is_terminated); otherwise they would hand the port the expected answers.
+    afters: list[States] | None
     jax: bool = False
-    check_jit: bool = False
-    noise: Any = None
+    # How many of the first inputs are also called eagerly (JAX: the jit(f) == f check).
+    eager_first: int = 0
+    noises: list[Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +142,33 @@ class SessionStep(Op):
     op = "session_step"
     actions: np.ndarray
     noise: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class SessionScript(Op):
+    """Session loads and steps, run in order in one request: L2's sequences, kept while the
+    reference played them, sent at once (a round trip per step costs more than the step)."""
+
+    op = "session_script"
+    steps: list[dict[str, Any]]
+
+    @classmethod
+    def of(cls, ops: list[Op]) -> SessionScript:
+        return cls(steps=[{"op": op.op, "args": op.args()} for op in ops])
+
+    def ops(self) -> list[Op]:
+        """The script's requests; a step of another kind is refused (UnknownOp)."""
+        found = []
+        for step in self.steps:
+            kinds: dict[Any, type[Op]] = {SessionLoad.op: SessionLoad, SessionStep.op: SessionStep}
+            kind = kinds.get(step.get("op"))
+            if kind is None or not isinstance(step.get("args"), dict):
+                raise UnknownOp(f"a session script runs session loads and steps, got {step!r:.80}")
+            try:
+                found.append(kind(**step["args"]))
+            except TypeError as error:
+                raise UnknownOp(f"`{step['op']}` in a session script: {error}") from None
+        return found
 
 
 @dataclass(frozen=True)
@@ -284,6 +315,7 @@ OPS: dict[str, type[Op]] = {
         StepBatch,
         SessionLoad,
         SessionStep,
+        SessionScript,
         SessionRead,
         BatchVsSingle,
         StateApi,

@@ -24,6 +24,7 @@ Op = Literal[
     "probe",
     "session_load",
     "session_step",
+    "session_script",
     "session_read",
     "batch_vs_single",
     "state_api",

@@ -58,9 +58,9 @@ class Host:
         return answer
 
     def probe(self, request: ops.Probe) -> dict:
-        """Call one module function through its probe, twice (determinism). JAX ports are
-        called compiled, as they run in training, and, when asked, once more eagerly: the
-        verifier judges whether jit(f) == f."""
+        """Call one module function through its probe on each input, twice (determinism).
+        JAX ports are called compiled, as they run in training, and the first inputs asked
+        for once more eagerly: the verifier judges whether jit(f) == f."""
         from envport.verifiers.draws.probes import load_probes
 
         probes_file, name = request.probes_file, request.name
@@ -82,14 +82,18 @@ class Host:
             if key not in self._jitted:
                 self._jitted[key] = jax_module.jit(eager)
             call = self._jitted[key]
-        before, action, after, noise = request.before, request.action, request.after, request.noise
-        result = {
-            "first": _numpy(call(before, action, after, noise)),
-            "second": _numpy(call(before, action, after, noise)),
-        }
-        if request.jax and request.check_jit:
-            result["eager"] = _numpy(eager(before, action, after, noise))
-        return result
+        none: list[Any] = [None] * len(request.befores)
+        afters: list[Any] = request.afters or none
+        noises: list[Any] = request.noises or none
+        first, second, eagerly = [], [], []
+        for index, (before, action, after, noise) in enumerate(
+            zip(request.befores, request.actions, afters, noises, strict=True)
+        ):
+            first.append(_numpy(call(before, action, after, noise)))
+            second.append(_numpy(call(before, action, after, noise)))
+            if request.jax and index < request.eager_first:
+                eagerly.append(_numpy(eager(before, action, after, noise)))
+        return {"first": first, "second": second, "eager": eagerly}
 
     def load_reference(self, request: ops.LoadReference) -> dict:
         """Host the reference env (trusted code: the user's own) to play L3 episodes."""
@@ -149,6 +153,8 @@ class Host:
                 return port.session_load(op.states)
             case ops.SessionStep():
                 return port.session_step(**op.args())
+            case ops.SessionScript():
+                return [self.answer(step) for step in op.ops()]
             case ops.SessionRead():
                 return port.session_read()
             case ops.BatchVsSingle():

@@ -140,25 +140,24 @@ def _identical(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> list[str]:
     return [k for k in a if k not in b or not np.array_equal(a[k], b[k], equal_nan=True)]
 
 
-def _drive(
-    run: L1Run,
-    check: Callable[..., None],
-    name: str,
-    module: str | None,
-    arrange: Callable[..., tuple[dict[str, Any], Any]] | None = None,
-) -> LevelResult:
-    """Run one hypothesis check; a failure becomes a divergence with the shrunk input.
-    `arrange` (a probe's, see draws/probes.py) turns each drawn input into the one checked."""
-    started = time.perf_counter()
-    counter = {"examples": 0}
+# A check's two halves. `prepare` is the reference's answer for one drawn input, inside the
+# hypothesis test (a state the reference refuses is no draw); `judge` is the port's verdict
+# on a batch of them, one round trip for all, raising Divergent at the first that differs
+# (`first` numbers the batch's first example from 1: the jit check takes the first few).
+Prepare = Callable[[dict[str, np.ndarray], Any], Example]
+Judge = Callable[[list[Example], int], None]
 
+
+def _hypothesis_test(
+    run: L1Run,
+    body: Callable[[dict[str, np.ndarray], Any], None],
+    arrange: Callable[..., tuple[dict[str, Any], Any]] | None,
+    shrink: bool,
+) -> Callable[[], None]:
+    """The check's hypothesis test over drawn states and actions; `arrange` (a probe's, see
+    draws/probes.py) turns each drawn input into the one checked."""
     draws = run.draws or Draws()
     helpers = valid_helpers(run.spec)
-
-    def counted(state: dict[str, np.ndarray], action: Any) -> None:
-        counter["examples"] += 1
-        with port_failures_abort():
-            check(state, action, counter["examples"])
 
     def arranged(state: dict[str, np.ndarray], action: Any, data: st.DataObject) -> None:
         assert arrange is not None
@@ -168,19 +167,91 @@ def _drive(
 
         state, action = arrange(state, action, pick)
         assume(violated(run.spec.state, state, helpers) is None)
-        counted(state, action)
+        body(state, action)
 
     strategies: dict[str, st.SearchStrategy[Any]] = {
         "state": state_strategy(run.spec, draws),
         "action": action_strategy(run.reference.action_space, draws),
     }
-    body: Callable[..., None] = counted
+    test: Callable[..., None] = body
     if arrange is not None:
-        strategies["data"], body = st.data(), arranged
-    test = hypothesis_seed(run.seed)(
-        hypothesis_settings(run.examples, run.shrink)(given(**strategies)(body))
+        strategies["data"], test = st.data(), arranged
+    return hypothesis_seed(run.seed)(
+        hypothesis_settings(run.examples, shrink)(given(**strategies)(test))
     )
+
+
+def _drawn(run: L1Run, prepare: Prepare, arrange: Callable[..., Any] | None) -> list[Example]:
+    """Every example hypothesis draws for the check, answered by the reference alone. Its
+    draws do not depend on the port's answers (a failure only stops them), so this is the
+    sequence the one-at-a-time test below walks, up to its first failure."""
+    drawn: list[Example] = []
+
+    def collect(state: dict[str, np.ndarray], action: Any) -> None:
+        drawn.append(prepare(state, action))
+
+    test = _hypothesis_test(run, collect, arrange, False)
+    try:
+        with captured_reports(), draws_independent_of_the_process():
+            test()
+    except Unsatisfiable:
+        raise unsatisfiable("l1") from None
+    return drawn
+
+
+def _drive(
+    run: L1Run,
+    prepare: Prepare,
+    judge: Judge,
+    name: str,
+    module: str | None,
+    arrange: Callable[..., tuple[dict[str, Any], Any]] | None = None,
+) -> LevelResult:
+    """Run one check: every drawn example judged in one batch; when one differs, hypothesis
+    walks the examples one at a time again to shrink the failure, which becomes a divergence
+    with the shrunk input."""
+    started = time.perf_counter()
     level = LevelResult(level="l1", mode=name, passed=True)
+    try:
+        drawn = _drawn(run, prepare, arrange)
+    except Unsatisfiable:
+        raise unsatisfiable(f"l1.{name}") from None
+    found: Divergent | None = None
+    try:
+        # A port that fails on the batch (raises, dies, hangs) fails the check as it is.
+        judge(drawn, 1)
+    except Divergent as failure:
+        found = failure
+    if found is None:
+        level.episodes = level.steps_compared = len(drawn)
+    elif isinstance(found, Divergent) and not run.shrink:
+        # Unshrunk, the first failing draw is the verdict the one-at-a-time walk would give.
+        _diverged(run, level, found, name, module)
+        level.episodes = level.steps_compared = len(drawn)
+    else:
+        _one_at_a_time(run, prepare, judge, name, module, arrange, level, found)
+    level.seconds = {"total": time.perf_counter() - started}
+    return level
+
+
+def _one_at_a_time(
+    run: L1Run,
+    prepare: Prepare,
+    judge: Judge,
+    name: str,
+    module: str | None,
+    arrange: Callable[..., tuple[dict[str, Any], Any]] | None,
+    level: LevelResult,
+    in_batch: Divergent,
+) -> None:
+    counter = {"examples": 0}
+
+    def counted(state: dict[str, np.ndarray], action: Any) -> None:
+        counter["examples"] += 1
+        with port_failures_abort():
+            judge([prepare(state, action)], counter["examples"])
+
+    test = _hypothesis_test(run, counted, arrange, run.shrink)
     try:
         with (
             shrink_time_limit(SHRINK_SECONDS),
@@ -194,111 +265,168 @@ def _drive(
         raise unsatisfiable(f"l1.{name}") from None
     except Divergent as failure:
         # Hypothesis re-runs the shrunk example last, so this is the minimal input.
-        level.passed = False
-        level.diverged_episodes = 1
-        level.divergences.append(
-            Divergence(
-                level="l1",
-                mode=name,
-                module=module,
-                seed=run.seed,
-                start_state={k: np.asarray(v).tolist() for k, v in failure.inputs.items()},
-                action_prefix=[np.asarray(failure.inputs.get("action")).tolist()],
-                fields=failure.diffs,
-                message=str(failure),
-                replay=run.replay.at(module=module or "").command(),
-                replay_of=run.replay.at(module=module or ""),
-            )
-        )
+        _diverged(run, level, failure, name, module)
     except Flaky as error:
         level.passed = False
         level.divergences.append(
             Divergence(level="l1", mode=name, module=module, message=f"not reproducible: {error}")
         )
-    level.episodes = counter["examples"]
-    level.steps_compared = counter["examples"]
-    level.seconds = {"total": time.perf_counter() - started}
-    return level
+    else:
+        # Alone, every example passed: what failed was the batch itself.
+        _diverged(run, level, in_batch, name, module)
+        level.divergences[-1].message += " (in a batch of every drawn example; alone it passes)"
+    level.episodes = level.steps_compared = counter["examples"]
+
+
+def _diverged(
+    run: L1Run, level: LevelResult, failure: Divergent, name: str, module: str | None
+) -> None:
+    level.passed = False
+    level.diverged_episodes = 1
+    level.divergences.append(
+        Divergence(
+            level="l1",
+            mode=name,
+            module=module,
+            seed=run.seed,
+            start_state={k: np.asarray(v).tolist() for k, v in failure.inputs.items()},
+            action_prefix=[np.asarray(failure.inputs.get("action")).tolist()],
+            fields=failure.diffs,
+            message=str(failure),
+            replay=run.replay.at(module=module or "").command(),
+            replay_of=run.replay.at(module=module or ""),
+        )
+    )
+
+
+def _stacked(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {k: np.stack([np.asarray(p[k]) for p in parts]) for k in parts[0]}
 
 
 def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
     assert probe.expect_fn is not None
     expect_fn = probe.expect_fn
 
-    def check(state: dict[str, np.ndarray], action: Any, count: int) -> None:
-        example = _transition(run, state, action)
-        before, after, transition = example.before, example.after, example.transition
-        expected = expect_fn(before, action, after, transition)
+    def prepare(state: dict[str, np.ndarray], action: Any) -> Example:
+        return _transition(run, state, action)
+
+    def judge(examples: list[Example], first: int) -> None:
+        if not examples:
+            return
         answer = run.worker.request(
             ops.Probe(
                 probes_file=str(probes_file),
                 name=probe.name,
-                before=before,
-                action=np.asarray(action),
-                after=after if probe.reads_after else None,
+                befores=[e.before for e in examples],
+                actions=[np.asarray(e.action) for e in examples],
+                afters=[e.after for e in examples] if probe.reads_after else None,
                 jax=run.backend == TargetName.JAX,
-                check_jit=count <= JIT_CHECKS,
-                noise=transition.noise,
+                eager_first=max(0, JIT_CHECKS - first + 1),
+                noises=None
+                if examples[0].transition.noise is None
+                else [e.transition.noise for e in examples],
             )
         )
-        inputs = example.inputs()
-        diffs = field_diffs(run.spec, expected, answer["first"])
+        for index, example in enumerate(examples):
+            _judge_probe(run, probe.name, expect_fn, example, answer, index)
 
-        def changed(moved: dict, moved_transition: Transition, moved_after: dict) -> set[str]:
-            again = expect_fn(moved, action, moved_after, moved_transition)
-            return {d.field for d in field_diffs(run.spec, expected, again)}
+    return _drive(run, prepare, judge, probe.name, probe.module, probe.arrange_fn)
 
-        if diffs and not _excused(run, example, [d.field for d in diffs], changed):
-            raise Divergent(diffs, inputs, f"{probe.name} differs from the reference")
-        unstable = _identical(answer["first"], answer["second"])
-        if unstable:
-            raise Divergent([], inputs, f"{probe.name} is not deterministic in {unstable}")
-        if "eager" in answer:
-            diffs = field_diffs(run.spec, answer["eager"], answer["first"], label="jit ")
-            if diffs:
-                raise Divergent(diffs, inputs, f"jit({probe.name}) differs from {probe.name}")
 
-    return _drive(run, check, probe.name, probe.module, probe.arrange_fn)
+def _judge_probe(
+    run: L1Run, name: str, expect_fn: Callable[..., Any], example: Example, answer: dict, index: int
+) -> None:
+    before, action, after, transition = (
+        example.before,
+        example.action,
+        example.after,
+        example.transition,
+    )
+    expected = expect_fn(before, action, after, transition)
+    first = answer["first"][index]
+    inputs = example.inputs()
+    diffs = field_diffs(run.spec, expected, first)
+
+    def changed(moved: dict, moved_transition: Transition, moved_after: dict) -> set[str]:
+        again = expect_fn(moved, action, moved_after, moved_transition)
+        return {d.field for d in field_diffs(run.spec, expected, again)}
+
+    if diffs and not _excused(run, example, [d.field for d in diffs], changed):
+        raise Divergent(diffs, inputs, f"{name} differs from the reference")
+    unstable = _identical(first, answer["second"][index])
+    if unstable:
+        raise Divergent([], inputs, f"{name} is not deterministic in {unstable}")
+    if index < len(answer["eager"]):
+        diffs = field_diffs(run.spec, answer["eager"][index], first, label="jit ")
+        if diffs:
+            raise Divergent(diffs, inputs, f"jit({name}) differs from {name}")
 
 
 def check_transition(run: L1Run, entry: str) -> LevelResult:
     """The whole step from drawn states: obs, reward, terminated, truncated."""
 
-    def check(state: dict[str, np.ndarray], action: Any, count: int) -> None:
-        example = _transition(run, state, action)
-        before, transition = example.before, example.transition
-        stacked = {k: np.stack([v, v]) for k, v in before.items()}
-        actions = np.asarray([action, action])
-        noise = None if transition.noise is None else np.stack([transition.noise] * 2)
-        answer = run.worker.request(ops.StepBatch(states=stacked, actions=actions, noise=noise))
-        expected = Steps.single(transition)
-        first = Steps.of(answer, slice(0, 1))
-        inputs = example.inputs()
-        problems = contract_problems(expected.obs, first.obs)
-        if problems:
-            raise Divergent(problems, inputs, "observation dtype or shape breaks the contract")
-        found = divergent_steps(run.spec, expected, first, False, np.asarray([0]))
+    def prepare(state: dict[str, np.ndarray], action: Any) -> Example:
+        return _transition(run, state, action)
 
-        def changed(moved: dict, moved_transition: Transition, moved_after: dict) -> set[str]:
-            again = divergent_steps(
-                run.spec, expected, Steps.single(moved_transition), False, np.asarray([0])
-            )
-            return {d.field for _, diffs in again for d in diffs}
-
-        if found and not _excused(run, example, [d.field for d in found[0][1]], changed):
-            raise Divergent(found[0][1], inputs, "one step from this state differs")
-        if not all(np.array_equal(answer[k][0], answer[k][1], equal_nan=True) for k in STEP_FIELDS):
-            raise Divergent([], inputs, "the same step twice gave different answers")
-        if run.backend == TargetName.JAX and count <= JIT_CHECKS:
+    def judge(examples: list[Example], first: int) -> None:
+        if not examples:
+            return
+        # Each state twice: the two answers must agree (determinism).
+        twice = examples + examples
+        states = _stacked([e.before for e in twice])
+        actions = np.asarray([e.action for e in twice])
+        noises = [e.transition.noise for e in twice]
+        noise = None if noises[0] is None else np.stack([np.asarray(n) for n in noises])
+        answer = run.worker.request(ops.StepBatch(states=states, actions=actions, noise=noise))
+        eager_rows = max(0, min(len(examples), JIT_CHECKS - first + 1))
+        eager = None
+        if run.backend == TargetName.JAX and eager_rows:
+            rows = slice(0, eager_rows)
             eager = run.worker.request(
-                ops.StepBatch(states=stacked, actions=actions, eager=True, noise=noise)
+                ops.StepBatch(
+                    states={k: v[rows] for k, v in states.items()},
+                    actions=actions[rows],
+                    eager=True,
+                    noise=None if noise is None else noise[rows],
+                )
             )
-            eager_steps = Steps.of(eager, slice(0, 1))
-            found = divergent_steps(run.spec, first, eager_steps, False, np.asarray([0]))
-            if found:
-                raise Divergent(found[0][1], inputs, "jit(step) differs from step")
+        for index, example in enumerate(examples):
+            _judge_step(run, example, answer, index, len(examples), eager)
 
-    return _drive(run, check, "transition", entry)
+    return _drive(run, prepare, judge, "transition", entry)
+
+
+def _judge_step(
+    run: L1Run, example: Example, answer: dict, index: int, count: int, eager: dict | None
+) -> None:
+    transition = example.transition
+    expected = Steps.single(transition)
+    row = slice(index, index + 1)
+    first = Steps.of(answer, row)
+    inputs = example.inputs()
+    problems = contract_problems(expected.obs, first.obs)
+    if problems:
+        raise Divergent(problems, inputs, "observation dtype or shape breaks the contract")
+    found = divergent_steps(run.spec, expected, first, False, np.asarray([0]))
+
+    def changed(moved: dict, moved_transition: Transition, moved_after: dict) -> set[str]:
+        again = divergent_steps(
+            run.spec, expected, Steps.single(moved_transition), False, np.asarray([0])
+        )
+        return {d.field for _, diffs in again for d in diffs}
+
+    if found and not _excused(run, example, [d.field for d in found[0][1]], changed):
+        raise Divergent(found[0][1], inputs, "one step from this state differs")
+    again = index + count
+    if not all(
+        np.array_equal(answer[k][index], answer[k][again], equal_nan=True) for k in STEP_FIELDS
+    ):
+        raise Divergent([], inputs, "the same step twice gave different answers")
+    if eager is not None and index < len(eager["reward"]):
+        eager_steps = Steps.of(eager, row)
+        found = divergent_steps(run.spec, first, eager_steps, False, np.asarray([0]))
+        if found:
+            raise Divergent(found[0][1], inputs, "jit(step) differs from step")
 
 
 __all__ = ["L1Run", "PortError"]

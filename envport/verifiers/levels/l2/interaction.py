@@ -12,6 +12,7 @@ A second check runs B envs as one batch and as B single envs, for B of several o
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,7 +28,7 @@ from hypothesis.stateful import (
 )
 
 from envport.gaps import Gap, GapKind
-from envport.serve.ops import Op, Requester, SessionLoad, SessionStep
+from envport.serve.ops import Op, Requester, SessionLoad, SessionScript, SessionStep
 from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, Transition
 from envport.targets.registry import TargetName
@@ -53,15 +54,29 @@ from envport.verifiers.reporting.states import Divergent, field_diffs
 _COUNTS = {"steps": 0}
 
 
-class _Guarded:
-    """A worker whose failures end the state machine instead of being shrunk."""
+class _Undecided(Exception):
+    """A step the port answers differently where the reference itself cannot decide it at
+    float32 resolution: not held against the port, but the two sides have parted."""
+
+
+class _Exchange:
+    """How the machine meets the port. Live: each request is sent and its answer judged at
+    once. Recording: the request and its judge are kept (the machine goes on as if the
+    port had agreed), so that every sequence's requests go to the worker as one script and
+    are judged after; `answers` then holds a replayed run's answers in order."""
 
     def __init__(self, worker: Requester) -> None:
         self.worker = worker
+        self.recording = False
+        self.kept: list[tuple[Op, Callable[[Any], None], list[str]]] = []
 
-    def request(self, op: Op) -> Any:
+    def __call__(self, op: Op, judge: Callable[[Any], None], log: list[str]) -> None:
+        if self.recording:
+            self.kept.append((op, judge, list(log)))
+            return
         with port_failures_abort():
-            return self.worker.request(op)
+            answer = self.worker.request(op)
+        judge(answer)
 
 
 def _stack(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -85,7 +100,7 @@ def _search_actions(space: spaces.Space) -> list[Any]:
 def _machine(
     spec: PortSpec,
     reference: Reference,
-    worker: Any,
+    exchange: _Exchange,
     backend: str,
     draws: Draws,
     endings: list[tuple[State, Any]],
@@ -104,20 +119,24 @@ def _machine(
             super().__init__()
             self.done = False
             self.log: list[str] = []
-            self.readable = True
             last["machine"] = self
+            last.setdefault("readable", True)
 
         def _load(self, what: str) -> None:
             state = reference.read_state()
-            answer = worker.request(SessionLoad(states=_stack(state)))
-            self.done = False
-            self._compare_states(answer["state"], f"{what}, then state read", free=False)
 
-        def _compare_states(self, read: dict | None, what: str, free: bool) -> None:
+            def judge(answer: Any) -> None:
+                self._compare_states(answer["state"], state, f"{what}, then state read", False)
+
+            exchange(SessionLoad(states=_stack(state)), judge, self.log)
+            self.done = False
+
+        def _compare_states(
+            self, read: dict | None, expected: State, what: str, free: bool
+        ) -> None:
             if read is None:
-                self.readable = False
+                last["readable"] = False
                 return
-            expected = reference.read_state()
             diffs = field_diffs(spec, expected, _first(read), label="state.")
             if free:
                 diffs = [d for d in diffs if not _within_free(spec, d)]
@@ -165,16 +184,21 @@ def _machine(
             before = reference.read_state()
             with reference_rejects():
                 out = reference.step(action)
-                reference.read_state()
+                after = reference.read_state()
             noise = None if out.noise is None else out.noise[None]
-            answer = worker.request(SessionStep(actions=np.asarray([action]), noise=noise))
             expected = Steps.single(out)
-            actual = Steps.of(answer)
-            found = divergent_steps(spec, expected, actual, True, np.asarray([0]))
-            if found:
-                after = reference.read_state()  # before the check below moves the reference
-                if not _undecidable(spec, reference, before, action, expected, found[0][1]):
-                    raise Divergent(found[0][1], after, "step differs")
+
+            def judge(answer: Any) -> None:
+                found = divergent_steps(spec, expected, Steps.of(answer), True, np.asarray([0]))
+                if found:
+                    if not _undecidable(spec, reference, before, action, expected, found[0][1]):
+                        raise Divergent(found[0][1], after, "step differs")
+                    raise _Undecided
+                self._compare_states(answer["state"], after, "step, then state read", True)
+
+            try:
+                exchange(SessionStep(actions=np.asarray([action]), noise=noise), judge, self.log)
+            except _Undecided:
                 # Both sides start over: the port may have ended where the reference did not.
                 self.log.append(
                     "(the reference itself decides this step differently at "
@@ -184,22 +208,26 @@ def _machine(
                 self._load("reset")
                 return
             self.done = out.terminated or out.truncated
-            self._compare_states(answer["state"], "step, then state read", free=True)
 
         @precondition(lambda self: self.done and autoresets)
         @rule(action=actions)
         def step_after_end(self, action: Any) -> None:
             self.log.append(f"step_after_end({np.asarray(action).tolist()})")
-            answer = worker.request(SessionStep(actions=np.asarray([action])))
-            # Next-step autoreset: the step after an end starts over and reports nothing.
-            # (A game's reward is one per player: every one must be 0.)
-            wrong = [
-                FieldDiff(field=name, expected=want, actual=np.asarray(answer[name])[0].tolist())
-                for name, want in (("reward", 0.0), ("terminated", False), ("truncated", False))
-                if np.any(np.asarray(answer[name])[0] != want)
-            ]
-            if wrong:
-                raise Divergent(wrong, {}, "the step after an episode's end did not autoreset")
+
+            def judge(answer: Any) -> None:
+                # Next-step autoreset: the step after an end starts over and reports nothing.
+                # (A game's reward is one per player: every one must be 0.)
+                wrong = [
+                    FieldDiff(
+                        field=name, expected=want, actual=np.asarray(answer[name])[0].tolist()
+                    )
+                    for name, want in (("reward", 0.0), ("terminated", False), ("truncated", False))
+                    if np.any(np.asarray(answer[name])[0] != want)
+                ]
+                if wrong:
+                    raise Divergent(wrong, {}, "the step after an episode's end did not autoreset")
+
+            exchange(SessionStep(actions=np.asarray([action])), judge, self.log)
             # The reference cannot follow the port's own reset: re-synchronise both.
             reference.reset(0)
             self._load("autoreset, then reset and state load")
@@ -244,15 +272,61 @@ def check_interaction(
     shrink: bool = True,
     draws: Draws | None = None,
 ) -> LevelResult:
+    """The machine's sequences, first played on the reference alone with every request to
+    the port kept, then sent to the worker as one script and judged; when one differs, the
+    machine runs again live, request by request, so that Hypothesis can shrink it."""
     started = time.perf_counter()
     draws = draws or draws_for(spec, reference)
     endings = ending_starts(spec, reference, _search_actions(reference.action_space), 0)
     last: dict[str, Any] = {}
-    machine = _machine(spec, reference, _Guarded(worker), backend, draws, endings, last)
+    exchange = _Exchange(worker)
+    machine = _machine(spec, reference, exchange, backend, draws, endings, last)
     settings = hypothesis_settings(examples, shrink)
     settings = type(settings)(settings, derandomize=True, stateful_step_count=spec.levels.l2.steps)
     level = LevelResult(level="l2", mode="interaction", passed=True, episodes=examples)
     _COUNTS["steps"] = 0
+    exchange.recording = True
+    try:
+        _run_machine(machine, settings)
+    finally:
+        exchange.recording = False
+    steps = _COUNTS["steps"]
+    failure = _judged(exchange, worker)
+    if failure is not None and not shrink and isinstance(failure[0], Divergent):
+        _diverged(level, failure[0], failure[1], replay)
+    elif failure is not None:
+        last.clear()
+        _COUNTS["steps"] = 0
+        try:
+            _run_machine(machine, settings)
+        except Divergent as found:
+            _diverged(level, found, last["machine"].log if "machine" in last else [], replay)
+        except Flaky as error:
+            level.passed = False
+            level.divergences.append(
+                Divergence(level="l2", mode="interaction", message=f"not reproducible: {error}")
+            )
+        else:
+            # Every sequence passes live: what failed was the script of all of them.
+            if isinstance(failure[0], Divergent):
+                note = " (sent as one script; live it passes)"
+                _diverged(level, failure[0], failure[1], replay, note)
+        steps = _COUNTS["steps"]
+    level.steps_compared = steps
+    if not last.get("readable", True):
+        level.gaps.append(
+            Gap(
+                check="l2.interaction",
+                kind=GapKind.NO_STATE_READS,
+                detail="the port has no `state_to_reference`, so the state it holds after a "
+                "step or a load is never compared; only observations, rewards and endings are",
+            )
+        )
+    level.seconds = {"total": time.perf_counter() - started}
+    return level
+
+
+def _run_machine(machine: type[RuleBasedStateMachine], settings: Any) -> None:
     try:
         with (
             shrink_time_limit(SHRINK_SECONDS),
@@ -264,39 +338,43 @@ def check_interaction(
         raise gone.error from None
     except Unsatisfiable:
         raise unsatisfiable("l2.interaction") from None
-    except Divergent as failure:
-        level.passed = False
-        level.diverged_episodes = 1
-        steps = last["machine"].log if "machine" in last else []
-        level.divergences.append(
-            Divergence(
-                level="l2",
-                mode="interaction",
-                step=len(steps) - 1,
-                start_state={k: np.asarray(v).tolist() for k, v in failure.inputs.items()},
-                action_prefix=steps,
-                fields=failure.diffs,
-                message=f"{failure} after: {'; '.join(steps)}",
-                replay=replay,
-            )
+
+
+def _judged(
+    exchange: _Exchange, worker: Requester
+) -> tuple[Divergent | _Undecided, list[str]] | None:
+    """Send the kept requests as one script and judge each answer in order: the first
+    failure (with the log of its sequence up to it), or None."""
+    kept, exchange.kept = exchange.kept, []
+    if not kept:
+        return None
+    # A port that fails on the script (raises, dies, hangs) fails the check as it is.
+    answers = worker.request(SessionScript.of([op for op, _, _ in kept]))
+    for (_, judge, log), answer in zip(kept, answers, strict=True):
+        try:
+            judge(answer)
+        except (Divergent, _Undecided) as failure:
+            return failure, log
+    return None
+
+
+def _diverged(
+    level: LevelResult, failure: Divergent, steps: list[str], replay: str, note: str = ""
+) -> None:
+    level.passed = False
+    level.diverged_episodes = 1
+    level.divergences.append(
+        Divergence(
+            level="l2",
+            mode="interaction",
+            step=len(steps) - 1,
+            start_state={k: np.asarray(v).tolist() for k, v in failure.inputs.items()},
+            action_prefix=steps,
+            fields=failure.diffs,
+            message=f"{failure} after: {'; '.join(steps)}{note}",
+            replay=replay,
         )
-    except Flaky as error:
-        level.passed = False
-        level.divergences.append(
-            Divergence(level="l2", mode="interaction", message=f"not reproducible: {error}")
-        )
-    level.steps_compared = _COUNTS["steps"]
-    if "machine" in last and not last["machine"].readable:
-        level.gaps.append(
-            Gap(
-                check="l2.interaction",
-                kind=GapKind.NO_STATE_READS,
-                detail="the port has no `state_to_reference`, so the state it holds after a "
-                "step or a load is never compared; only observations, rewards and endings are",
-            )
-        )
-    level.seconds = {"total": time.perf_counter() - started}
-    return level
+    )
 
 
 def run_l2(
