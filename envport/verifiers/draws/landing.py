@@ -34,8 +34,9 @@ from envport.targets.reference import Reference, State, Transition, valid_helper
 # crossing; the checks leave them out, as there the reference's own verdict flips at float32
 # resolution and `unresolved` would excuse any port.
 KINDS = ("+2e-6", "-2e-6")
-# Bisection steps: enough to reach neighbouring floats from any bound of a classic env.
-BISECTIONS = 80
+# Tries to find the crossing: half of them halve the bracket, enough to reach neighbouring
+# floats from any bound of a classic env.
+BISECTIONS = 160
 # How far a port's float32 state may sit from the reference's: a few ulps, relative.
 NUDGE_ULPS = 4
 PORT_EPS = float(np.finfo(np.float32).eps)
@@ -106,7 +107,8 @@ def land(
     start = {k: np.array(v) for k, v in {**reference.read_state(), **state}.items()}
     tried: list[tuple[float, float]] = []  # (start value, next value), for the mirror
 
-    def reaches(value: float) -> bool | None:
+    def distance(value: float) -> float | None:
+        """How far past the target the next value lands from this start (None: nowhere)."""
         start[landing.field][landing.index] = value
         # No reset between tries: only the next state is read, which bookkeeping the
         # state fields leave out (CartPole's steps past termination) does not change.
@@ -120,22 +122,26 @@ def land(
         if np.isnan(after):
             return None
         tried.append((value, after))
-        return after >= target
+        return after - target
 
-    at_lo, at_hi = reaches(lo), reaches(hi)
-    if at_lo is None or at_hi is None or at_lo == at_hi:
+    d_lo, d_hi = distance(lo), distance(hi)
+    if d_lo is None or d_hi is None or (d_lo >= 0) == (d_hi >= 0):
         return None
-    for _ in range(BISECTIONS):
-        middle = lo + (hi - lo) / 2
+    at_lo = d_lo >= 0
+    kept = ""  # the end the last step kept (Illinois: twice running, its weight halves)
+    for step in range(BISECTIONS):
+        middle = _inside(lo, hi, d_lo, d_hi, secant=step % 2 == 0)
         if middle in (lo, hi):
             break
-        side = reaches(middle)
-        if side is None:
+        d_middle = distance(middle)
+        if d_middle is None:
             return None
-        if side == at_lo:
-            lo = middle
+        if (d_middle >= 0) == at_lo:
+            lo, d_lo = middle, d_middle
+            d_hi, kept = (d_hi / 2 if kept == "hi" else d_hi), "hi"
         else:
-            hi = middle
+            hi, d_hi = middle, d_middle
+            d_lo, kept = (d_lo / 2 if kept == "lo" else d_lo), "lo"
     # `lo` and `hi` now straddle the crossing; "below" is the side short of the target.
     short_side = lo if not at_lo else hi
     long_side = hi if not at_lo else lo
@@ -148,6 +154,17 @@ def land(
 
     mirrored = _mirror(tried, solution, target, target - landing.target, bounds)
     return Landed(placed(solution), None if mirrored is None else placed(mirrored))
+
+
+def _inside(lo: float, hi: float, d_lo: float, d_hi: float, secant: bool) -> float:
+    """The next start value to try: where the line through the two ends crosses the target
+    (a smooth step gets there in a few tries), every other try the bracket's middle (which
+    bounds the tries for any step: the bracket at least halves every two)."""
+    middle = lo + (hi - lo) / 2
+    if not secant or d_lo == d_hi:
+        return middle
+    guess = lo - d_lo * (hi - lo) / (d_hi - d_lo)
+    return guess if lo < guess < hi and np.isfinite(guess) else middle
 
 
 def _mirror(

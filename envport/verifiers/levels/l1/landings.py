@@ -165,19 +165,20 @@ def check_landings(run: L1Run, entry: str) -> LevelResult:
 
 
 def _judge(run: L1Run, entry: str, level: LevelResult, rows: list[Row]) -> None:
-    """Each row as its own request, as L1's transition check sends it (a pair of one env):
-    L1 looks at one env at a time, and a leak between the envs of a batch is L2's to find."""
-    for row in rows:
-        pair = {k: np.stack([v, v]) for k, v in row.before.items()}
-        noise = row.transition.noise
-        answer = run.worker.request(
-            StepBatch(
-                states=pair,
-                actions=np.asarray([row.action, row.action]),
-                noise=None if noise is None else np.stack([noise, noise]),
-            )
+    """Every row in one request, each state twice (the two answers must agree), as L1's
+    transition check sends its examples."""
+    twice = rows + rows
+    states = {k: np.stack([r.before[k] for r in twice]) for k in rows[0].before}
+    noises = [r.transition.noise for r in twice]
+    answer = run.worker.request(
+        StepBatch(
+            states=states,
+            actions=np.asarray([r.action for r in twice]),
+            noise=None if noises[0] is None else np.stack([np.asarray(n) for n in noises]),
         )
-        expected, actual = Steps.single(row.transition), Steps.of(answer, slice(0, 1))
+    )
+    for index, row in enumerate(rows):
+        expected, actual = Steps.single(row.transition), Steps.of(answer, slice(index, index + 1))
         problems = contract_problems(expected.obs, actual.obs)
         if problems:
             _fail(run, entry, level, row, problems, "observation dtype or shape break the contract")
@@ -188,3 +189,6 @@ def _judge(run: L1Run, entry: str, level: LevelResult, rows: list[Row]) -> None:
             _fail(
                 run, entry, level, row, found[0][1], f"one step from a start solved so that {where}"
             )
+        again = Steps.of(answer, slice(index + len(rows), index + len(rows) + 1))
+        if divergent_steps(run.spec, actual, again, False, np.asarray([0])):
+            _fail(run, entry, level, row, [], "the same step twice gave different answers")
