@@ -21,7 +21,7 @@ from hypothesis.internal.conjecture import providers
 from envport.serve.ops import Op
 from envport.spec import load_spec
 from envport.targets.reference import Reference
-from envport.verifiers.levels.l1.properties import L1Run, _drive
+from envport.verifiers.levels.l1.properties import Example, L1Run, _drive
 from envport.verifiers.levels.l2 import interaction as l2
 
 from helpers import CARTPOLE, NUMPY_PORT, started_worker
@@ -44,10 +44,11 @@ class Tap:
 def l1_draws(run: L1Run) -> list[bytes]:
     drawn: list[bytes] = []
 
-    def record(state: dict[str, np.ndarray], action: Any) -> Any:
-        drawn.append(pickle.dumps((state, np.asarray(action))))
+    def record(examples: list[Example], first: int) -> None:
+        drawn.extend(pickle.dumps((e.before, np.asarray(e.action))) for e in examples)
 
-    assert _drive(run, record, lambda examples, first: None, "step", None).passed
+    run.drawn = None  # drawn afresh, not the last call's
+    assert _drive(run, record, "step", None).passed
     return drawn
 
 

@@ -147,12 +147,33 @@ class JaxPort:
         pad_to: list[int] | None = None,
     ) -> dict[str, Any]:
         if eager:
-            # The same step without jit: L1 checks that compiling does not change answers.
-            with self.jax.disable_jit():
-                outputs = self._batched(self._single, 1)(states, actions, noise)
-            obs, reward, terminated, truncated = (np.asarray(o) for o in outputs)
-            return {"obs": obs, "reward": reward, "terminated": terminated, "truncated": truncated}
+            return self._eager_steps(states, actions, noise)
+        if pad_to is None:
+            # L1's batches (its drawn examples, its landing rows, a game's endings) come in
+            # sizes of their own: padded to a shared bucket, one compiled step serves them.
+            pad_to = [_bucket(actions.shape[0])]
         return self._run("step", self._single, states, actions, noise, pad_to)
+
+    def _eager_steps(
+        self, states: dict[str, np.ndarray], actions: np.ndarray, noise: np.ndarray | None
+    ) -> dict[str, Any]:
+        """The same step without jit, row by row: L1 checks that compiling does not change
+        answers. Un-jitted, each primitive is compiled for its shapes on first use; one row
+        at a time, the step meets the shapes the probes' eager calls already compiled (a
+        vmapped batch would compile every primitive again, about a second for CartPole), and
+        the keys are split compiled (threefry un-jitted is thousands of primitives)."""
+        jax = self.jax
+        noisy = noise is not None
+        inputs = noise if noisy else jax.random.split(jax.random.PRNGKey(0), actions.shape[0])
+        rows = []
+        with jax.disable_jit():
+            for index in range(actions.shape[0]):
+                state = {k: v[index] for k, v in states.items()}
+                rows.append(self._single(state, actions[index], inputs[index], noisy))
+        obs, reward, terminated, truncated = (
+            np.stack([np.asarray(row[j]) for row in rows]) for j in range(4)
+        )
+        return {"obs": obs, "reward": reward, "terminated": terminated, "truncated": truncated}
 
     def sample_noise(
         self, states: dict[str, np.ndarray], actions: np.ndarray, seed: int
@@ -300,6 +321,20 @@ class JaxPort:
             for j, name in enumerate(("obs", "reward", "terminated", "truncated"))
         }
         return {"batch": {k: batch[k] for k in single}, "single": single}
+
+
+# The smallest padded batch of a step_batch request: compiling the step costs far more than
+# stepping this many rows of any env envport ports.
+STEP_BUCKET = 512
+
+
+def _bucket(rows: int) -> int:
+    """The batch a step_batch request of `rows` is padded to: STEP_BUCKET, or the next power
+    of two above it (few sizes, so few compiles)."""
+    bucket = STEP_BUCKET
+    while bucket < rows:
+        bucket *= 2
+    return bucket
 
 
 def _pad(

@@ -71,6 +71,9 @@ class L1Run:
     replay: Replay
     shrink: bool = True
     draws: Draws | None = None  # edge and out-of-range draws (None: read from the reference)
+    # The examples of a check without `arrange`, as the reference answered them: every such
+    # check draws the same ones (same seed, same strategies), so they are drawn once.
+    drawn: list[Example] | None = None
 
     def __post_init__(self) -> None:
         if self.draws is None:
@@ -140,11 +143,10 @@ def _identical(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> list[str]:
     return [k for k in a if k not in b or not np.array_equal(a[k], b[k], equal_nan=True)]
 
 
-# A check's two halves. `prepare` is the reference's answer for one drawn input, inside the
-# hypothesis test (a state the reference refuses is no draw); `judge` is the port's verdict
-# on a batch of them, one round trip for all, raising Divergent at the first that differs
-# (`first` numbers the batch's first example from 1: the jit check takes the first few).
-Prepare = Callable[[dict[str, np.ndarray], Any], Example]
+# A check's verdict on a batch of examples the reference answered (`_transition`, inside
+# the hypothesis test: a state the reference refuses is no draw), one round trip for all,
+# raising Divergent at the first that differs (`first` numbers the batch's first example
+# from 1: the jit check takes the first few).
 Judge = Callable[[list[Example], int], None]
 
 
@@ -181,14 +183,14 @@ def _hypothesis_test(
     )
 
 
-def _drawn(run: L1Run, prepare: Prepare, arrange: Callable[..., Any] | None) -> list[Example]:
+def _drawn(run: L1Run, arrange: Callable[..., Any] | None) -> list[Example]:
     """Every example hypothesis draws for the check, answered by the reference alone. Its
     draws do not depend on the port's answers (a failure only stops them), so this is the
     sequence the one-at-a-time test below walks, up to its first failure."""
     drawn: list[Example] = []
 
     def collect(state: dict[str, np.ndarray], action: Any) -> None:
-        drawn.append(prepare(state, action))
+        drawn.append(_transition(run, state, action))
 
     test = _hypothesis_test(run, collect, arrange, False)
     try:
@@ -201,7 +203,6 @@ def _drawn(run: L1Run, prepare: Prepare, arrange: Callable[..., Any] | None) -> 
 
 def _drive(
     run: L1Run,
-    prepare: Prepare,
     judge: Judge,
     name: str,
     module: str | None,
@@ -213,7 +214,10 @@ def _drive(
     started = time.perf_counter()
     level = LevelResult(level="l1", mode=name, passed=True)
     try:
-        drawn = _drawn(run, prepare, arrange)
+        if arrange is not None:
+            drawn = _drawn(run, arrange)
+        else:
+            drawn = run.drawn = run.drawn if run.drawn is not None else _drawn(run, None)
     except Unsatisfiable:
         raise unsatisfiable(f"l1.{name}") from None
     found: Divergent | None = None
@@ -229,14 +233,13 @@ def _drive(
         _diverged(run, level, found, name, module)
         level.episodes = level.steps_compared = len(drawn)
     else:
-        _one_at_a_time(run, prepare, judge, name, module, arrange, level, found)
+        _one_at_a_time(run, judge, name, module, arrange, level, found)
     level.seconds = {"total": time.perf_counter() - started}
     return level
 
 
 def _one_at_a_time(
     run: L1Run,
-    prepare: Prepare,
     judge: Judge,
     name: str,
     module: str | None,
@@ -249,7 +252,7 @@ def _one_at_a_time(
     def counted(state: dict[str, np.ndarray], action: Any) -> None:
         counter["examples"] += 1
         with port_failures_abort():
-            judge([prepare(state, action)], counter["examples"])
+            judge([_transition(run, state, action)], counter["examples"])
 
     test = _hypothesis_test(run, counted, arrange, run.shrink)
     try:
@@ -307,9 +310,6 @@ def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
     assert probe.expect_fn is not None
     expect_fn = probe.expect_fn
 
-    def prepare(state: dict[str, np.ndarray], action: Any) -> Example:
-        return _transition(run, state, action)
-
     def judge(examples: list[Example], first: int) -> None:
         if not examples:
             return
@@ -330,7 +330,7 @@ def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
         for index, example in enumerate(examples):
             _judge_probe(run, probe.name, expect_fn, example, answer, index)
 
-    return _drive(run, prepare, judge, probe.name, probe.module, probe.arrange_fn)
+    return _drive(run, judge, probe.name, probe.module, probe.arrange_fn)
 
 
 def _judge_probe(
@@ -365,9 +365,6 @@ def _judge_probe(
 def check_transition(run: L1Run, entry: str) -> LevelResult:
     """The whole step from drawn states: obs, reward, terminated, truncated."""
 
-    def prepare(state: dict[str, np.ndarray], action: Any) -> Example:
-        return _transition(run, state, action)
-
     def judge(examples: list[Example], first: int) -> None:
         if not examples:
             return
@@ -393,7 +390,7 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
         for index, example in enumerate(examples):
             _judge_step(run, example, answer, index, len(examples), eager)
 
-    return _drive(run, prepare, judge, "transition", entry)
+    return _drive(run, judge, "transition", entry)
 
 
 def _judge_step(
