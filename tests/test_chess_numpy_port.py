@@ -152,13 +152,17 @@ class Player:
         mask = env.observe(env.agent_selection)["action_mask"]
         if self.policy == "random" and self.rng.random() < ILLEGAL_SHARE:
             return int(self.rng.choice(np.flatnonzero(mask == 0)))
-        moves = {int(a): chess_utils.action_to_move(board, int(a), player) for a in np.flatnonzero(mask)}
+        moves = {
+            int(a): chess_utils.action_to_move(board, int(a), player) for a in np.flatnonzero(mask)
+        }
         pool = self._preferred(board, moves, player)
         action = int(self.rng.choice(pool))
         move = moves[action]
         self.last[player] = move
         if board.is_castling(move):
-            tags.add("castles kingside" if board.is_kingside_castling(move) else "castles queenside")
+            tags.add(
+                "castles kingside" if board.is_kingside_castling(move) else "castles queenside"
+            )
         if board.is_en_passant(move):
             tags.add("en passant")
         if move.promotion:
@@ -211,7 +215,10 @@ def _ending(env: Any, mover: str) -> str | None:
     if board.is_checkmate():
         return f"checkmate by {mover}"
     for test in ("stalemate", "insufficient_material", "fifty_moves", "threefold_repetition"):
-        if getattr(board, f"is_{test}" if test in ("stalemate", "insufficient_material") else f"can_claim_{test}")():
+        if getattr(
+            board,
+            f"is_{test}" if test in ("stalemate", "insufficient_material") else f"can_claim_{test}",
+        )():
             return test
     return "unexplained"
 
@@ -247,7 +254,10 @@ def _record() -> Record:
             actions = np.zeros(len(envs), dtype=np.int64)
             for game in np.flatnonzero(live):
                 env = envs[game]
-                before = _leaves(env) if ply % 7 == game % 7 else None
+                # A sample of the states for the probes, and every one with an en passant
+                # capture in hand (rare, and a probe's best test).
+                sampled = ply % 7 == game % 7 or env.unwrapped.board.has_legal_en_passant()
+                before = _leaves(env) if sampled else None
                 actions[game] = players[game].choose(env, record.events)
                 mover = env.agent_selection
                 env.step(int(actions[game]))
@@ -306,7 +316,10 @@ def _replay(env: types.ModuleType, record: Record) -> str | None:
     loaded = env.state_from_reference(_garbled(record.starts, rng))
     fresh = env.init(rng, size)
     set_up = np.asarray([start is not None for start, _ in GAMES])
-    state = {k: np.where(set_up.reshape((-1,) + (1,) * (v.ndim - 1)), loaded[k], v) for k, v in fresh.items()}
+    state = {
+        k: np.where(set_up.reshape((-1,) + (1,) * (v.ndim - 1)), loaded[k], v)
+        for k, v in fresh.items()
+    }
     everyone = np.arange(size)
     for name, want in record.first.items():
         found = _differs(name, state[name], want, everyone)
@@ -326,7 +339,10 @@ def _replay(env: types.ModuleType, record: Record) -> str | None:
             # Go on from the loaded state, as the verifier's injected states do.
             loaded = env.state_from_reference(_garbled(record.leaves[ply], rng))
             ongoing = record.live[ply] & ~record.results[ply]["terminated"]
-            state = {k: np.where(ongoing.reshape((-1,) + (1,) * (v.ndim - 1)), loaded[k], v) for k, v in state.items()}
+            state = {
+                k: np.where(ongoing.reshape((-1,) + (1,) * (v.ndim - 1)), loaded[k], v)
+                for k, v in state.items()
+            }
     return None
 
 
@@ -424,7 +440,7 @@ def test_the_probes_agree_with_the_known_good_port(record: Record) -> None:
             state, action = before, np.asarray(drawn)
             if probe.arrange_fn is not None:
                 # The verifier's search picks; here the drawn action stands in for its pick.
-                state, action = probe.arrange_fn(before, action, lambda low, high: low + drawn % (high - low + 1))
+                state, action = probe.arrange_fn(before, action, _picker(drawn))
             want = probe.expect_fn(state, action, after, None)
             got = probe.call(rules, state, action, after)
             assert want.keys() == got.keys()
@@ -435,6 +451,13 @@ def test_the_probes_agree_with_the_known_good_port(record: Record) -> None:
                     state,
                     action,
                 )
+
+
+def _picker(drawn: int) -> Any:
+    def pick(low: int, high: int) -> int:
+        return low + drawn % (high - low + 1)
+
+    return pick
 
 
 def test_a_probe_catches_a_mutant_rule(record: Record, tmp_path: Path) -> None:

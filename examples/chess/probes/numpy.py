@@ -52,7 +52,7 @@ def _board(state):
     board.turn = chess.WHITE if int(state["current_player"]) == 0 else chess.BLACK
     corners = (chess.BB_H1, chess.BB_A1, chess.BB_H8, chess.BB_A8)
     board.castling_rights = sum(
-        bb for bb, kept in zip(corners, np.asarray(state["castling"]).tolist()) if kept
+        bb for bb, kept in zip(corners, np.asarray(state["castling"]).tolist(), strict=True) if kept
     )
     ep = int(state["ep_square"])
     board.ep_square = ep if ep >= 0 else None

@@ -156,9 +156,7 @@ def step(state: dict, actions) -> dict:
     movers = state["current_player"].astype(np.int32)
     black = movers == 1
     legal = state["legal_action_mask"][rows, actions]
-    boards, castling, ep = _frame(
-        state["board"], state["castling"], state["ep_square"], movers
-    )
+    boards, castling, ep = _frame(state["board"], state["castling"], state["ep_square"], movers)
     # The key of the position moved from, and whether the move is irreversible there
     # (python-chess's is_irreversible: a legal en passant capture makes any move so).
     ep_before = legal_en_passant(boards, ep, state["legal_action_mask"])
@@ -167,7 +165,9 @@ def step(state: dict, actions) -> dict:
     )
     played = play(boards, castling, ep, actions)
     irreversible = played.zeroing | played.reduces_castling | ep_before
-    positions, length = appended(state["positions"], state["positions_length"], before, ~irreversible)
+    positions, length = appended(
+        state["positions"], state["positions_length"], before, ~irreversible
+    )
     board = np.where(black[:, None], mirror(played.boards), played.boards)
     new_castling = np.where(black[:, None], played.castling[:, OTHER_SIDE], played.castling)
     new_ep = np.where(black & (played.ep >= 0), played.ep ^ 56, played.ep).astype(np.int32)
@@ -200,7 +200,7 @@ def step(state: dict, actions) -> dict:
     # An illegal move: the position (and the mover's mask) stays, the mover loses, and
     # player_0 is selected.
     refused = np.flatnonzero(~legal)
-    for name in GAME_FIELDS + ("legal_action_mask",):
+    for name in (*GAME_FIELDS, "legal_action_mask"):
         moved[name][refused] = state[name][refused]
     moved["current_player"][refused] = 0
     moved["rewards"][refused] = 0.0

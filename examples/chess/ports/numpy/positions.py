@@ -48,7 +48,7 @@ def appended(positions, length, keys, keep) -> tuple[np.ndarray, np.ndarray]:
 def _packed(rows: np.ndarray) -> np.ndarray:
     """Keys packed exactly into five 64-bit words (4 bits a square), so rows compare fast."""
     rows = np.asarray(rows).astype(np.int64)
-    squares = rows[..., :64].reshape(rows.shape[:-1] + (4, 16)).astype(np.uint64)
+    squares = rows[..., :64].reshape((*rows.shape[:-1], 4, 16)).astype(np.uint64)
     weights = np.uint64(16) ** np.arange(16, dtype=np.uint64)
     words = (squares * weights).sum(axis=-1, dtype=np.uint64)
     tail = rows[..., 64] + 16 * (rows[..., 65] + 1) + 2048 * rows[..., 66]
@@ -98,7 +98,9 @@ def repetition_within_reach(positions, length, boards, castling, side, mask) -> 
     source = np.argmax((before != 0) & (after == 0), axis=1)
     target = np.argmax((before == 0) & (after != 0), axis=1)
     piece = before[np.arange(len(env)), source]
-    moved = (after[np.arange(len(env)), target] == piece) & (before[np.arange(len(env)), target] == 0)
+    moved = (after[np.arange(len(env)), target] == piece) & (
+        before[np.arange(len(env)), target] == 0
+    )
     moved &= after[np.arange(len(env)), source] == 0
     # The mover's own piece, not a pawn; its action is read in the mover's frame.
     black = np.asarray(side)[env] == 1

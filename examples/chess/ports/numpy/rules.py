@@ -86,7 +86,9 @@ RAY = TARGET[:, :56].reshape(64, 7, 8).transpose(0, 2, 1)
 KNIGHT_TARGETS = TARGET[:, 56:64]
 KING_TARGETS = TARGET[:, :8]
 # The squares from which an opponent pawn (moving down the board) attacks each square.
-PAWN_ATTACKERS = np.array([[_square(FILES[s] + x, RANKS[s] + 1) for x in (-1, 1)] for s in range(64)])
+PAWN_ATTACKERS = np.array(
+    [[_square(FILES[s] + x, RANKS[s] + 1) for x in (-1, 1)] for s in range(64)]
+)
 ORTHOGONAL = np.array([x == 0 or y == 0 for x, y in QUEEN_DIRS])
 
 
