@@ -124,16 +124,17 @@ def attacked(boards: np.ndarray, squares: np.ndarray) -> np.ndarray:
 
 
 def _pseudo_legal(boards: np.ndarray, castling: np.ndarray, ep: np.ndarray) -> np.ndarray:
-    """bool[B, 64, 73] by source square: the moves of the mover's pieces that land on an
-    empty or opponent square, slide through empty squares only, and castle through
-    unattacked ones; own-king safety is checked later."""
+    """bool[B, 73, 64] by plane, then source square (planes first, so each plane's slice
+    is contiguous): the moves of the mover's pieces that land on an empty or opponent
+    square, slide through empty squares only, and castle through unattacked ones; own-king
+    safety is checked later."""
     padded = _padded(boards)
     size = len(padded)
     source = padded[:, :64]
-    landing = padded[:, TARGET]  # [B, 64, 73]
+    landing = padded[:, TARGET.T]  # [B, 73, 64]
     empty = landing == 0
     enemy = (landing >= 7) & (landing <= 12)
-    moves = np.zeros((size, 64, 73), dtype=bool)
+    moves = np.zeros((size, 73, 64), dtype=bool)
     # Sliding moves: a ray stays open while the squares before it are empty.
     is_queen = source == 5
     for k, orthogonal in enumerate(ORTHOGONAL):
@@ -141,26 +142,24 @@ def _pseudo_legal(boards: np.ndarray, castling: np.ndarray, ep: np.ndarray) -> n
         open_ray = np.ones((size, 64), dtype=bool)
         for d in range(7):
             plane = d * 8 + k
-            reach = open_ray & (empty[:, :, plane] | enemy[:, :, plane])
-            moves[:, :, plane] = reach & (slides | ((source == 6) & (d == 0)))
-            open_ray &= empty[:, :, plane]
-    knights = (source == 2)[:, :, None]
-    moves[:, :, 56:64] = knights & (empty[:, :, 56:64] | enemy[:, :, 56:64])
+            reach = open_ray & (empty[:, plane] | enemy[:, plane])
+            moves[:, plane] = reach & (slides | ((source == 6) & (d == 0)))
+            open_ray &= empty[:, plane]
+    knights = (source == 2)[:, None, :]
+    moves[:, 56:64] = knights & (empty[:, 56:64] | enemy[:, 56:64])
     # Pawns: one step up onto an empty square, two from the second rank, diagonally onto
     # an opponent piece or the en passant square.
     pawns = source == 1
     up, up_left, up_right = (QUEEN_DIRS.index(v) for v in ((0, 1), (-1, 1), (1, 1)))
-    moves[:, :, up] |= pawns & empty[:, :, up]
-    double = pawns & (RANKS == 1) & empty[:, :, up] & empty[:, :, 8 + up]
-    moves[:, :, 8 + up] |= double
+    moves[:, up] |= pawns & empty[:, up]
+    moves[:, 8 + up] |= pawns & (RANKS == 1) & empty[:, up] & empty[:, 8 + up]
     ep = np.asarray(ep, dtype=np.int64)[:, None]
     for plane in (up_left, up_right):
-        capture = enemy[:, :, plane] | ((TARGET[:, plane][None, :] == ep) & empty[:, :, plane])
-        moves[:, :, plane] |= pawns & capture
-    promoting = (pawns & (RANKS == 6))[:, :, None]
-    straight = PLANE_DX[64:] == 0
-    under = np.where(straight, empty[:, :, 64:], enemy[:, :, 64:])
-    moves[:, :, 64:] = promoting & under
+        capture = enemy[:, plane] | ((TARGET[:, plane][None, :] == ep) & empty[:, plane])
+        moves[:, plane] |= pawns & capture
+    promoting = (pawns & (RANKS == 6))[:, None, :]
+    straight = (PLANE_DX[64:] == 0)[None, :, None]
+    moves[:, 64:] = promoting & np.where(straight, empty[:, 64:], enemy[:, 64:])
     _add_castling(moves, boards, castling)
     return moves
 
@@ -183,8 +182,8 @@ def _add_castling(moves: np.ndarray, boards: np.ndarray, castling: np.ndarray) -
     queenside = home & (castling[:, 1] == 1) & (boards[:, 0] == 4)
     queenside &= (boards[:, 1] == 0) & (boards[:, 2] == 0) & (boards[:, 3] == 0)
     queenside &= safe(3) & safe(2)
-    moves[:, 4, KING_SIDE_PLANE] |= kingside
-    moves[:, 4, QUEEN_SIDE_PLANE] |= queenside
+    moves[:, KING_SIDE_PLANE, 4] |= kingside
+    moves[:, QUEEN_SIDE_PLANE, 4] |= queenside
 
 
 def _moved(boards: np.ndarray, ep: np.ndarray, sources, targets, promotion) -> np.ndarray:
@@ -201,16 +200,45 @@ def _moved(boards: np.ndarray, ep: np.ndarray, sources, targets, promotion) -> n
     return after
 
 
+def _pinned(boards: np.ndarray, kings: np.ndarray) -> np.ndarray:
+    """bool[B, 64]: the mover's pieces standing alone between their king and an opponent
+    piece that slides along that line."""
+    padded = _padded(boards)
+    rows = np.arange(len(padded))
+    pieces = padded[rows[:, None, None], RAY[kings]]  # [B, 8 directions, 7 steps]
+    occupied = pieces != 0
+    first = np.argmax(occupied, axis=2)
+    behind = occupied & (np.arange(7)[None, None, :] > first[:, :, None])
+    second = np.argmax(behind, axis=2)
+    met = np.take_along_axis(pieces, first[:, :, None], axis=2)[:, :, 0]
+    slider = np.take_along_axis(pieces, second[:, :, None], axis=2)[:, :, 0]
+    slides = (slider == 11) | np.where(ORTHOGONAL[None, :], slider == 10, slider == 9)
+    pins = occupied.any(axis=2) & (met >= 1) & (met <= 6) & behind.any(axis=2) & slides
+    squares = np.take_along_axis(RAY[kings], first[:, :, None], axis=2)[:, :, 0]
+    pinned = np.zeros((len(padded), 65), dtype=bool)
+    pinned[np.nonzero(pins)[0], squares[pins]] = True
+    return pinned[:, :64]
+
+
 def legal_action_mask(boards: np.ndarray, castling: np.ndarray, ep: np.ndarray) -> np.ndarray:
     boards = np.asarray(boards, dtype=np.int8)
     ep = np.asarray(ep, dtype=np.int64)
     moves = _pseudo_legal(boards, castling, ep)
-    env, sources, planes = np.nonzero(moves)
+    kings = king_square(boards)
+    # Out of check, only a king move, a pinned piece's move or an en passant capture (two
+    # pieces leave one rank) can expose the king: only those are played out and tested.
+    doubtful = attacked(boards, kings)[:, None] | (boards == 6) | _pinned(boards, kings)
+    doubtful = np.broadcast_to(doubtful[:, None, :], moves.shape).copy()
+    for direction in ((-1, 1), (1, 1)):
+        plane = QUEEN_DIRS.index(direction)
+        doubtful[:, plane] |= (boards == 1) & (TARGET[:, plane][None, :] == ep[:, None])
+    env, planes, sources = np.nonzero(moves & doubtful)
     targets = TARGET[sources, planes]
     after = _moved(boards[env], ep[env], sources, targets, np.zeros_like(sources))
-    kings = np.where(boards[env, sources] == 6, targets, king_square(boards)[env])
-    moves[env, sources, planes] = ~attacked(after, kings)
-    return moves[:, SQUARE_OF_SOURCE].reshape(len(boards), ACTIONS)
+    kings = np.where(boards[env, sources] == 6, targets, kings[env])
+    moves[env, planes, sources] = ~attacked(after, kings)
+    by_source = moves.transpose(0, 2, 1)[:, SQUARE_OF_SOURCE]
+    return np.ascontiguousarray(by_source).reshape(len(boards), ACTIONS)
 
 
 def legal_en_passant(boards: np.ndarray, ep: np.ndarray, mask: np.ndarray) -> np.ndarray:
