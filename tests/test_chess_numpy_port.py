@@ -63,6 +63,9 @@ GAMES = (
         ("8/8/4k3/8/2B5/8/4K3/6b1 w - - 0 1", "quiet"),  # opposite-coloured bishops
         ("8/8/4k3/8/8/3K4/8/R7 b - - 97 80", "quiet"),  # fifty moves in a few plies
         ("8/8/8/8/8/1k6/7q/K7 b - - 0 1", "aggressive"),  # black mates in one
+        # After Ka1 black is at 99 halfmoves, but each quiet move of black's stalemates
+        # white: no fifty-move claim (python-chess wants the opponent to have a reply).
+        ("8/8/8/8/8/p1k5/P1p5/1K6 w - - 98 80", "quiet:b1a1"),
     ]
 )
 CASTLING_SQUARES = (chess.BB_H1, chess.BB_A1, chess.BB_H8, chess.BB_A8)
@@ -142,7 +145,9 @@ class Player:
     """A seeded policy over PettingZoo's legal actions, tagging the moves it plays."""
 
     def __init__(self, policy: str, seed: int) -> None:
-        self.policy = policy
+        # "policy:move move ...": the moves (UCI) are played first.
+        self.policy, _, script = policy.partition(":")
+        self.script = script.split()
         self.rng = np.random.default_rng(seed)
         self.last: dict[int, Any] = {}
 
@@ -156,6 +161,9 @@ class Player:
             int(a): chess_utils.action_to_move(board, int(a), player) for a in np.flatnonzero(mask)
         }
         pool = self._preferred(board, moves, player)
+        if self.script:
+            scripted = self.script.pop(0)
+            pool = [a for a, m in moves.items() if m.uci() == scripted]
         action = int(self.rng.choice(pool))
         move = moves[action]
         self.last[player] = move
@@ -418,7 +426,7 @@ def _mutants() -> Iterator[Any]:
             yield pytest.param(mutant, id=mutant.id)
 
 
-@pytest.mark.slow
+# Each mutant replays the recorded games in well under a second: not a slow test.
 @pytest.mark.parametrize("mutant", list(_mutants()))
 def test_each_mutant_plays_differently(mutant: Mutant, record: Record, tmp_path: Path) -> None:
     port = apply_mutant(mutant, CHESS / "ports" / "numpy", tmp_path / "numpy")
