@@ -222,12 +222,15 @@ def _ending(env: Any, mover: str) -> str | None:
         return None
     if board.is_checkmate():
         return f"checkmate by {mover}"
-    for test in ("stalemate", "insufficient_material", "fifty_moves", "threefold_repetition"):
-        if getattr(
-            board,
-            f"is_{test}" if test in ("stalemate", "insufficient_material") else f"can_claim_{test}",
-        )():
-            return test
+    tests = {
+        "stalemate": board.is_stalemate,
+        "insufficient_material": board.is_insufficient_material,
+        "fifty_moves": board.can_claim_fifty_moves,
+        "threefold_repetition": board.can_claim_threefold_repetition,
+    }
+    for name, test in tests.items():
+        if test():
+            return name
     return "unexplained"
 
 
