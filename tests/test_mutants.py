@@ -84,6 +84,8 @@ def test_rare_state_bug_is_caught_by_l1_and_missed_by_l3(results: list[MutantRes
 
 
 @pytest.mark.slow
-def test_batch_leak_is_caught_by_l2_and_not_l1(results: list[MutantResult]) -> None:
+def test_batch_leak_is_caught_by_l1s_batch_and_by_l2(results: list[MutantResult]) -> None:
+    # L1 sends all of a check's examples as one batch, so a leak between envs shows there.
     leak = next(r for r in results if r.id == "numpy-batch-leak")
-    assert "l2" in leak.levels_catching and "l1" not in leak.levels_catching
+    assert {"l1", "l2"} <= set(leak.levels_catching)
+    assert leak.first is not None and leak.first.level == "l1"
