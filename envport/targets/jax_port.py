@@ -164,7 +164,9 @@ class JaxPort:
         the keys are split compiled (threefry un-jitted is thousands of primitives)."""
         jax = self.jax
         noisy = noise is not None
-        inputs = noise if noisy else jax.random.split(jax.random.PRNGKey(0), actions.shape[0])
+        inputs: Any = noise
+        if inputs is None:
+            inputs = jax.random.split(jax.random.PRNGKey(0), actions.shape[0])
         rows = []
         with jax.disable_jit():
             for index in range(actions.shape[0]):
