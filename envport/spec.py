@@ -165,6 +165,9 @@ class L1Spec(_Strict):
     # Start states solved so the next state lands on (or just past) a constant of the
     # reference's source: this many per constant, state component and kind; 0: none.
     landings: int = Field(default=2, ge=0)
+    # A two-player game's `l1.endings`: games the reference plays for positions near their
+    # end (a slow reference, chess's, plays fewer); 0: none.
+    endings: int = Field(default=36, ge=0)
 
 
 class L2Spec(_Strict):

@@ -160,6 +160,15 @@ class GridSpec(_Strict):
         return self
 
 
+class ReachedSpec(_Strict):
+    """`[state.reached]`: L1 and L2 draw start states from states the reference reaches
+    itself (envport.verifiers.draws.reached), for a state space no bounds describe."""
+
+    episodes: int = Field(gt=0, description="episodes the reference plays for them")
+    # Of L1's and L2's drawn states, the share taken from them (the rest from the fields).
+    share: float = Field(default=1.0, gt=0.0, le=1.0)
+
+
 class StateSpec(_Strict):
     """How the harness reads and writes the reference's state.
 
@@ -187,6 +196,8 @@ class StateSpec(_Strict):
     )
     # The state space L1 and L2 draw from: wider than what rollouts visit, on purpose.
     bounds: dict[str, Bound] = Field(default_factory=dict)
+    # Or states the reference reaches in play, where bounds cannot draw one (a chess position).
+    reached: ReachedSpec | None = None
     # Reverse injection (a port that cannot load a state): state field -> the components of
     # the flattened observation that hold it. Declares the observation the port's state, so
     # its start and every state it reaches can be written into the reference; fields not

@@ -24,6 +24,7 @@ from envport.structure import length_leaf, violated
 from envport.targets.reference import valid_helpers
 from envport.verifiers.draws.action_range import ActionRange, action_range
 from envport.verifiers.draws.constants import source_constants
+from envport.verifiers.draws.reached import reached_states
 
 # Box actions with infinite bounds are drawn from this range.
 UNBOUNDED_ACTION = 1e3
@@ -51,6 +52,10 @@ class Draws:
     edge_share: float = 0.0
     actions: ActionRange = field(default_factory=ActionRange)
     integers: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # States the reference reached in play (`[state.reached]`) and the share of the drawn
+    # states taken from them.
+    reached: tuple[dict[str, np.ndarray], ...] = ()
+    reached_share: float = 0.0
 
 
 def draws_for(spec: PortSpec, reference: Any) -> Draws:
@@ -60,11 +65,14 @@ def draws_for(spec: PortSpec, reference: Any) -> Draws:
     integers: dict[str, tuple[int, ...]] = {}
     if spec.state.step_counter and limit:
         integers[spec.state.step_counter] = (limit - 1, limit)
+    reached = spec.state.reached
     return Draws(
         constants=source_constants(reference.env).all,
         edge_share=levels.edge_share,
         actions=action_range(reference, levels.out_of_range, levels.out_of_range_share),
         integers=integers,
+        reached=reached_states(spec, reference),
+        reached_share=reached.share if reached is not None else 0.0,
     )
 
 
@@ -228,7 +236,8 @@ def state_strategy(
 ) -> st.SearchStrategy[dict[str, np.ndarray]]:
     """Dicts of the bounded state fields; unbounded fields keep their value after a reset.
     Declared fields (docs/structured-state.md) draw their leaves from their enums and
-    capacities, and a state breaking one of `state.valid` is not drawn."""
+    capacities, states the reference reached in play are drawn whole (`[state.reached]`),
+    and a state breaking one of `state.valid` is not drawn."""
     draws = draws or Draws()
     structured = {
         name: found
@@ -247,6 +256,12 @@ def state_strategy(
         merged = st.tuples(plain, *structured.values()).map(
             lambda parts: {k: v for part in parts for k, v in part.items()}
         )
+    if draws.reached:
+        # Copies: a check may change what it is given, the pool serves every draw.
+        pool = spread(list(draws.reached)).map(
+            lambda state: {k: np.array(v) for k, v in state.items()}
+        )
+        merged = pool if draws.reached_share >= 1 else weighted(draws.reached_share, pool, merged)
     if spec.state.valid:
         helpers = valid_helpers(spec)
         return merged.filter(lambda state: violated(spec.state, state, helpers) is None)

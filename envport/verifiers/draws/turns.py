@@ -25,6 +25,17 @@ import numpy as np
 from envport.targets.reference import Reference
 
 TURN_POLICIES = ("legal", "greedy", "patient")
+# The order in which checks that play games of their own take the players, game by game.
+PLAYING_ORDER = ("legal", "patient", "greedy")
+
+
+def game_players(policies: list[str]) -> tuple[str, ...]:
+    """The closed-loop players among a spec's L3 policies, in PLAYING_ORDER (`legal` when
+    it names none): a spec leaves out a player too slow for its game (chess's `patient`
+    looks at every reply to every move)."""
+    return tuple(p for p in PLAYING_ORDER if p in policies) or ("legal",)
+
+
 # The generator's tag for these players' draws, apart from every other stream of a run.
 _STREAM = 0x7A2E
 

@@ -19,17 +19,17 @@ import numpy as np
 
 from envport.serve.ops import StepBatch
 from envport.targets.reference import Reference, State, Transition
-from envport.verifiers.draws.turns import turn_actions
+from envport.verifiers.draws.turns import game_players, turn_actions
 from envport.verifiers.levels.l1.properties import L1Run, rows_check
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
 
-# Games played for start positions, and the positions kept before each game's end.
-GAMES = 36
+# Positions kept before each game's end (the games: `levels.l1.endings`, default 36).
 ENDING_PLIES = 4
-# The players, game by game; the patient one's games run long enough to end in a draw now
-# and then (envport.verifiers.draws.turns).
-PLAYERS = ("legal", "patient", "greedy")
+# Up to this many actions, every one is tried from each position; a game of more (chess's
+# 4672) has its legal moves tried and ILLEGAL_TRIED of the others.
+EVERY_ACTION = 64
+ILLEGAL_TRIED = 4
 # Apart from every other stream of a run.
 _SALT = 0xE4D5
 
@@ -42,15 +42,18 @@ class Row:
 
 
 def applies(run: L1Run) -> bool:
-    return run.spec.game is not None
+    return run.spec.game is not None and run.spec.levels.l1.endings > 0
 
 
-def _positions(reference: Reference, seed: int, steps: int) -> list[State]:
-    """The last positions before the end of each of GAMES games the reference plays."""
+def _positions(
+    reference: Reference, players: tuple[str, ...], seed: int, steps: int, games: int
+) -> list[State]:
+    """The last positions before the end of each of `games` games the reference plays (its
+    players game by game, envport.verifiers.draws.turns)."""
     kept = []
-    for game in range(GAMES):
+    for game in range(games):
         reference.reset(seed)
-        kind = PLAYERS[game % len(PLAYERS)]
+        kind = players[game % len(players)]
         played: list[State] = []
         for action in turn_actions(kind, reference, seed ^ _SALT, game, steps):
             played.append(reference.read_state())
@@ -61,12 +64,27 @@ def _positions(reference: Reference, seed: int, steps: int) -> list[State]:
     return kept
 
 
+def _tried(reference: Reference, actions: int, rng: np.random.Generator) -> list[int]:
+    """The actions tried from the reference's position: all, or the legal ones and a few
+    others (the illegal-move rule is one rule, whichever move breaks it)."""
+    if actions <= EVERY_ACTION:
+        return list(range(actions))
+    legal = reference.legal_actions() or []
+    others = np.setdiff1d(np.arange(actions), legal)
+    illegal = rng.choice(others, size=min(ILLEGAL_TRIED, len(others)), replace=False)
+    return [*legal, *(int(a) for a in illegal)]
+
+
 def build_rows(run: L1Run) -> list[Row]:
     reference = run.reference
     assert run.spec.game is not None
+    players = game_players(run.spec.l3_policies)
+    rng = np.random.default_rng([run.seed, _SALT])
     rows = []
-    for before in _positions(reference, run.seed, run.spec.levels.l3.steps):
-        for action in range(run.spec.game.actions):
+    levels = run.spec.levels
+    for before in _positions(reference, players, run.seed, levels.l3.steps, levels.l1.endings):
+        reference.write_state(before)
+        for action in _tried(reference, run.spec.game.actions, rng):
             reference.write_state(before)
             rows.append(Row(before, action, reference.step(action)))
     return rows
