@@ -71,14 +71,50 @@ def _action_of_move() -> np.ndarray:
 
 
 ACTION_OF_MOVE = jnp.asarray(_action_of_move().reshape(-1))
-RANK = jnp.arange(8, dtype=jnp.int32)[:, None] * jnp.ones((1, 8), jnp.int32)
-FILE = jnp.arange(8, dtype=jnp.int32)[None, :] * jnp.ones((8, 1), jnp.int32)
+SQUARE = jnp.arange(64, dtype=jnp.int32)
+RANK_OF = SQUARE // 8
+OFF = 64  # the index of the off-board square appended to a flat board
 
 
-def shift(grid: jax.Array, df: int, dr: int, fill=False) -> jax.Array:
-    """out[r, f] = grid[r + dr, f + df], `fill` off the board (static steps: slices)."""
-    padded = jnp.pad(grid, 7, constant_values=fill)
-    return padded[7 + dr : 15 + dr, 7 + df : 15 + df]
+def _neighbours(steps, distance: int = 1) -> np.ndarray:
+    """[len(steps), 64]: the square `distance` steps (file, rank) from each square, OFF if
+    off the board. Indexing a board by it is a shift: out[s] = board[s + step]."""
+    table = np.full((len(steps), 64), OFF, dtype=np.int32)
+    for k, (dx, dy) in enumerate(steps):
+        for square in range(64):
+            f, r = square % 8 + dx * distance, square // 8 + dy * distance
+            if 0 <= f < 8 and 0 <= r < 8:
+                table[k, square] = r * 8 + f
+    return table
+
+
+NEAR = jnp.asarray(_neighbours(QUEEN_DIRS))  # [8, 64]
+BACK = jnp.asarray(_neighbours(QUEEN_DIRS)[::-1])  # direction 7 - i is direction i reversed
+JUMP = jnp.asarray(_neighbours(KNIGHT_DIRS))  # [8, 64]
+# [7 distances, 8 directions, 64]: plane (d - 1) * 8 + i's target from each square.
+FAR = jnp.asarray(np.stack([_neighbours(QUEEN_DIRS, d) for d in range(1, 8)]))
+ORTHOGONAL = jnp.asarray([dx == 0 or dy == 0 for dx, dy in QUEEN_DIRS])[:, None]
+
+
+def _at(board: jax.Array, table: jax.Array, fill=False) -> jax.Array:
+    """board (bool[64] or bool[k, 64]) read at `table`'s squares, `fill` off the board."""
+    lead = jnp.broadcast_shapes(board.shape[:-1], table.shape[:-1])
+    flat = jnp.broadcast_to(board, (*lead, 64))
+    padded = jnp.concatenate([flat, jnp.full((*lead, 1), fill)], axis=-1)
+    return jnp.take_along_axis(padded, jnp.broadcast_to(table, (*lead, 64)), axis=-1)
+
+
+def _rays(start: jax.Array, passable: jax.Array, table: jax.Array) -> jax.Array:
+    """[k, 64]: the squares reached from `start` stepping along each row of `table`, through
+    `passable` squares, the first impassable one included."""
+
+    def advance(_, carry):
+        front, reach = carry
+        front = _at(front & passable, table)
+        return front, reach | front
+
+    front = _at(start, table)
+    return jax.lax.fori_loop(0, 6, advance, (front, front))[1]
 
 
 def mover_grid(board: jax.Array, player: jax.Array) -> jax.Array:
@@ -88,41 +124,25 @@ def mover_grid(board: jax.Array, player: jax.Array) -> jax.Array:
     return jnp.where(player == 1, swapped, grid).astype(jnp.int8)
 
 
-def _slider_reach(start: jax.Array, passable: jax.Array, df: int, dr: int) -> jax.Array:
-    """Squares reached stepping (df, dr) from `start`, through `passable` squares, the first
-    impassable one included."""
-    front = shift(start, df, dr)
-    reach = front
-    for _ in range(6):
-        front = shift(front & passable, df, dr)
-        reach = reach | front
-    return reach
+def _sliders(g: jax.Array) -> jax.Array:
+    """[8, 64]: the opponent's pieces that slide along each direction's line."""
+    line = jnp.where(ORTHOGONAL, g == ROOK + 6, g == BISHOP + 6)
+    return line | (g == QUEEN + 6)
 
 
 def _attacked(g: jax.Array, passable: jax.Array) -> jax.Array:
     """Squares the opponent (codes 7..12) attacks, sliders seeing through `passable`."""
-    enemy = [g == code + 6 for code in range(7)]
-    att = shift(enemy[PAWN], -1, 1) | shift(enemy[PAWN], 1, 1)
-    for dx, dy in KNIGHT_DIRS:
-        att = att | shift(enemy[KNIGHT], dx, dy)
-    for i, (dx, dy) in enumerate(QUEEN_DIRS):
-        att = att | shift(enemy[KING], dx, dy)
-        slider = enemy[QUEEN] | (enemy[ROOK] if dx == 0 or dy == 0 else enemy[BISHOP])
-        # Attacked along (dx, dy): a slider there, or an empty square there attacked so.
-        along = shift(slider, dx, dy)
-        for _ in range(6):
-            along = shift(slider | (passable & along), dx, dy)
-        att = att | along
-    return att
+    sliders = _sliders(g)
 
+    def advance(_, along):  # attacked along d: a slider one step on, or a passable square
+        return _at(sliders | (passable & along), NEAR)  # attacked along d one step on
 
-def _king_seen_by_slider(king: jax.Array, empty: jax.Array, g: jax.Array) -> jax.Array:
-    seen = jnp.bool_(False)
-    for dx, dy in QUEEN_DIRS:
-        slider = (g == QUEEN + 6) | (g == (ROOK if dx == 0 or dy == 0 else BISHOP) + 6)
-        reach = _slider_reach(king, empty, -dx, -dy)
-        seen = seen | jnp.any(reach & slider)
-    return seen
+    along = jax.lax.fori_loop(0, 6, advance, _at(sliders, NEAR))
+    att = jnp.any(along, axis=0)
+    att = att | jnp.any(_at(g == KNIGHT + 6, JUMP), axis=0)
+    att = att | jnp.any(_at(g == KING + 6, NEAR), axis=0)
+    # An opponent pawn one rank up and one file aside (directions 2 and 7).
+    return att | jnp.any(_at(g == PAWN + 6, NEAR[jnp.asarray([2, 7])]), axis=0)
 
 
 class Moves(NamedTuple):
@@ -134,103 +154,89 @@ class Moves(NamedTuple):
 
 def legal_moves(board, player, castling, ep_square) -> Moves:
     player = jnp.asarray(player, jnp.int32)
-    g = mover_grid(board, player)
+    g = mover_grid(board, player).reshape(64)
     own = (g >= 1) & (g <= 6)
     enemy = g >= 7
     empty = g == 0
-    mine = [g == code for code in range(7)]
-    king = mine[KING]
+    king = g == KING
+    pawn = g == PAWN
     attacked = _attacked(g, empty | king)  # the king steps off its square: it does not shield
+    sliders = _sliders(g)
 
-    # Checks and pins, from rays cast out of the king. (A ray out of the king in direction
-    # (dx, dy) is the king shifted by (-dx, -dy): out[r, f] = in[r + dr, f + df].)
-    checks = jnp.int32(0)
-    check_squares = jnp.zeros((8, 8), jnp.bool_)
-    pinned_axis = []
-    for i, (dx, dy) in enumerate(QUEEN_DIRS):
-        slider = (g == QUEEN + 6) | (g == (ROOK if dx == 0 or dy == 0 else BISHOP) + 6)
-        ray = _slider_reach(king, empty, -dx, -dy)
-        hit = jnp.any(ray & slider)
-        checks = checks + hit
-        check_squares = check_squares | (ray & hit)
-        shield = ray & own
-        behind = _slider_reach(shield, empty, -dx, -dy)
-        pin = jnp.any(behind & slider)
-        pinned_axis.append(shield & pin)
-    # Directions i and 7 - i are one line.
-    axis_pins = [pinned_axis[i] | pinned_axis[7 - i] for i in range(4)]
-    pinned = axis_pins[0] | axis_pins[1] | axis_pins[2] | axis_pins[3]
-    knight_checkers = jnp.zeros((8, 8), jnp.bool_)
-    for dx, dy in KNIGHT_DIRS:
-        knight_checkers = knight_checkers | shift(king, -dx, -dy)
-    knight_checkers = knight_checkers & (g == KNIGHT + 6)
-    pawn_checkers = (shift(king, -1, -1) | shift(king, 1, -1)) & (g == PAWN + 6)
-    checks = checks + jnp.sum(knight_checkers) + jnp.sum(pawn_checkers)
-    check_squares = check_squares | knight_checkers | pawn_checkers
+    # Checks and pins, from rays cast out of the king (row i: along direction i).
+    rays = _rays(king, empty, BACK)
+    hits = jnp.any(rays & sliders, axis=1)
+    shields = rays & own
+    pins = jnp.any(_rays(shields, empty, BACK) & sliders, axis=1)
+    pinned_on = shields & pins[:, None]
+    axis_pins = pinned_on | pinned_on[::-1]  # directions i and 7 - i are one line
+    pinned = jnp.any(pinned_on, axis=0)
+    knight_checkers = jnp.any(_at(king, JUMP), axis=0) & (g == KNIGHT + 6)
+    pawn_checkers = jnp.any(_at(king, NEAR[jnp.asarray([0, 5])]), axis=0) & (g == PAWN + 6)
+    checks = jnp.sum(hits) + jnp.sum(knight_checkers) + jnp.sum(pawn_checkers)
+    check_squares = jnp.any(rays & hits[:, None], axis=0) | knight_checkers | pawn_checkers
     # A non-king move must land on the checking line (single check), nowhere in double check.
     block = jnp.where(checks == 0, True, (checks == 1) & check_squares)
 
+    # Queen-like planes [distance, direction, square]: path clear, landing, pin line.
+    empty_at = _at(empty, FAR)
+    clear = jnp.cumprod(
+        jnp.concatenate([jnp.ones((1, 8, 64), jnp.bool_), empty_at[:-1]]), axis=0
+    ).astype(jnp.bool_)
+    lands = _at(~own & block, FAR)
+    axis_ok = ~pinned | axis_pins
+    movers = jnp.where(ORTHOGONAL, g == ROOK, g == BISHOP) | (g == QUEEN)
+    slides = movers & clear & lands & axis_ok
+    steps = king & _at(~own & ~attacked, NEAR)
+    quiet = jnp.any(slides & empty_at) | jnp.any(steps & empty_at[0])
+
+    # Pawns: pushes (north, direction 4), captures (directions 2 and 7).
+    block_at = _at(block, FAR[:2])
+    push = pawn & empty_at[0, NORTH] & block_at[0, NORTH] & axis_ok[NORTH]
+    double = pawn & (RANK_OF == 1) & empty_at[0, NORTH] & empty_at[1, NORTH]
+    double = double & block_at[1, NORTH] & axis_ok[NORTH]
+    takes = pawn & _at(enemy, FAR[0, jnp.asarray([NORTH_WEST, NORTH_EAST])])
+    takes = takes & block_at[0, jnp.asarray([NORTH_WEST, NORTH_EAST])]
+    takes = takes & axis_ok[jnp.asarray([NORTH_WEST, NORTH_EAST])]
+
+    # En passant: the king tested afresh with both pawns gone and the capturer on the ep
+    # square (the rank-wise discovered check a pin test cannot see).
     ep = jnp.asarray(ep_square, jnp.int32)
     ep_m = jnp.where(player == 1, ep ^ 56, ep)
-    ep_grid = (ep >= 0) & (RANK * 8 + FILE == ep_m)
-    captured = shift(ep_grid, 0, 1)  # the double-pushed pawn, one rank below the ep square
-    # Non-slider checks other than by that pawn rule out an en passant capture.
+    ep_here = (ep >= 0) & (SQUARE == ep_m)
+    captured = _at(ep_here, NEAR[NORTH])  # the double-pushed pawn, one rank below
+    sources = _at(ep_here, NEAR[jnp.asarray([NORTH_WEST, NORTH_EAST])])  # [2, 64]
+    after = (empty | sources | captured) & ~ep_here
+    seen = jnp.any(_rays(jnp.broadcast_to(king, (2, 8, 64)), after[:, None], BACK) & sliders, (1, 2))
     ep_unchecked = ~jnp.any(knight_checkers) & ~jnp.any(pawn_checkers & ~captured)
+    en_passant = pawn & sources & ep_unchecked & ~seen[:, None]
+    takes = takes | en_passant
 
-    planes = []
-    quiet = jnp.bool_(False)
-    legal_ep = jnp.bool_(False)
-    no_own = ~own
-    for d in range(1, 8):
-        for i, (dx, dy) in enumerate(QUEEN_DIRS):
-            axis_ok = ~pinned | axis_pins[min(i, 7 - i)]
-            slider = mine[QUEEN] | (mine[ROOK] if dx == 0 or dy == 0 else mine[BISHOP])
-            clear = jnp.ones((8, 8), jnp.bool_)
-            for k in range(1, d):
-                clear = clear & shift(empty, dx * k, dy * k)
-            lands = shift(no_own, dx * d, dy * d) & shift(block, dx * d, dy * d) & axis_ok
-            plane = slider & clear & lands
-            quiet = quiet | jnp.any(plane & shift(empty, dx * d, dy * d))
-            if d == 1:
-                steps = king & shift(no_own & ~attacked, dx, dy)
-                quiet = quiet | jnp.any(steps & shift(empty, dx, dy))
-                plane = plane | steps
-            if i == NORTH and d <= 2:
-                push = mine[PAWN] & clear & shift(empty, 0, d) & shift(block, 0, d) & axis_ok
-                plane = plane | (push & (RANK == 1) if d == 2 else push)
-            if i in (NORTH_WEST, NORTH_EAST) and d == 1:
-                takes = mine[PAWN] & shift(enemy, dx, 1) & shift(block, dx, 1) & axis_ok
-                # En passant: test the king afresh with both pawns gone and the capturer on
-                # the ep square (the rank-wise discovered check a pin test cannot see).
-                source = shift(ep_grid, dx, 1)
-                after = (empty | source | captured) & ~ep_grid
-                safe = ~_king_seen_by_slider(king, after, g)  # the pawn taken is no slider
-                en_passant = mine[PAWN] & source & ep_unchecked & safe
-                legal_ep = legal_ep | jnp.any(en_passant)
-                plane = plane | takes | en_passant
-            if d == 2 and i in (EAST, WEST):
-                home = (RANK == 0) & (FILE == 4) & king
-                if i == EAST:
-                    path = empty[0, 5] & empty[0, 6] & ~jnp.any(attacked[0, 4:7])
-                    right = jnp.where(player == 1, castling[2], castling[0])
-                else:
-                    path = empty[0, 1] & empty[0, 2] & empty[0, 3] & ~jnp.any(attacked[0, 2:5])
-                    right = jnp.where(player == 1, castling[3], castling[1])
-                castle = home & path & right
-                quiet = quiet | jnp.any(castle)
-                plane = plane | castle
-            planes.append(plane)
-    for dx, dy in KNIGHT_DIRS:
-        jump = mine[KNIGHT] & shift(no_own, dx, dy) & shift(block, dx, dy) & ~pinned
-        quiet = quiet | jnp.any(jump & shift(empty, dx, dy))
-        planes.append(jump)
-    # Underpromotions: the pawn moves of the 7th rank again, one plane per piece.
-    promoting = (RANK == 6) & mine[PAWN]
-    for plane in (planes[NORTH_WEST], planes[NORTH], planes[NORTH_EAST]):
-        planes.extend([plane & promoting] * 3)
+    # Castling: the king on e1, the right, empty squares between, no attacked square passed.
+    rights = jnp.where(player == 1, castling[2:], castling[:2])
+    short = rights[0] & empty[5] & empty[6] & ~jnp.any(attacked[4:7])
+    long = rights[1] & empty[1] & empty[2] & empty[3] & ~jnp.any(attacked[2:5])
+    on_e1 = king & (SQUARE == 4)
+    castles = on_e1 & jnp.stack([long, short])[:, None]  # directions 1 (west), 6 (east)
+    quiet = quiet | jnp.any(castles)
+
+    queen_like = slides.at[0].set(slides[0] | steps)
+    queen_like = queen_like.at[0, NORTH].set(queen_like[0, NORTH] | push)
+    queen_like = queen_like.at[1, NORTH].set(queen_like[1, NORTH] | double)
+    queen_like = queen_like.at[0, NORTH_WEST].set(queen_like[0, NORTH_WEST] | takes[0])
+    queen_like = queen_like.at[0, NORTH_EAST].set(queen_like[0, NORTH_EAST] | takes[1])
+    queen_like = queen_like.at[1, WEST].set(queen_like[1, WEST] | castles[0])
+    queen_like = queen_like.at[1, EAST].set(queen_like[1, EAST] | castles[1])
+    jumps = (g == KNIGHT) & _at(~own & block, JUMP) & ~pinned
+    quiet = quiet | jnp.any(jumps & _at(empty, JUMP))
+    # Underpromotions: the 7th rank's pawn moves again, three planes (N, B, R) per direction.
+    promoting = RANK_OF == 6
+    pawn_moves = jnp.stack([takes[0], push, takes[1]]) & promoting
+    under = jnp.repeat(pawn_moves, 3, axis=0)
+    planes = jnp.concatenate([queen_like.reshape(56, 64), jumps, under])
     # [plane, rank, file] -> action (file * 8 + rank) * 73 + plane
-    mask = jnp.stack(planes).transpose(2, 1, 0).reshape(ACTIONS)
-    return Moves(mask, checks > 0, legal_ep, quiet)
+    mask = planes.reshape(73, 8, 8).transpose(2, 1, 0).reshape(ACTIONS)
+    return Moves(mask, checks > 0, jnp.any(en_passant), quiet)
 
 
 def decode(action, player):
@@ -271,7 +277,7 @@ def insufficient_material(board) -> jax.Array:
 def history_planes(board, ep_square, repeated) -> jax.Array:
     grid = board.reshape(8, 8)
     ep = jnp.asarray(ep_square, jnp.int32)
-    square = RANK * 8 + FILE
+    square = SQUARE.reshape(8, 8)
     # python-chess's ep square sits behind the pawn that just double-pushed: PettingZoo
     # shows that pawn on its own back rank (`if square:` - the ep square is never a1).
     white_pushed = (ep > 0) & (ep < 32)
@@ -296,7 +302,7 @@ def aux_planes(castling, halfmove_clock, player) -> jax.Array:
     ones = jnp.ones((8, 8), jnp.bool_)
     # The mover's frame's castling: the mirrored board's h1 right is black's kingside.
     rights = jnp.where(player == 1, castling[jnp.asarray([2, 3, 0, 1])], castling)
-    clock_square = (RANK * 8 + FILE == halfmove_clock // 2)[::-1]
+    clock_square = (SQUARE.reshape(8, 8) == halfmove_clock // 2)[::-1]
     planes = [ones & rights[k] for k in range(4)]
     planes += [ones & (player == 1), clock_square, ones]
     return jnp.stack(planes, axis=-1)
