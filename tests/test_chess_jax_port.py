@@ -104,7 +104,191 @@ def _leaves(env: Any) -> dict[str, np.ndarray]:
     }
 
 
-def chess_utils_move(board: chess.Board, action: int, player: int) -> chess.Move:
+
+def _move(board: chess.Board, action: int) -> chess.Move:
     from pettingzoo.classic.chess import chess_utils
 
-    return chess_utils.action_to_move(board, action, player)
+    return chess_utils.action_to_move(board, action, 0 if board.turn else 1)
+
+
+# Knights out and back, twice: the position after 1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1
+# lets black claim threefold by 4... Ng8 (the look-ahead), one ply before it is on the board.
+SHUFFLE = ["g1f3", "g8f6", "f3g1", "f6g8"] * 3
+
+
+def _policy(game: int, rng: np.random.Generator, env: Any, ply: int, illegal_at: int) -> int:
+    """A seeded action: uniform (game % 3 == 0), capture-loving (1: material runs out,
+    pawns promote), or quiet (2: no pawn move or capture while one exists, for the
+    fifty-move and threefold endings); game 0 shuffles knights; some games play one illegal
+    action."""
+    agent = env.agent_selection
+    mask = env.observe(agent)["action_mask"]
+    legal = np.flatnonzero(mask)
+    board: chess.Board = env.unwrapped.board
+    if ply == illegal_at:
+        return int(rng.choice(np.flatnonzero(mask == 0)))
+    if game == 0 and ply < len(SHUFFLE):
+        from pettingzoo.classic.chess import chess_utils
+
+        move = chess.Move.from_uci(SHUFFLE[ply])
+        if not board.turn:
+            move = chess_utils.mirror_move(move)
+        return int(chess_utils.moves_to_actions[move.uci()])
+    moves = {int(a): _move(board, int(a)) for a in legal}
+    if game % 3 == 1:
+        taking = [a for a, m in moves.items() if board.is_capture(m) or m.promotion]
+        if taking and rng.random() < 0.8:
+            return int(rng.choice(taking))
+    if game % 3 == 2:
+        calm = [a for a, m in moves.items() if not board.is_zeroing(m)]
+        if calm and rng.random() < 0.97:
+            return int(rng.choice(calm))
+    return int(rng.choice(legal))
+
+
+def _expected(env: Any) -> dict[str, Any]:
+    agent = env.agent_selection
+    seen = env.observe(agent)
+    return {
+        "current_player": AGENTS.index(agent),
+        "observation": seen["observation"],
+        "legal_action_mask": seen["action_mask"],
+        "rewards": [env.rewards[a] for a in AGENTS],
+        "terminated": env.terminations[agent],
+        "truncated": env.truncations[agent],
+    }
+
+
+def _differs(game: int, ply: int, env: Any, port: dict[str, np.ndarray]) -> str | None:
+    for name, want in _expected(env).items():
+        got = np.asarray(port[name][game])
+        if not np.array_equal(got.astype(np.float64), np.asarray(want, dtype=np.float64)):
+            return f"game {game} ply {ply}: {name} differs ({env.unwrapped.board.fen()})"
+    return None
+
+
+def _features(board: chess.Board, move: chess.Move, seen: dict[str, int]) -> None:
+    for name, hit in (
+        ("castling", board.is_castling(move)),
+        ("en_passant", board.is_en_passant(move)),
+        ("promotion", move.promotion == chess.QUEEN),
+        ("underpromotion", move.promotion not in (None, chess.QUEEN)),
+    ):
+        seen[name] += bool(hit)
+
+
+def _ending(board: chess.Board, seen: dict[str, int]) -> None:
+    if board.is_checkmate():
+        seen["checkmate"] += 1
+    elif board.is_insufficient_material():
+        seen["insufficient"] += 1
+    elif not any(board.generate_legal_moves()):
+        seen["stalemate"] += 1
+    elif board.can_claim_fifty_moves():
+        seen["fifty"] += 1
+    elif board.can_claim_threefold_repetition():
+        seen["threefold"] += 1
+
+
+def _stack(leaves: list[dict]) -> dict[str, np.ndarray]:
+    return {name: np.stack([leaf[name] for leaf in leaves]) for name in leaves[0]}
+
+
+def _play(env_module: types.ModuleType, games: int, seed: int, plies: int) -> tuple[str | None, dict]:
+    """`games` seeded games of PettingZoo's chess_v6 and the port's batch in lockstep, every
+    game compared after every step; every 25 plies the live games' reference states are
+    read, the port's state_to_reference compared with them, and the port restarted from
+    them (state_from_reference)."""
+    import jax
+    import jax.numpy as jnp
+
+    step = _compiled(env_module)
+    rng = np.random.default_rng(seed)
+    keys = jax.random.split(jax.random.key(seed), games)
+    state = step.init(keys)
+    envs = []
+    for _ in range(games):
+        env = chess_v6.env()
+        env.reset()
+        envs.append(env)
+    illegal_at = [int(rng.integers(5, 150)) if rng.random() < 0.25 else -1 for _ in range(games)]
+    seen = dict.fromkeys(
+        ("castling", "en_passant", "promotion", "underpromotion", "checkmate", "stalemate",
+         "insufficient", "fifty", "threefold", "illegal", "injected"), 0
+    )
+    with _quiet():
+        for ply in range(plies):
+            live = [not (e.terminations[e.agent_selection] or e.truncations[e.agent_selection]) for e in envs]
+            if not any(live):
+                break
+            if ply % 25 == 24:
+                leaves = [_leaves(e) for e in envs]
+                got = step.to_reference(state)
+                for g in (g for g in range(games) if live[g]):
+                    for name, want in leaves[g].items():
+                        if not np.array_equal(np.asarray(got[name][g]), want):
+                            return f"game {g} ply {ply}: state_to_reference's {name} differs", seen
+                loaded = step.from_reference(_stack(leaves))
+                alive = jnp.asarray(live)
+                state = jax.tree_util.tree_map(
+                    lambda new, old: jnp.where(alive.reshape((-1,) + (1,) * (old.ndim - 1)), new, old),
+                    loaded,
+                    state,
+                )
+                seen["injected"] += sum(live)
+            actions = np.zeros(games, dtype=np.int32)
+            for g, env in enumerate(envs):
+                if not live[g]:
+                    continue
+                actions[g] = _policy(g, rng, env, ply, illegal_at[g])
+                board = env.unwrapped.board
+                legal = env.observe(env.agent_selection)["action_mask"][actions[g]]
+                if legal:
+                    _features(board, _move(board, int(actions[g])), seen)
+                env.step(int(actions[g]))
+                if not legal:
+                    seen["illegal"] += 1
+                elif env.terminations[env.agent_selection]:
+                    _ending(board, seen)
+            state = step.step(state, jnp.asarray(actions), keys)
+            port = {name: np.asarray(value) for name, value in state._asdict().items()}
+            for g, env in enumerate(envs):
+                if live[g] and (problem := _differs(g, ply, env, port)):
+                    return problem, seen
+    return None, seen
+
+
+class _Compiled(types.SimpleNamespace):
+    pass
+
+
+_CACHE: dict[int, _Compiled] = {}
+
+
+def _compiled(env_module: types.ModuleType) -> _Compiled:
+    """The port's batched functions, compiled once per module."""
+    import jax
+
+    if id(env_module) not in _CACHE:
+        _CACHE[id(env_module)] = _Compiled(
+            init=jax.jit(jax.vmap(env_module.init)),
+            step=jax.jit(jax.vmap(env_module.step)),
+            to_reference=jax.jit(jax.vmap(env_module.state_to_reference)),
+            from_reference=jax.jit(jax.vmap(env_module.state_from_reference)),
+        )
+    return _CACHE[id(env_module)]
+
+
+@pytest.fixture(scope="module")
+def port() -> types.ModuleType:
+    return _load_port(PORT, "chess_jax_port")
+
+
+@pytest.mark.slow
+def test_port_plays_as_pettingzoo(port: types.ModuleType) -> None:
+    problem, seen = _play(port, games=12, seed=0, plies=400)
+    assert problem is None, problem
+    print(seen)
+    for feature in ("castling", "en_passant", "promotion", "checkmate", "insufficient",
+                    "fifty", "threefold", "illegal", "injected"):
+        assert seen[feature] > 0, f"no {feature} in the games: {seen}"
