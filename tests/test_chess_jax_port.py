@@ -292,3 +292,22 @@ def test_port_plays_as_pettingzoo(port: types.ModuleType) -> None:
     for feature in ("castling", "en_passant", "promotion", "checkmate", "insufficient",
                     "fifty", "threefold", "illegal", "injected"):
         assert seen[feature] > 0, f"no {feature} in the games: {seen}"
+
+
+def _mutants() -> Iterator[Any]:
+    from envport.verifiers.selfcheck import Mutant
+
+    for entry in tomllib.loads(MUTANTS.read_text(encoding="utf-8"))["mutant"]:
+        mutant = Mutant.model_validate(entry)
+        yield pytest.param(mutant, id=mutant.id)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", list(_mutants()))
+def test_each_mutant_plays_differently(mutant: Any, tmp_path: Path) -> None:
+    from envport.verifiers.selfcheck import apply_mutant
+
+    folder = apply_mutant(mutant, PORT, tmp_path / "jax")
+    env = _load_port(folder, f"chess_jax_{mutant.id.replace('-', '_')}")
+    problem, _ = _play(env, games=12, seed=0, plies=400)
+    assert problem is not None
