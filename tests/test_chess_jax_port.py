@@ -194,7 +194,13 @@ def _stack(leaves: list[dict]) -> dict[str, np.ndarray]:
     return {name: np.stack([leaf[name] for leaf in leaves]) for name in leaves[0]}
 
 
-def _play(env_module: types.ModuleType, games: int, seed: int, plies: int) -> tuple[str | None, dict]:
+def _play(
+    env_module: types.ModuleType,
+    games: int,
+    seed: int,
+    plies: int,
+    visited: list[dict] | None = None,
+) -> tuple[str | None, dict]:
     """`games` seeded games of PettingZoo's chess_v6 and the port's batch in lockstep, every
     game compared after every step; every 25 plies the live games' reference states are
     read, the port's state_to_reference compared with them, and the port restarted from
@@ -223,6 +229,8 @@ def _play(env_module: types.ModuleType, games: int, seed: int, plies: int) -> tu
                 break
             if ply % 25 == 24:
                 leaves = [_leaves(e) for e in envs]
+                if visited is not None:
+                    visited.extend(leaf for leaf, alive in zip(leaves, live, strict=True) if alive)
                 got = step.to_reference(state)
                 for g in (g for g in range(games) if live[g]):
                     for name, want in leaves[g].items():
@@ -284,11 +292,17 @@ def port() -> types.ModuleType:
     return _load_port(PORT, "chess_jax_port")
 
 
+@pytest.fixture(scope="module")
+def visited() -> list[dict]:
+    return []
+
+
 @pytest.mark.slow
-def test_port_plays_as_pettingzoo(port: types.ModuleType) -> None:
-    problem, seen = _play(port, games=12, seed=0, plies=400)
+def test_port_plays_as_pettingzoo(port: types.ModuleType, visited: list[dict]) -> None:
+    """The games reach every ending and special move PettingZoo's chess has (so the
+    comparison is worth something), and the port matches every step of them."""
+    problem, seen = _play(port, games=12, seed=0, plies=400, visited=visited)
     assert problem is None, problem
-    print(seen)
     for feature in ("castling", "en_passant", "promotion", "checkmate", "insufficient",
                     "fifty", "threefold", "illegal", "injected"):
         assert seen[feature] > 0, f"no {feature} in the games: {seen}"
@@ -311,3 +325,32 @@ def test_each_mutant_plays_differently(mutant: Any, tmp_path: Path) -> None:
     env = _load_port(folder, f"chess_jax_{mutant.id.replace('-', '_')}")
     problem, _ = _play(env, games=12, seed=0, plies=400)
     assert problem is not None
+
+
+@pytest.mark.slow
+def test_the_probes_agree_with_the_known_good_port(
+    port: types.ModuleType, visited: list[dict]
+) -> None:
+    """Each probe's port half (the known-good rules, compiled) equals its reference half
+    (python-chess and PettingZoo's chess_utils) on the states the games visited."""
+    import jax
+
+    from envport.verifiers.draws.probes import load_probes
+
+    if not visited:
+        _play(port, games=12, seed=0, plies=400, visited=visited)
+    rules = importlib.import_module("chess_jax_port.rules")
+    probes = load_probes(ROOT / "examples" / "chess" / "probes" / "jax.py")
+    assert set(probes) == {
+        "rules.legal_moves",
+        "rules.insufficient_material",
+        "rules.history_planes",
+        "rules.aux_planes",
+    }
+    for name, found in probes.items():
+        call = jax.jit(lambda state, found=found: found.call(rules, state, 0, state))
+        for state in visited[::3]:
+            got = call(state)
+            want = found.expect_fn(state, 0, state, None)
+            for field, value in want.items():
+                assert np.array_equal(np.asarray(got[field]), np.asarray(value)), (name, field)
