@@ -68,7 +68,11 @@ def _codes(board: chess.Board) -> list[int]:
 
 def _key_row(board: chess.Board) -> list[int]:
     rights = board.clean_castling_rights()
-    mask = sum(bit for bit, sq in zip((1, 2, 4, 8), (chess.H1, chess.A1, chess.H8, chess.A8), strict=True) if rights & chess.BB_SQUARES[sq])
+    mask = sum(
+        bit
+        for bit, sq in zip((1, 2, 4, 8), (chess.H1, chess.A1, chess.H8, chess.A8), strict=True)
+        if rights & chess.BB_SQUARES[sq]
+    )
     ep = board.ep_square if board.has_legal_en_passant() else -1
     return [*_codes(board), mask, ep, 0 if board.turn else 1]
 
@@ -95,14 +99,16 @@ def _leaves(env: Any) -> dict[str, np.ndarray]:
     return {
         "board": np.asarray(_codes(board), dtype=np.int64),
         "current_player": np.int64(0 if board.turn else 1),
-        "castling": np.asarray([bool(rights & chess.BB_SQUARES[s]) for s in (chess.H1, chess.A1, chess.H8, chess.A8)], dtype=np.int64),
+        "castling": np.asarray(
+            [bool(rights & chess.BB_SQUARES[s]) for s in (chess.H1, chess.A1, chess.H8, chess.A8)],
+            dtype=np.int64,
+        ),
         "ep_square": np.int64(-1 if board.ep_square is None else board.ep_square),
         "halfmove_clock": np.int64(board.halfmove_clock),
         "board_history": raw.board_history.astype(np.int64),
         "positions": padded,
         "positions.length": np.int64(len(rows)),
     }
-
 
 
 def _move(board: chess.Board, action: int) -> chess.Move:
@@ -219,12 +225,27 @@ def _play(
         envs.append(env)
     illegal_at = [int(rng.integers(5, 150)) if rng.random() < 0.25 else -1 for _ in range(games)]
     seen = dict.fromkeys(
-        ("castling", "en_passant", "promotion", "underpromotion", "checkmate", "stalemate",
-         "insufficient", "fifty", "threefold", "illegal", "injected"), 0
+        (
+            "castling",
+            "en_passant",
+            "promotion",
+            "underpromotion",
+            "checkmate",
+            "stalemate",
+            "insufficient",
+            "fifty",
+            "threefold",
+            "illegal",
+            "injected",
+        ),
+        0,
     )
     with _quiet():
         for ply in range(plies):
-            live = [not (e.terminations[e.agent_selection] or e.truncations[e.agent_selection]) for e in envs]
+            live = [
+                not (e.terminations[e.agent_selection] or e.truncations[e.agent_selection])
+                for e in envs
+            ]
             if not any(live):
                 break
             if ply % 25 == 24:
@@ -239,7 +260,9 @@ def _play(
                 loaded = step.from_reference(_stack(leaves))
                 alive = jnp.asarray(live)
                 state = jax.tree_util.tree_map(
-                    lambda new, old: jnp.where(alive.reshape((-1,) + (1,) * (old.ndim - 1)), new, old),
+                    lambda new, old, alive=alive: jnp.where(
+                        alive.reshape((-1,) + (1,) * (old.ndim - 1)), new, old
+                    ),
                     loaded,
                     state,
                 )
@@ -303,8 +326,17 @@ def test_port_plays_as_pettingzoo(port: types.ModuleType, visited: list[dict]) -
     comparison is worth something), and the port matches every step of them."""
     problem, seen = _play(port, games=12, seed=0, plies=400, visited=visited)
     assert problem is None, problem
-    for feature in ("castling", "en_passant", "promotion", "checkmate", "insufficient",
-                    "fifty", "threefold", "illegal", "injected"):
+    for feature in (
+        "castling",
+        "en_passant",
+        "promotion",
+        "checkmate",
+        "insufficient",
+        "fifty",
+        "threefold",
+        "illegal",
+        "injected",
+    ):
         assert seen[feature] > 0, f"no {feature} in the games: {seen}"
 
 

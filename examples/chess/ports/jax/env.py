@@ -126,9 +126,9 @@ def _push(state: State, action):
     board = state.board
     frm, to, under = decode(action, mover)
     base = (6 * mover).astype(jnp.int8)
-    piece = jnp.sum(jnp.where(SQUARE == frm, board, 0)).astype(jnp.int8)
+    piece = jnp.sum(jnp.where(frm == SQUARE, board, 0)).astype(jnp.int8)
     kind = piece - base
-    target = jnp.sum(jnp.where(SQUARE == to, board, 0))
+    target = jnp.sum(jnp.where(to == SQUARE, board, 0))
     last_rank = (to // 8 == 7) | (to // 8 == 0)
     placed = jnp.where(
         under > 0, under + base, jnp.where((kind == PAWN) & last_rank, QUEEN + base, piece)
@@ -138,12 +138,12 @@ def _push(state: State, action):
     short = (kind == KING) & (to - frm == 2)
     long = (kind == KING) & (frm - to == 2)
     rook = (ROOK + base).astype(jnp.int8)
-    board = jnp.where(SQUARE == frm, 0, board)
-    board = jnp.where(SQUARE == to, placed, board)
-    board = jnp.where(en_passant & (SQUARE == taken), 0, board)
-    board = jnp.where((short & (SQUARE == frm + 3)) | (long & (SQUARE == frm - 4)), 0, board)
-    board = jnp.where((short & (SQUARE == frm + 1)) | (long & (SQUARE == frm - 1)), rook, board)
-    touched = (CORNERS == frm) | (CORNERS == to) | ((kind == KING) & (RIGHT_SIDE == mover))
+    board = jnp.where(frm == SQUARE, 0, board)
+    board = jnp.where(to == SQUARE, placed, board)
+    board = jnp.where(en_passant & (taken == SQUARE), 0, board)
+    board = jnp.where((short & (frm + 3 == SQUARE)) | (long & (frm - 4 == SQUARE)), 0, board)
+    board = jnp.where((short & (frm + 1 == SQUARE)) | (long & (frm - 1 == SQUARE)), rook, board)
+    touched = (frm == CORNERS) | (to == CORNERS) | ((kind == KING) & (mover == RIGHT_SIDE))
     castling = state.castling & ~touched
     ep = jnp.where((kind == PAWN) & (jnp.abs(to - frm) == 16), (frm + to) // 2, -1)
     zeroing = (kind == PAWN) | (target != 0)

@@ -83,7 +83,7 @@ def _square(bits):
 
 
 def _code_at(words, square):
-    word = jnp.sum(jnp.where(WORD == square[:, None] // 8, words, 0), axis=-1)
+    word = jnp.sum(jnp.where(square[:, None] // 8 == WORD, words, 0), axis=-1)
     return (word >> ((square % 8) * 4).astype(jnp.uint32)) & 0xF
 
 
@@ -106,7 +106,7 @@ def reaches(keys, counts_, length, current, mask, player) -> jax.Array:
     same_meta = keys[:, 8] == meta
     # A move touching a rook's home square or moving a king with rights loses a right.
     rights = (current[8] & CASTLE_BITS) != 0
-    touched = jnp.any(rights & ((CORNERS == frm[:, None]) | (CORNERS == to[:, None])), axis=-1)
+    touched = jnp.any(rights & ((frm[:, None] == CORNERS) | (to[:, None] == CORNERS)), axis=-1)
     king = (piece.astype(jnp.int32) - 1) % 6 + 1 == KING
     side_rights = jnp.where(piece <= 6, rights[0] | rights[1], rights[2] | rights[3])
     keeps_rights = ~touched & ~(king & side_rights)

@@ -203,11 +203,13 @@ def legal_moves(board, player, castling, ep_square) -> Moves:
     # square (the rank-wise discovered check a pin test cannot see).
     ep = jnp.asarray(ep_square, jnp.int32)
     ep_m = jnp.where(player == 1, ep ^ 56, ep)
-    ep_here = (ep >= 0) & (SQUARE == ep_m)
+    ep_here = (ep >= 0) & (ep_m == SQUARE)
     captured = _at(ep_here, NEAR[NORTH])  # the double-pushed pawn, one rank below
     sources = _at(ep_here, NEAR[jnp.asarray([NORTH_WEST, NORTH_EAST])])  # [2, 64]
     after = (empty | sources | captured) & ~ep_here
-    seen = jnp.any(_rays(jnp.broadcast_to(king, (2, 8, 64)), after[:, None], BACK) & sliders, (1, 2))
+    seen = jnp.any(
+        _rays(jnp.broadcast_to(king, (2, 8, 64)), after[:, None], BACK) & sliders, (1, 2)
+    )
     ep_unchecked = ~jnp.any(knight_checkers) & ~jnp.any(pawn_checkers & ~captured)
     en_passant = pawn & sources & ep_unchecked & ~seen[:, None]
     takes = takes | en_passant
