@@ -72,40 +72,63 @@ def _action_of_move() -> np.ndarray:
 
 ACTION_OF_MOVE = jnp.asarray(_action_of_move().reshape(-1))
 SQUARE = jnp.arange(64, dtype=jnp.int32)
-RANK_OF = SQUARE // 8
-OFF = 64  # the index of the off-board square appended to a flat board
-
-
-def _neighbours(steps, distance: int = 1) -> np.ndarray:
-    """[len(steps), 64]: the square `distance` steps (file, rank) from each square, OFF if
-    off the board. Indexing a board by it is a shift: out[s] = board[s + step]."""
-    table = np.full((len(steps), 64), OFF, dtype=np.int32)
-    for k, (dx, dy) in enumerate(steps):
-        for square in range(64):
-            f, r = square % 8 + dx * distance, square // 8 + dy * distance
-            if 0 <= f < 8 and 0 <= r < 8:
-                table[k, square] = r * 8 + f
-    return table
-
-
-NEAR = jnp.asarray(_neighbours(QUEEN_DIRS))  # [8, 64]
-BACK = jnp.asarray(_neighbours(QUEEN_DIRS)[::-1])  # direction 7 - i is direction i reversed
-JUMP = jnp.asarray(_neighbours(KNIGHT_DIRS))  # [8, 64]
-# [7 distances, 8 directions, 64]: plane (d - 1) * 8 + i's target from each square.
-FAR = jnp.asarray(np.stack([_neighbours(QUEEN_DIRS, d) for d in range(1, 8)]))
+FILE_BIT = jnp.asarray(1 << np.arange(8), jnp.int32)
+FULL = 0xFF
+STEPS = np.asarray(QUEEN_DIRS, dtype=np.int32)  # [8, 2] (file step, rank step)
+NEAR = STEPS
+BACK = STEPS[::-1]  # direction 7 - i is direction i reversed
+JUMP = np.asarray(KNIGHT_DIRS, dtype=np.int32)
+# [7 distances, 8 directions, 2]: plane (d - 1) * 8 + i's step.
+FAR = np.stack([STEPS * d for d in range(1, 8)])
 ORTHOGONAL = jnp.asarray([dx == 0 or dy == 0 for dx, dy in QUEEN_DIRS])[:, None]
+RANK_2 = jnp.asarray([0, FULL, 0, 0, 0, 0, 0, 0], jnp.int32)
+RANK_7 = jnp.asarray([0, 0, 0, 0, 0, 0, FULL, 0], jnp.int32)
+E1 = jnp.asarray([1 << 4, 0, 0, 0, 0, 0, 0, 0], jnp.int32)
+
+# A set of squares is a bitboard of 8 rank rows, int32[8]: bit f of row r is square (f, r).
+# Shifts are then a static row slice and a bit shift, and a set 8 ints, not 64 bools: the
+# planes of 4672 actions cost 73 x 8 ints per position until the final unpacking.
 
 
-def _at(board: jax.Array, table: jax.Array, fill=False) -> jax.Array:
-    """board (bool[64] or bool[k, 64]) read at `table`'s squares, `fill` off the board."""
-    lead = jnp.broadcast_shapes(board.shape[:-1], table.shape[:-1])
-    flat = jnp.broadcast_to(board, (*lead, 64))
-    padded = jnp.concatenate([flat, jnp.full((*lead, 1), fill)], axis=-1)
-    return jnp.take_along_axis(padded, jnp.broadcast_to(table, (*lead, 64)), axis=-1)
+def _bits(cells: jax.Array) -> jax.Array:
+    """bool[8, 8] [rank, file] -> the bitboard."""
+    return jnp.sum(jnp.where(cells, FILE_BIT, 0), axis=-1, dtype=jnp.int32)
 
 
-def _rays(start: jax.Array, passable: jax.Array, table: jax.Array) -> jax.Array:
-    """[k, 64]: the squares reached from `start` stepping along each row of `table`, through
+def _shift(x: jax.Array, dx: int, dy: int) -> jax.Array:
+    """x [n, 8] read (dx, dy) on: out has square s where x has s + (dx, dy)."""
+    pad = jnp.zeros((x.shape[0], 8), jnp.int32)
+    rows = jnp.concatenate([pad, x, pad], axis=1)[:, 8 + dy : 16 + dy]
+    return ((rows >> dx) if dx >= 0 else (rows << -dx)) & FULL
+
+
+def _at(board: jax.Array, steps: np.ndarray) -> jax.Array:
+    """board [..., 8] read at each of `steps` [..., 2] (board's leading axes broadcast
+    against the steps' ones): out[..., k] has s where board[..., k] has s + steps[k]."""
+    lead = steps.shape[:-1]
+    shape = jnp.broadcast_shapes(board.shape[:-1], lead)
+    count = int(np.prod(lead, dtype=np.int64))
+    flat = jnp.broadcast_to(board, (*shape, 8)).reshape(-1, count, 8)
+    flat_steps = steps.reshape(count, 2)
+    moved = [_shift(flat[:, k], int(dx), int(dy)) for k, (dx, dy) in enumerate(flat_steps)]
+    return jnp.stack(moved, axis=1).reshape(*shape, 8)
+
+
+def _any(x: jax.Array, axis=-1) -> jax.Array:
+    return jnp.any(x != 0, axis=axis)
+
+
+def _union(x: jax.Array) -> jax.Array:
+    """[k, 8] -> [8]: the squares in any of the k sets."""
+    return jax.lax.reduce(x, jnp.int32(0), jax.lax.bitwise_or, (0,))
+
+
+def _count(x: jax.Array) -> jax.Array:
+    return jnp.sum(jax.lax.population_count(x), dtype=jnp.int32)
+
+
+def _rays(start: jax.Array, passable: jax.Array, table: np.ndarray) -> jax.Array:
+    """The squares reached from `start` stepping along each row of `table`, through
     `passable` squares, the first impassable one included."""
 
     def advance(_, carry):
@@ -124,25 +147,19 @@ def mover_grid(board: jax.Array, player: jax.Array) -> jax.Array:
     return jnp.where(player == 1, swapped, grid).astype(jnp.int8)
 
 
-def _sliders(g: jax.Array) -> jax.Array:
-    """[8, 64]: the opponent's pieces that slide along each direction's line."""
-    line = jnp.where(ORTHOGONAL, g == ROOK + 6, g == BISHOP + 6)
-    return line | (g == QUEEN + 6)
-
-
-def _attacked(g: jax.Array, passable: jax.Array) -> jax.Array:
-    """Squares the opponent (codes 7..12) attacks, sliders seeing through `passable`."""
-    sliders = _sliders(g)
+def _attacked(pieces: jax.Array, sliders: jax.Array, passable: jax.Array) -> jax.Array:
+    """Squares the opponent attacks, sliders seeing through `passable`. pieces[c] is the
+    bitboard of code c."""
 
     def advance(_, along):  # attacked along d: a slider one step on, or a passable square
         return _at(sliders | (passable & along), NEAR)  # attacked along d one step on
 
     along = jax.lax.fori_loop(0, 6, advance, _at(sliders, NEAR))
-    att = jnp.any(along, axis=0)
-    att = att | jnp.any(_at(g == KNIGHT + 6, JUMP), axis=0)
-    att = att | jnp.any(_at(g == KING + 6, NEAR), axis=0)
+    att = _union(along)
+    att = att | _union(_at(pieces[KNIGHT + 6], JUMP))
+    att = att | _union(_at(pieces[KING + 6], NEAR))
     # An opponent pawn one rank up and one file aside (directions 2 and 7).
-    return att | jnp.any(_at(g == PAWN + 6, NEAR[jnp.asarray([2, 7])]), axis=0)
+    return att | _union(_at(pieces[PAWN + 6], NEAR[[2, 7]]))
 
 
 class Moves(NamedTuple):
@@ -154,73 +171,72 @@ class Moves(NamedTuple):
 
 def legal_moves(board, player, castling, ep_square) -> Moves:
     player = jnp.asarray(player, jnp.int32)
-    g = mover_grid(board, player).reshape(64)
-    own = (g >= 1) & (g <= 6)
-    enemy = g >= 7
-    empty = g == 0
-    king = g == KING
-    pawn = g == PAWN
-    attacked = _attacked(g, empty | king)  # the king steps off its square: it does not shield
-    sliders = _sliders(g)
+    g = mover_grid(board, player)
+    pieces = jnp.stack([_bits(g == code) for code in range(13)])  # [13, 8]
+    empty = pieces[0]
+    own = pieces[1] | pieces[2] | pieces[3] | pieces[4] | pieces[5] | pieces[6]
+    enemy = FULL & ~(own | empty)
+    king, pawn = pieces[KING], pieces[PAWN]
+    # [8 directions, 8]: the opponent's pieces sliding along each direction's line.
+    sliders = jnp.where(ORTHOGONAL, pieces[ROOK + 6], pieces[BISHOP + 6]) | pieces[QUEEN + 6]
+    attacked = _attacked(pieces, sliders, empty | king)  # the king does not shield itself
 
     # Checks and pins, from rays cast out of the king (row i: along direction i).
     rays = _rays(king, empty, BACK)
-    hits = jnp.any(rays & sliders, axis=1)
+    hits = _any(rays & sliders)
     shields = rays & own
-    pins = jnp.any(_rays(shields, empty, BACK) & sliders, axis=1)
-    pinned_on = shields & pins[:, None]
+    pins = _any(_rays(shields, empty, BACK) & sliders)
+    pinned_on = jnp.where(pins[:, None], shields, 0)
     axis_pins = pinned_on | pinned_on[::-1]  # directions i and 7 - i are one line
-    pinned = jnp.any(pinned_on, axis=0)
-    knight_checkers = jnp.any(_at(king, JUMP), axis=0) & (g == KNIGHT + 6)
-    pawn_checkers = jnp.any(_at(king, NEAR[jnp.asarray([0, 5])]), axis=0) & (g == PAWN + 6)
-    checks = jnp.sum(hits) + jnp.sum(knight_checkers) + jnp.sum(pawn_checkers)
-    check_squares = jnp.any(rays & hits[:, None], axis=0) | knight_checkers | pawn_checkers
+    pinned = _union(pinned_on)
+    knight_checkers = _union(_at(king, JUMP)) & pieces[KNIGHT + 6]
+    pawn_checkers = _union(_at(king, NEAR[[0, 5]])) & pieces[PAWN + 6]
+    checks = jnp.sum(hits) + _count(knight_checkers) + _count(pawn_checkers)
+    check_squares = _union(jnp.where(hits[:, None], rays, 0)) | knight_checkers | pawn_checkers
     # A non-king move must land on the checking line (single check), nowhere in double check.
-    block = jnp.where(checks == 0, True, (checks == 1) & check_squares)
+    block = jnp.where(checks == 0, FULL, jnp.where(checks == 1, check_squares, 0))
 
-    # Queen-like planes [distance, direction, square]: path clear, landing, pin line.
+    # Queen-like planes [distance, direction]: path clear, landing, pin line.
     empty_at = _at(empty, FAR)
-    clear = jnp.cumprod(
-        jnp.concatenate([jnp.ones((1, 8, 64), jnp.bool_), empty_at[:-1]]), axis=0
-    ).astype(jnp.bool_)
-    lands = _at(~own & block, FAR)
-    axis_ok = ~pinned | axis_pins
-    movers = jnp.where(ORTHOGONAL, g == ROOK, g == BISHOP) | (g == QUEEN)
+    clear = [jnp.full((8, 8), FULL, jnp.int32)]
+    for d in range(1, 7):
+        clear.append(clear[-1] & empty_at[d - 1])
+    clear = jnp.stack(clear)
+    lands = _at(FULL & ~own & block, FAR)
+    axis_ok = (FULL & ~pinned) | axis_pins
+    movers = jnp.where(ORTHOGONAL, pieces[ROOK], pieces[BISHOP]) | pieces[QUEEN]
     slides = movers & clear & lands & axis_ok
-    steps = king & _at(~own & ~attacked, NEAR)
-    quiet = jnp.any(slides & empty_at) | jnp.any(steps & empty_at[0])
+    steps = king & _at(FULL & ~(own | attacked), NEAR)
+    quiet = _any(slides & empty_at, (0, 1, 2)) | _any(steps & empty_at[0], (0, 1))
 
     # Pawns: pushes (north, direction 4), captures (directions 2 and 7).
     block_at = _at(block, FAR[:2])
     push = pawn & empty_at[0, NORTH] & block_at[0, NORTH] & axis_ok[NORTH]
-    double = pawn & (RANK_OF == 1) & empty_at[0, NORTH] & empty_at[1, NORTH]
+    double = pawn & RANK_2 & empty_at[0, NORTH] & empty_at[1, NORTH]
     double = double & block_at[1, NORTH] & axis_ok[NORTH]
-    takes = pawn & _at(enemy, FAR[0, jnp.asarray([NORTH_WEST, NORTH_EAST])])
-    takes = takes & block_at[0, jnp.asarray([NORTH_WEST, NORTH_EAST])]
-    takes = takes & axis_ok[jnp.asarray([NORTH_WEST, NORTH_EAST])]
+    diagonals = np.asarray([NORTH_WEST, NORTH_EAST])
+    takes = pawn & _at(enemy, FAR[0, diagonals]) & block_at[0, diagonals] & axis_ok[diagonals]
 
     # En passant: the king tested afresh with both pawns gone and the capturer on the ep
     # square (the rank-wise discovered check a pin test cannot see).
     ep = jnp.asarray(ep_square, jnp.int32)
     ep_m = jnp.where(player == 1, ep ^ 56, ep)
-    ep_here = (ep >= 0) & (ep_m == SQUARE)
+    ep_here = _bits((ep >= 0) & (SQUARE.reshape(8, 8) == ep_m))
     captured = _at(ep_here, NEAR[NORTH])  # the double-pushed pawn, one rank below
-    sources = _at(ep_here, NEAR[jnp.asarray([NORTH_WEST, NORTH_EAST])])  # [2, 64]
+    sources = _at(ep_here, NEAR[diagonals])  # [2, 8]
     after = (empty | sources | captured) & ~ep_here
-    seen = jnp.any(
-        _rays(jnp.broadcast_to(king, (2, 8, 64)), after[:, None], BACK) & sliders, (1, 2)
-    )
-    ep_unchecked = ~jnp.any(knight_checkers) & ~jnp.any(pawn_checkers & ~captured)
-    en_passant = pawn & sources & ep_unchecked & ~seen[:, None]
+    king_rays = _rays(jnp.broadcast_to(king, (2, 8, 8)), after[:, None], BACK)
+    seen = _any(king_rays & sliders, (1, 2))
+    ep_unchecked = ~_any(knight_checkers) & ~_any(pawn_checkers & ~captured)
+    en_passant = pawn & sources & jnp.where(ep_unchecked & ~seen, FULL, 0)[:, None]
     takes = takes | en_passant
 
     # Castling: the king on e1, the right, empty squares between, no attacked square passed.
     rights = jnp.where(player == 1, castling[2:], castling[:2])
-    short = rights[0] & empty[5] & empty[6] & ~jnp.any(attacked[4:7])
-    long = rights[1] & empty[1] & empty[2] & empty[3] & ~jnp.any(attacked[2:5])
-    on_e1 = king & (SQUARE == 4)
-    castles = on_e1 & jnp.stack([long, short])[:, None]  # directions 1 (west), 6 (east)
-    quiet = quiet | jnp.any(castles)
+    short = rights[0] & ((empty[0] & 0x60) == 0x60) & ((attacked[0] & 0x70) == 0)
+    long = rights[1] & ((empty[0] & 0x0E) == 0x0E) & ((attacked[0] & 0x1C) == 0)
+    castles = king & E1 & jnp.where(jnp.stack([long, short]), FULL, 0)[:, None]  # W, E
+    quiet = quiet | _any(castles, (0, 1))
 
     queen_like = slides.at[0].set(slides[0] | steps)
     queen_like = queen_like.at[0, NORTH].set(queen_like[0, NORTH] | push)
@@ -229,16 +245,16 @@ def legal_moves(board, player, castling, ep_square) -> Moves:
     queen_like = queen_like.at[0, NORTH_EAST].set(queen_like[0, NORTH_EAST] | takes[1])
     queen_like = queen_like.at[1, WEST].set(queen_like[1, WEST] | castles[0])
     queen_like = queen_like.at[1, EAST].set(queen_like[1, EAST] | castles[1])
-    jumps = (g == KNIGHT) & _at(~own & block, JUMP) & ~pinned
-    quiet = quiet | jnp.any(jumps & _at(empty, JUMP))
+    jumps = pieces[KNIGHT] & _at(FULL & ~own & block, JUMP) & ~pinned
+    quiet = quiet | _any(jumps & _at(empty, JUMP), (0, 1))
     # Underpromotions: the 7th rank's pawn moves again, three planes (N, B, R) per direction.
-    promoting = RANK_OF == 6
-    pawn_moves = jnp.stack([takes[0], push, takes[1]]) & promoting
+    pawn_moves = jnp.stack([takes[0], push, takes[1]]) & RANK_7
     under = jnp.repeat(pawn_moves, 3, axis=0)
-    planes = jnp.concatenate([queen_like.reshape(56, 64), jumps, under])
-    # [plane, rank, file] -> action (file * 8 + rank) * 73 + plane
-    mask = planes.reshape(73, 8, 8).transpose(2, 1, 0).reshape(ACTIONS)
-    return Moves(mask, checks > 0, jnp.any(en_passant), quiet)
+    planes = jnp.concatenate([queen_like.reshape(56, 8), jumps, under])  # [73, 8 ranks]
+    cells = (planes[:, :, None] & FILE_BIT) != 0  # [plane, rank, file]
+    # -> action (file * 8 + rank) * 73 + plane
+    mask = cells.transpose(2, 1, 0).reshape(ACTIONS)
+    return Moves(mask, checks > 0, _any(en_passant, (0, 1)), quiet)
 
 
 def decode(action, player):
