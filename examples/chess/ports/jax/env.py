@@ -202,23 +202,27 @@ def step(state: State, action, key: jax.Array) -> State:
     del key  # no chance in chess
     action = jnp.clip(jnp.asarray(action, jnp.int32), 0, ACTIONS - 1)
     legal = state.legal_action_mask[action]
-    played = _played(state, action)
-    # Illegal: the board stays; player_0 is selected and shown the board as it is.
-    mover_reward = jnp.where(state.current_player == 0, 0, 1)
-    refused = state._replace(
-        current_player=jnp.int32(0),
-        observation=observe(state.castling, state.halfmove_clock, state.board_history, 0),
-        rewards=jnp.where(jnp.arange(2) == mover_reward, -1.0, 0.0).astype(jnp.float32),
-        terminated=jnp.bool_(True),
-        truncated=jnp.bool_(True),
-    )
     finished = state.terminated | state.truncated
-    still = state._replace(rewards=jnp.zeros(2, jnp.float32))
-    return jax.tree_util.tree_map(
-        lambda old, new, bad: jnp.where(finished, old, jnp.where(legal, new, bad)),
-        still,
-        played,
-        refused,
+    played = _played(state, action)
+    # Illegal: the board stays; player_0 is selected and shown the board as it is. A
+    # finished game keeps its state, with rewards 0.
+    keep = finished | ~legal
+    kept = jax.tree_util.tree_map(lambda old, new: jnp.where(keep, old, new), state, played)
+    mover = jnp.where(state.current_player == 0, 0, 1)
+    penalty = jnp.where(jnp.arange(2) == mover, -1.0, 0.0).astype(jnp.float32)
+    refused = ~finished & ~legal
+    return kept._replace(
+        current_player=jnp.where(refused, 0, kept.current_player).astype(jnp.int32),
+        observation=jnp.where(
+            refused,
+            observe(state.castling, state.halfmove_clock, state.board_history, 0),
+            kept.observation,
+        ),
+        rewards=jnp.where(refused, penalty, jnp.where(finished, 0.0, played.rewards)).astype(
+            jnp.float32
+        ),
+        terminated=kept.terminated | refused,
+        truncated=kept.truncated | refused,
     )
 
 
