@@ -3,8 +3,9 @@
 A board is int8[64] in python-chess's square order (a1=0, b1=1, ..., h8=63): 0 empty, 1..6
 white pawn, knight, bishop, rook, queen, king, 7..12 black ones. Moves are generated in the
 MOVER'S frame (black's position mirrored vertically with the colours swapped, as PettingZoo's
-`legal_moves` mirrors the board), on bool grids [rank, file] moved by static shifts: no
-gathers, no `lax.cond`, only selects, so vmap makes plain elementwise work of it.
+`legal_moves` mirrors the board), on bitboards of 8 rank rows (int32[8], bit f of row r the
+square (file f, rank r)) moved by static row slices and bit shifts: no gathers, no
+`lax.cond`, so vmap makes plain elementwise work of it; only the final mask is unpacked.
 
 Exports:
     ACTIONS = 4672
