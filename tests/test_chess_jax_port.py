@@ -386,3 +386,71 @@ def test_the_probes_agree_with_the_known_good_port(
             want = found.expect_fn(state, 0, state, None)
             for field, value in want.items():
                 assert np.array_equal(np.asarray(got[field]), np.asarray(value)), (name, field)
+
+
+# Positions random games reach rarely, each with the rule it tests.
+TRICKY = [
+    "8/8/8/KPp4r/8/8/8/7k w - c6 0 2",  # en passant would uncover a rank check
+    "8/8/8/8/k2Pp2Q/8/8/3K4 b - d3 0 1",  # the same for black, queen on the rank
+    "4k3/8/8/2Pp4/8/8/8/4K3 w - d6 0 1",  # a plain en passant
+    "4k3/8/8/8/3pP3/8/8/4K3 b - e3 0 1",  # black takes en passant
+    "4kr2/8/8/8/8/8/8/R3K2R w KQ - 0 1",  # O-O crosses an attacked square, O-O-O does not
+    "4k3/8/8/8/4b3/8/8/R3K2R w KQ - 0 1",  # b1 attacked: O-O-O still legal
+    "r3k2r/8/8/8/8/8/8/4K1R1 b kq - 0 1",  # black: O-O lands on an attacked g8
+    "4k3/8/8/8/8/5n2/8/r3K3 w - - 0 1",  # double check: only the king moves
+    "1n2k3/P7/8/8/8/8/8/4K3 w - - 0 1",  # promotion by push and by capture
+    "4k3/8/8/8/8/8/p7/1N2K3 b - - 0 1",  # black promotes
+    "7k/5Q2/6K1/8/8/8/8/8 b - - 0 1",  # stalemate
+    "4k3/4r3/8/8/8/8/4B3/4K3 w - - 0 1",  # a pinned bishop cannot move
+    "4k3/8/8/8/8/2b5/3R4/4K3 w - - 0 1",  # a diagonally pinned rook cannot move
+    "4k3/8/8/1b6/8/8/4P3/4K2R w K - 0 1",  # a check-blocking move only, castling out
+]
+
+
+def _position_leaves(board: chess.Board) -> dict[str, np.ndarray]:
+    rights = board.clean_castling_rights()
+    corners = (chess.H1, chess.A1, chess.H8, chess.A8)
+    return {
+        "board": np.asarray(_codes(board), dtype=np.int64),
+        "current_player": np.int64(0 if board.turn else 1),
+        "castling": np.asarray([bool(rights & chess.BB_SQUARES[s]) for s in corners]),
+        "ep_square": np.int64(-1 if board.ep_square is None else board.ep_square),
+    }
+
+
+def test_legal_moves_of_tricky_positions(port: types.ModuleType) -> None:
+    """The move generator against PettingZoo's chess_utils.legal_moves (python-chess) on
+    positions random games seldom reach: en passant uncovering a check, castling past an
+    attacked square, double check, pins, promotions, stalemate."""
+    import jax
+    from pettingzoo.classic.chess import chess_utils
+
+    rules = importlib.import_module("chess_jax_port.rules")
+    moves = jax.jit(jax.vmap(rules.legal_moves))
+    boards = [chess.Board(fen) for fen in TRICKY]
+    leaves = _stack([_position_leaves(board) for board in boards])
+    got = moves(leaves["board"], leaves["current_player"], leaves["castling"], leaves["ep_square"])
+    for k, board in enumerate(boards):
+        want = np.zeros(4672, dtype=bool)
+        want[chess_utils.legal_moves(board)] = True
+        assert np.array_equal(np.asarray(got.mask[k]), want), TRICKY[k]
+        assert bool(got.in_check[k]) == board.is_check(), TRICKY[k]
+        assert bool(got.legal_ep[k]) == board.has_legal_en_passant(), TRICKY[k]
+        quiet = any(not board.is_zeroing(move) for move in board.legal_moves)
+        assert bool(got.any_quiet[k]) == quiet, TRICKY[k]
+
+
+def test_the_start_is_pettingzoo_s(port: types.ModuleType) -> None:
+    """init shows player_0 PettingZoo's first observation and mask, and its
+    state_to_reference is a fresh env's leaves."""
+    import jax
+
+    state = jax.jit(port.init)(jax.random.key(0))
+    env = chess_v6.env()
+    env.reset()
+    seen = env.observe("player_0")
+    assert np.array_equal(np.asarray(state.observation), seen["observation"])
+    assert np.array_equal(np.asarray(state.legal_action_mask), seen["action_mask"].astype(bool))
+    written = jax.jit(port.state_to_reference)(state)
+    for name, want in _leaves(env).items():
+        assert np.array_equal(np.asarray(written[name]), want), name
