@@ -177,3 +177,12 @@ def test_a_forged_array_is_one_value_error_or_a_consistent_array(
     assert isinstance(arrived, np.ndarray) and not arrived.dtype.hasobject
     assert list(arrived.shape) == shape and arrived.dtype == np.dtype(dtype)
     assert arrived.nbytes == len(data) - len(msgpack.packb([dtype, shape]))
+
+
+def test_an_array_over_msgpacks_buffer_limit_arrives_whole() -> None:
+    # A batch of chess states with their position histories passes 100 MiB, msgpack's
+    # default buffer: only the array's header is unpacked apart, never the whole payload.
+    array = (np.arange(4097 * 3300 * 8) % 251).astype(np.uint8).reshape(4097, 3300, 8)
+    assert array.nbytes > 100 * 2**20
+    arrived = unpack_response(pack(Response(id=1, ok=True, result={"states": array})))
+    assert np.array_equal(arrived.result["states"], array)

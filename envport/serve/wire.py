@@ -13,6 +13,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 _NDARRAY = 1
+# An array's header (its dtype and shape) is at most this long.
+HEADER_BYTES = 4096
 # Messages at least this big are handed to zmq without a copy.
 ZERO_COPY_BYTES = 64 * 1024
 
@@ -89,8 +91,11 @@ def _ext_hook(code: int, data: bytes) -> Any:
     # dtype (pointers), a negative side (numpy would infer it) or a shape that is not a list
     # of integers (a string's letters would pass as an empty one) is wrong.
     try:
-        unpacker = msgpack.Unpacker()
-        unpacker.feed(data)
+        # Only the header (dtype and shape, a few dozen bytes) is unpacked: fed the whole
+        # payload, an Unpacker copies it and refuses one over its 100 MiB buffer (a batch
+        # of chess states with their position history is more).
+        unpacker = msgpack.Unpacker(max_buffer_size=HEADER_BYTES)
+        unpacker.feed(data[:HEADER_BYTES])
         dtype, shape = next(unpacker)
         kind = np.dtype(dtype)
         if not isinstance(shape, list) or not all(type(side) is int for side in shape):
