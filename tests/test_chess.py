@@ -1,0 +1,49 @@
+"""PettingZoo's chess_v6 through envport's verifier (examples/chess).
+
+L1 draws its start positions from games the reference plays (`[state.reached]`): the
+known-good NumPy port passes every probe, the transition and the endings; a port that never
+captures en passant, and one that castles through an attacked square, fail L1 with the
+square named. The reference is slow (a few milliseconds a step), so the budgets are cut;
+`envport verify examples/chess --port examples/chess/ports/numpy` runs the spec's own.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from envport.verifiers.options import VerifyOptions
+from envport.verifiers.selfcheck import apply_mutant, load_mutants
+from envport.verifiers.verify import verify
+
+from helpers import ROOT
+
+CHESS = ROOT / "examples" / "chess"
+CAUGHT_AT_L1 = ("numpy-en-passant-missed", "numpy-castles-through-attacked-square")
+
+
+L1 = VerifyOptions(target="numpy", levels=("l1",), examples=20, shrink=False)
+
+
+@pytest.mark.slow
+def test_the_known_good_numpy_port_passes_l1() -> None:
+    port = CHESS / "ports" / "numpy"
+    report = verify(str(CHESS), str(port), L1)
+    assert report.passed, report.text()
+    modes = {level.mode for level in report.levels}
+    assert {"transition", "endings", "rules.legal_action_mask", "rules.play"} <= modes
+    endings = next(level for level in report.levels if level.mode == "endings")
+    assert endings.steps_compared > 100
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant_id", CAUGHT_AT_L1)
+def test_a_rule_slip_fails_l1_naming_the_square(mutant_id: str, tmp_path: Path) -> None:
+    (mutant,) = [m for m in load_mutants(CHESS) if m.id == mutant_id]
+    port = apply_mutant(mutant, CHESS / "ports" / "numpy", tmp_path / mutant.id)
+    report = verify(str(CHESS), str(port), L1)
+    assert report.error is None and not report.passed, report.text()
+    fields = [d.field for level in report.levels for v in level.divergences for d in v.fields]
+    # The move it gets wrong, by its action's mask entry or the square it changes.
+    assert any("mask[" in f or "board[" in f for f in fields), fields
