@@ -42,6 +42,9 @@ RENDERING = ("pygame", "def render", "def close", "render_fps", "render_mode =="
 NOISE = ("sample_noise", "step_given_noise", "## Randomness")
 # A file-like word: a path ending in an extension a repository holds.
 FILE_NAME = re.compile(r"[\w./-]+\.(?:md|toml|py|rs|json|txt|j2|png|yaml|yml|cfg|html)\b")
+# A web address in a reference's own source (chess_utils.py links to PettingZoo's GitHub)
+# names no file of the run.
+URL = re.compile(r"https?://\S+")
 
 
 def failure(scope: str) -> CheckOutcome:
@@ -213,7 +216,7 @@ def test_no_prompt_names_a_file_the_model_cannot_see(name: str, target: str) -> 
     spec, _ = setup(name, target)
     allowed = allowed_files(spec, target)
     for kind, text in prompts(name, target).items():
-        named = set(FILE_NAME.findall(text))
+        named = set(FILE_NAME.findall(URL.sub("", text)))
         # A proposed test case is a file the answer itself writes under tests/.
         unknown = {f for f in named - allowed if not port_file(f, target)}
         assert not unknown, (kind, unknown)
