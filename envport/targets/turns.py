@@ -69,6 +69,34 @@ def record_names(size: int, actions: int) -> list[str]:
     ]
 
 
+def fresh_turn(env: Any, player: int) -> None:
+    """For a game's state bridge (`write_state`, after it has set the position): clear what
+    an AEC env's last turns left behind (rewards, terminations and truncations, infos, the
+    illegal-move wrapper's flag and saved mask) and give the turn to `player`, an index into
+    `possible_agents`, so any written position is played on from the start of a turn. `env`
+    is the reference as a bridge receives it, or the PettingZoo env itself."""
+    game = env.unwrapped
+    game.agents = game.possible_agents[:]
+    game.rewards = dict.fromkeys(game.agents, 0)
+    game._cumulative_rewards = dict.fromkeys(game.agents, 0)
+    game.terminations = dict.fromkeys(game.agents, False)
+    game.truncations = dict.fromkeys(game.agents, False)
+    game.infos = {agent: {} for agent in game.agents}
+    # PettingZoo's AgentSelector: `next()` moves to the entry after `_current_agent - 1`.
+    selector = game._agent_selector
+    selector.reinit(game.agents)
+    selector._current_agent = (player + 1) % len(game.agents)
+    selector.selected_agent = game.agents[player]
+    game.agent_selection = game.agents[player]
+    # The wrappers' own memory of the last turn (TerminateIllegalWrapper's flag and mask).
+    layer = env.aec if hasattr(env, "aec") else env
+    while layer is not game:
+        for name, value in (("_terminated", False), ("_prev_obs", None), ("_prev_info", None)):
+            if hasattr(layer, name):
+                setattr(layer, name, value)
+        layer = layer.env
+
+
 def is_aec(env: Any) -> bool:
     return all(hasattr(env, name) for name in ("agent_iter", "last", "possible_agents"))
 

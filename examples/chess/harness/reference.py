@@ -35,6 +35,8 @@ from typing import Any
 import chess
 import numpy as np
 
+from envport.targets.turns import fresh_turn
+
 CAPACITY = 100
 CASTLING_SQUARES = (chess.BB_H1, chess.BB_A1, chess.BB_H8, chess.BB_A8)
 
@@ -139,22 +141,4 @@ def write_state(env: Any, state: dict[str, Any]) -> None:
         board.move_stack.append(_move_between(keys[index], keys[index + 1]))
     game.board = board
     game.board_history = np.asarray(state["board_history"], dtype=bool).reshape(8, 8, 104)
-    game.agents = game.possible_agents[:]
-    game.rewards = dict.fromkeys(game.agents, 0)
-    game._cumulative_rewards = dict.fromkeys(game.agents, 0)
-    game.terminations = dict.fromkeys(game.agents, False)
-    game.truncations = dict.fromkeys(game.agents, False)
-    game.infos = {agent: {} for agent in game.agents}
-    # PettingZoo's AgentSelector: `next()` moves to the entry after `_current_agent - 1`.
-    selector = game._agent_selector
-    selector.reinit(game.agents)
-    selector._current_agent = (player + 1) % len(game.agents)
-    selector.selected_agent = game.agents[player]
-    game.agent_selection = game.agents[player]
-    # The wrappers' own memory of the last turn (TerminateIllegalWrapper's flag and mask).
-    layer = env.aec if hasattr(env, "aec") else env
-    while layer is not game:
-        for name, value in (("_terminated", False), ("_prev_obs", None), ("_prev_info", None)):
-            if hasattr(layer, name):
-                setattr(layer, name, value)
-        layer = layer.env
+    fresh_turn(env, player)

@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from envport.targets.turns import fresh_turn
+
 ROWS, COLUMNS = 6, 7
 
 
@@ -37,22 +39,4 @@ def write_state(env: Any, state: dict[str, Any]) -> None:
             board[ROWS - 1 - height, column] = piece
     player = int(state["current_player"])
     game.board = [int(cell) for cell in board.reshape(-1)]
-    game.agents = game.possible_agents[:]
-    game.rewards = dict.fromkeys(game.agents, 0)
-    game._cumulative_rewards = dict.fromkeys(game.agents, 0)
-    game.terminations = dict.fromkeys(game.agents, False)
-    game.truncations = dict.fromkeys(game.agents, False)
-    game.infos = {agent: {} for agent in game.agents}
-    # PettingZoo's AgentSelector: `next()` moves to the entry after `_current_agent - 1`.
-    selector = game._agent_selector
-    selector.reinit(game.agents)
-    selector._current_agent = (player + 1) % len(game.agents)
-    selector.selected_agent = game.agents[player]
-    game.agent_selection = game.agents[player]
-    # The wrappers' own memory of the last turn (TerminateIllegalWrapper's flag and mask).
-    layer = env.aec
-    while layer is not game:
-        for name, value in (("_terminated", False), ("_prev_obs", None), ("_prev_info", None)):
-            if hasattr(layer, name):
-                setattr(layer, name, value)
-        layer = layer.env
+    fresh_turn(env, player)
