@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -167,3 +169,21 @@ class Tables(HTMLParser):
     def handle_endtag(self, tag: str) -> None:
         if tag == "table":
             self.inside = False
+
+
+@contextmanager
+def quiet_pettingzoo() -> Iterator[None]:
+    """PettingZoo logs a warning on every illegal move (and keeps each in a queue): the
+    side-by-side games make hundreds on purpose."""
+    import logging
+
+    from pettingzoo.utils.env_logger import EnvLogger
+
+    logger = logging.getLogger(EnvLogger.__module__)
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+        EnvLogger.flush()

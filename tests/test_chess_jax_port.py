@@ -9,20 +9,18 @@ examples/chess/mutants.toml must make that play differ.
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 import tomllib
 import types
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from helpers import ROOT
+from helpers import ROOT, quiet_pettingzoo
 
 pytest.importorskip("pettingzoo")
 pytest.importorskip("jax")
@@ -30,7 +28,6 @@ chess = pytest.importorskip("chess")
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
     from pettingzoo.classic import chess_v6
-    from pettingzoo.utils.env_logger import EnvLogger
 
 PORT = ROOT / "examples" / "chess" / "ports" / "jax"
 MUTANTS = ROOT / "examples" / "chess" / "mutants.toml"
@@ -44,19 +41,6 @@ def _load_port(folder: Path, name: str) -> types.ModuleType:
     package.__path__ = [str(folder)]
     sys.modules[name] = package
     return importlib.import_module(f"{name}.env")
-
-
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """PettingZoo logs a warning on every illegal move: the games make some on purpose."""
-    logger = logging.getLogger(EnvLogger.__module__)
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-        EnvLogger.flush()
 
 
 def _codes(board: chess.Board) -> list[int]:
@@ -240,7 +224,7 @@ def _play(
         ),
         0,
     )
-    with _quiet():
+    with quiet_pettingzoo():
         for ply in range(plies):
             live = [
                 not (e.terminations[e.agent_selection] or e.truncations[e.agent_selection])

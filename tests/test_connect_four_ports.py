@@ -8,13 +8,11 @@ agree on the states the games visit.
 from __future__ import annotations
 
 import importlib
-import logging
 import sys
 import tomllib
 import types
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +23,7 @@ import pytest
 from envport.verifiers.draws.probes import load_probes
 from envport.verifiers.selfcheck import Mutant, apply_mutant
 
-from helpers import ROOT
+from helpers import ROOT, quiet_pettingzoo
 
 pytest.importorskip("pettingzoo")
 with warnings.catch_warnings():
@@ -33,7 +31,6 @@ with warnings.catch_warnings():
     # example's reference is `connect_four_v3.env()` all the same.
     warnings.simplefilter("ignore", DeprecationWarning)
     from pettingzoo.classic import connect_four_v3
-    from pettingzoo.utils.env_logger import EnvLogger
 
 C4 = ROOT / "examples" / "connect_four"
 GAMES = 300
@@ -127,20 +124,6 @@ def _garbled(leaves: dict, rng: np.random.Generator) -> dict:
     return out
 
 
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """PettingZoo logs a warning on every illegal move (and keeps each in a queue): the
-    games make hundreds on purpose."""
-    logger = logging.getLogger(EnvLogger.__module__)
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-        EnvLogger.flush()
-
-
 def _loaded(leaves: dict) -> Any:
     """PettingZoo's env() holding the leaves' board with their player to move (its agent
     selector moved on too, which names the player after the mover)."""
@@ -215,7 +198,7 @@ def _play(
             board = references[game].unwrapped.board
             actions[game] = DRAWN_GAME[turn] if game == GAMES else _moves(rng, board)
         befores = [_leaves_of(reference) for reference in references]
-        with _quiet():
+        with quiet_pettingzoo():
             for game in np.flatnonzero(live):
                 references[game].step(int(actions[game]))
         state = port.step(state, actions)
@@ -282,7 +265,7 @@ def test_the_games_reach_every_ending(visited: list[tuple[dict, int, dict]]) -> 
     for before, action, _ in visited:
         env = _loaded(before)
         mover = env.agent_selection
-        with _quiet():
+        with quiet_pettingzoo():
             env.step(action)
         if any(env.truncations.values()):
             endings.add(f"illegal by {mover}")
@@ -419,7 +402,7 @@ def _stack(leaves: list[dict]) -> dict[str, np.ndarray]:
 
 def _ended(before: dict, action: int) -> bool:
     env = _loaded(before)
-    with _quiet():
+    with quiet_pettingzoo():
         env.step(action)
     return any(env.terminations.values())
 
