@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 
 from envport.serve.client import PortWorker
 
@@ -187,3 +188,28 @@ def quiet_pettingzoo() -> Iterator[None]:
     finally:
         logger.setLevel(level)
         EnvLogger.flush()
+
+
+def chess_bridge() -> Any:
+    """examples/chess's state bridge, loaded from its file (a harness module, not a package)."""
+    import importlib.util
+
+    path = ROOT / "examples" / "chess" / "harness" / "reference.py"
+    spec = importlib.util.spec_from_file_location("chess_bridge", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def chess_leaves(env: Any, bridge: Any = None) -> dict[str, Any]:
+    """A chess_v6 env's state as a port receives it: the example's bridge read, its list of
+    positions padded to 100 rows with the length beside (as envport's structure layer does)."""
+    import numpy as np
+
+    state = (bridge or chess_bridge()).read_state(env)
+    rows = np.asarray(state.pop("positions"), dtype=np.int64).reshape(-1, 67)
+    positions = np.zeros((100, 67), dtype=np.int64)
+    positions[: len(rows)] = rows
+    leaves = {name: np.asarray(value, dtype=np.int64) for name, value in state.items()}
+    return {**leaves, "positions": positions, "positions.length": np.int64(len(rows))}

@@ -7,24 +7,13 @@ same, claim the same draws and play on exactly as the game it was read from.
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from pettingzoo.classic import chess_v6
 
-ROOT = Path(__file__).resolve().parent.parent
-BRIDGE = ROOT / "examples" / "chess" / "harness" / "reference.py"
-
-
-def _bridge() -> Any:
-    spec = importlib.util.spec_from_file_location("chess_bridge", BRIDGE)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from helpers import chess_bridge
 
 
 def _fresh() -> Any:
@@ -52,7 +41,7 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("player", ["random", "knights"])
 def test_states_read_from_games_write_back_and_play_on_the_same(player: str) -> None:
-    bridge = _bridge()
+    bridge = chess_bridge()
     rng = np.random.default_rng(7 if player == "random" else 11)
     checked = repeated = 0
     for _ in range(3):

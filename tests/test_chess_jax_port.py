@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from helpers import ROOT, quiet_pettingzoo
+from helpers import ROOT, chess_bridge, chess_leaves, quiet_pettingzoo
 
 pytest.importorskip("pettingzoo")
 pytest.importorskip("jax")
@@ -50,49 +50,12 @@ def _codes(board: chess.Board) -> list[int]:
     return out
 
 
-def _key_row(board: chess.Board) -> list[int]:
-    rights = board.clean_castling_rights()
-    mask = sum(
-        bit
-        for bit, sq in zip((1, 2, 4, 8), (chess.H1, chess.A1, chess.H8, chess.A8), strict=True)
-        if rights & chess.BB_SQUARES[sq]
-    )
-    ep = board.ep_square if board.has_legal_en_passant() else -1
-    return [*_codes(board), mask, ep, 0 if board.turn else 1]
+BRIDGE = chess_bridge()
 
 
 def _leaves(env: Any) -> dict[str, np.ndarray]:
-    """The reference state's leaves, read from a live chess_v6.env() as the bridge does."""
-    raw = env.unwrapped
-    board: chess.Board = raw.board
-    rights = board.clean_castling_rights()
-    rows = []
-    popped = []
-    while board.move_stack:
-        move = board.pop()
-        popped.append(move)
-        if board.is_irreversible(move):
-            break
-        rows.append(_key_row(board))
-    while popped:
-        board.push(popped.pop())
-    rows.reverse()
-    padded = np.zeros((100, 67), dtype=np.int64)
-    if rows:
-        padded[: len(rows)] = rows
-    return {
-        "board": np.asarray(_codes(board), dtype=np.int64),
-        "current_player": np.int64(0 if board.turn else 1),
-        "castling": np.asarray(
-            [bool(rights & chess.BB_SQUARES[s]) for s in (chess.H1, chess.A1, chess.H8, chess.A8)],
-            dtype=np.int64,
-        ),
-        "ep_square": np.int64(-1 if board.ep_square is None else board.ep_square),
-        "halfmove_clock": np.int64(board.halfmove_clock),
-        "board_history": raw.board_history.astype(np.int64),
-        "positions": padded,
-        "positions.length": np.int64(len(rows)),
-    }
+    """The reference state's leaves, as the example's bridge reads them."""
+    return chess_leaves(env, BRIDGE)
 
 
 def _move(board: chess.Board, action: int) -> chess.Move:

@@ -29,7 +29,7 @@ import pytest
 from envport.verifiers.draws.probes import load_probes
 from envport.verifiers.selfcheck import Mutant, apply_mutant
 
-from helpers import ROOT
+from helpers import ROOT, chess_bridge, chess_leaves
 
 pytest.importorskip("pettingzoo")
 chess = pytest.importorskip("chess")
@@ -68,49 +68,12 @@ GAMES = (
         ("8/8/8/8/8/p1k5/P1p5/1K6 w - - 98 80", "quiet:b1a1"),
     ]
 )
-CASTLING_SQUARES = (chess.BB_H1, chess.BB_A1, chess.BB_H8, chess.BB_A8)
-
-
-def _codes(board: Any) -> np.ndarray:
-    codes = np.zeros(64, dtype=np.int64)
-    for square, piece in board.piece_map().items():
-        codes[square] = piece.piece_type + (0 if piece.color else 6)
-    return codes
-
-
-def _key(board: Any) -> np.ndarray:
-    rights = board.clean_castling_rights()
-    mask = sum(1 << i for i, bb in enumerate(CASTLING_SQUARES) if rights & bb)
-    ep = board.ep_square if board.has_legal_en_passant() else -1
-    return np.concatenate([_codes(board), [mask, ep, 0 if board.turn else 1]])
+BRIDGE = chess_bridge()
 
 
 def _leaves(env: Any) -> dict[str, np.ndarray]:
-    """The reference state's leaves: the positions that count for repetition walked back
-    over the move stack as python-chess walks it (on a copy), oldest first."""
-    raw = env.unwrapped
-    board = raw.board
-    walked = board.copy()
-    keys = []
-    while walked.move_stack:
-        move = walked.pop()
-        if walked.is_irreversible(move):
-            break
-        keys.append(_key(walked))
-    positions = np.zeros((100, 67), dtype=np.int64)
-    if keys:
-        positions[: len(keys)] = keys[::-1]
-    rights = board.clean_castling_rights()
-    return {
-        "board": _codes(board),
-        "current_player": np.int64(AGENTS.index(env.agent_selection)),
-        "castling": np.asarray([bool(rights & bb) for bb in CASTLING_SQUARES], np.int64),
-        "ep_square": np.int64(-1 if board.ep_square is None else board.ep_square),
-        "halfmove_clock": np.int64(board.halfmove_clock),
-        "board_history": raw.board_history.astype(np.int64),
-        "positions": positions,
-        "positions.length": np.int64(len(keys)),
-    }
+    """The reference state's leaves, as the example's bridge reads them."""
+    return chess_leaves(env, BRIDGE)
 
 
 def _stack(leaves: list[dict]) -> dict[str, np.ndarray]:

@@ -91,3 +91,40 @@ def test_an_answer_over_the_size_limit_is_refused_before_it_is_read(tmp_path: Pa
         # The worker was stopped; later requests fail at once with the same reason.
         with pytest.raises(PortError, match="was refused"):
             worker.request(Ping())
+
+
+def test_batched_answers_of_the_wrong_shape_are_named() -> None:
+    """A probe batch must answer every input twice and every eager call asked for (fewer
+    would skip the jit check unseen); a session script one well-formed answer per request."""
+    import numpy as np
+
+    from envport.serve.answers import problem
+    from envport.serve.ops import Probe, SessionScript, SessionStep
+
+    state = {"x": np.zeros(2)}
+    probe = Probe(
+        probes_file="p.py",
+        name="f",
+        befores=[state] * 3,
+        actions=[0] * 3,
+        afters=None,
+        jax=True,
+        eager_first=2,
+    )
+    out = {"y": np.zeros(1)}
+    assert problem(probe, {"first": [out] * 3, "second": [out] * 3, "eager": [out] * 2}) is None
+    short = problem(probe, {"first": [out] * 3, "second": [out] * 3, "eager": [out]})
+    assert short is not None and short.startswith("eager: expected a list of 2")
+    assert problem(probe, {"first": [out] * 2, "second": [out] * 3, "eager": [out] * 2})
+    step = SessionStep(actions=np.asarray([0]))
+    script = SessionScript.of([step, step])
+    answer = {
+        "obs": np.zeros((1, 4)),
+        "reward": np.zeros(1),
+        "terminated": np.zeros(1, bool),
+        "truncated": np.zeros(1, bool),
+        "state": None,
+    }
+    assert problem(script, [answer, answer]) is None
+    assert "expected a list of 2 answers" in str(problem(script, [answer]))
+    assert str(problem(script, [answer, {}])).startswith("answer 1 (session_step)")

@@ -35,7 +35,7 @@ def problem(op: Op | None, result: Any) -> str | None:
     if isinstance(op, SessionScript):
         return _scripted(op, result)
     if isinstance(op, Probe):
-        return _probed(result, len(op.befores))
+        return _probed(op, result)
     return None
 
 
@@ -51,14 +51,17 @@ def _scripted(op: SessionScript, result: Any) -> str | None:
     return None
 
 
-def _probed(result: Any, inputs: int) -> str | None:
-    """A probe answer: the outputs (dicts) of each input's two calls, and the eager ones."""
+def _probed(op: Probe, result: Any) -> str | None:
+    """A probe answer: the outputs (dicts) of each input's two calls, and of the eager calls
+    asked for (fewer would skip the jit check unseen)."""
     if not isinstance(result, dict):
         return f"expected a dict of first, second, eager, got {_kind(result)}"
-    for name, count in (("first", inputs), ("second", inputs), ("eager", None)):
+    inputs = len(op.befores)
+    eager = min(op.eager_first, inputs) if op.jax else 0
+    for name, count in (("first", inputs), ("second", inputs), ("eager", eager)):
         calls = result.get(name)
-        if not isinstance(calls, list) or (count is not None and len(calls) != count):
-            return f"{name}: expected a list of {count or 'some'} outputs, got {_kind(calls)}"
+        if not isinstance(calls, list) or len(calls) != count:
+            return f"{name}: expected a list of {count} outputs, got {_kind(calls)}"
         if not all(isinstance(call, dict) for call in calls):
             return f"{name}: expected each output a dict of arrays"
     return None

@@ -158,9 +158,9 @@ class SessionScript(Op):
 
     def ops(self) -> list[Op]:
         """The script's requests; a step of another kind is refused (UnknownOp)."""
+        kinds: dict[Any, type[Op]] = {SessionLoad.op: SessionLoad, SessionStep.op: SessionStep}
         found = []
         for step in self.steps:
-            kinds: dict[Any, type[Op]] = {SessionLoad.op: SessionLoad, SessionStep.op: SessionStep}
             kind = kinds.get(step.get("op"))
             if kind is None or not isinstance(step.get("args"), dict):
                 raise UnknownOp(f"a session script runs session loads and steps, got {step!r:.80}")

@@ -26,7 +26,7 @@ from envport.serve.ops import Requester
 from envport.spec import PortSpec
 from envport.structure import violated
 from envport.targets.randomness import example_seed, noise_args
-from envport.targets.reference import Reference, Transition, valid_helpers
+from envport.targets.reference import Reference, State, Transition, valid_helpers
 from envport.targets.registry import TargetName
 from envport.verifiers.draws.hypo import (
     SHRINK_SECONDS,
@@ -54,7 +54,7 @@ from envport.verifiers.reporting.compare import (
 )
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
 from envport.verifiers.reporting.replay import Replay
-from envport.verifiers.reporting.states import Divergent, field_diffs
+from envport.verifiers.reporting.states import Divergent, field_diffs, stack_states
 
 # Eager (un-jitted) JAX is slow; the jit invariant is checked on the first examples only.
 JIT_CHECKS = 10
@@ -193,11 +193,8 @@ def _drawn(run: L1Run, arrange: Callable[..., Any] | None) -> list[Example]:
         drawn.append(_transition(run, state, action))
 
     test = _hypothesis_test(run, collect, arrange, False)
-    try:
-        with captured_reports(), draws_independent_of_the_process():
-            test()
-    except Unsatisfiable:
-        raise unsatisfiable("l1") from None
+    with captured_reports(), draws_independent_of_the_process():
+        test()
     return drawn
 
 
@@ -228,7 +225,7 @@ def _drive(
         found = failure
     if found is None:
         level.episodes = level.steps_compared = len(drawn)
-    elif isinstance(found, Divergent) and not run.shrink:
+    elif not run.shrink:
         # Unshrunk, the first failing draw is the verdict the one-at-a-time walk would give.
         _diverged(run, level, found, name, module)
         level.episodes = level.steps_compared = len(drawn)
@@ -302,8 +299,22 @@ def _diverged(
     )
 
 
-def _stacked(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    return {k: np.stack([np.asarray(p[k]) for p in parts]) for k in parts[0]}
+def stepped_twice(befores: list[State], actions: list[Any], noises: list[Any]) -> ops.StepBatch:
+    """One batch stepping each state twice, rows i and n + i (`answered_alike` compares
+    them): L1's examples and its rows built on the reference go to the port this way."""
+    noise = None if noises[0] is None else np.stack([np.asarray(n) for n in noises * 2])
+    return ops.StepBatch(
+        states=stack_states(befores * 2), actions=np.asarray(actions * 2), noise=noise
+    )
+
+
+def answered_alike(answer: dict, index: int, count: int) -> bool:
+    """Whether row `index` of a `stepped_twice` batch of `count` states got the same answer
+    both times (exactly: a deterministic port repeats itself)."""
+    return all(
+        np.array_equal(answer[k][index], answer[k][index + count], equal_nan=True)
+        for k in STEP_FIELDS
+    )
 
 
 def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
@@ -368,23 +379,22 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
     def judge(examples: list[Example], first: int) -> None:
         if not examples:
             return
-        # Each state twice: the two answers must agree (determinism).
-        twice = examples + examples
-        states = _stacked([e.before for e in twice])
-        actions = np.asarray([e.action for e in twice])
-        noises = [e.transition.noise for e in twice]
-        noise = None if noises[0] is None else np.stack([np.asarray(n) for n in noises])
-        answer = run.worker.request(ops.StepBatch(states=states, actions=actions, noise=noise))
+        batch = stepped_twice(
+            [e.before for e in examples],
+            [e.action for e in examples],
+            [e.transition.noise for e in examples],
+        )
+        answer = run.worker.request(batch)
         eager_rows = max(0, min(len(examples), JIT_CHECKS - first + 1))
         eager = None
         if run.backend == TargetName.JAX and eager_rows:
             rows = slice(0, eager_rows)
             eager = run.worker.request(
                 ops.StepBatch(
-                    states={k: v[rows] for k, v in states.items()},
-                    actions=actions[rows],
+                    states={k: v[rows] for k, v in batch.states.items()},
+                    actions=batch.actions[rows],
                     eager=True,
-                    noise=None if noise is None else noise[rows],
+                    noise=None if batch.noise is None else batch.noise[rows],
                 )
             )
         for index, example in enumerate(examples):
@@ -414,10 +424,7 @@ def _judge_step(
 
     if found and not _excused(run, example, [d.field for d in found[0][1]], changed):
         raise Divergent(found[0][1], inputs, "one step from this state differs")
-    again = index + count
-    if not all(
-        np.array_equal(answer[k][index], answer[k][again], equal_nan=True) for k in STEP_FIELDS
-    ):
+    if not answered_alike(answer, index, count):
         raise Divergent([], inputs, "the same step twice gave different answers")
     if eager is not None and index < len(eager["reward"]):
         eager_steps = Steps.of(eager, row)

@@ -63,7 +63,7 @@ class _Exchange:
     """How the machine meets the port. Live: each request is sent and its answer judged at
     once. Recording: the request and its judge are kept (the machine goes on as if the
     port had agreed), so that every sequence's requests go to the worker as one script and
-    are judged after; `answers` then holds a replayed run's answers in order."""
+    are judged after (`_judged`)."""
 
     def __init__(self, worker: Requester) -> None:
         self.worker = worker
