@@ -37,6 +37,10 @@ KINDS = ("+2e-6", "-2e-6")
 # Tries to find the crossing: half of them halve the bracket, enough to reach neighbouring
 # floats from any bound of a classic env.
 BISECTIONS = 160
+# A relative landing is done once the next value is this share of its offset from the
+# target: 2e-6 +- 0.2e-6 keeps it over 15 float32 ulps from the constant, and stopping
+# there (not at neighbouring floats) takes a third of the reference steps.
+SETTLED = 0.1
 # How far a port's float32 state may sit from the reference's: a few ulps, relative.
 NUDGE_ULPS = 4
 PORT_EPS = float(np.finfo(np.float32).eps)
@@ -99,10 +103,15 @@ def land(
     (the next value does not cross the target as the start component sweeps its bounds)."""
     lo, hi = bounds = _bound(spec, landing)
     target = landing.target
+    # "above" and "below" need the crossing to the last float; a relative landing needs
+    # the next value near its offset.
+    settled = 0.0
     if landing.kind[0] in "+-":
         # Relative to the target, or to the field's width for a target at zero.
         scale = max(abs(target), 1e-3 * (hi - lo))
-        target += float(landing.kind) * scale
+        offset = float(landing.kind) * scale
+        target += offset
+        settled = SETTLED * abs(offset)
     reference.reset(seed)
     start = {k: np.array(v) for k, v in {**reference.read_state(), **state}.items()}
     tried: list[tuple[float, float]] = []  # (start value, next value), for the mirror
@@ -136,6 +145,9 @@ def land(
         d_middle = distance(middle)
         if d_middle is None:
             return None
+        if settled and abs(d_middle) <= settled:
+            lo = hi = middle
+            break
         if (d_middle >= 0) == at_lo:
             lo, d_lo = middle, d_middle
             d_hi, kept = (d_hi / 2 if kept == "hi" else d_hi), "hi"
