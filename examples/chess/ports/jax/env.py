@@ -37,6 +37,7 @@ from .rules import (
     PAWN,
     QUEEN,
     ROOK,
+    Moves,
     aux_planes,
     decode,
     history_planes,
@@ -152,6 +153,28 @@ def _push(state: State, action):
     return board.astype(jnp.int8), castling, ep, halfmove, irreversible
 
 
+def _quiet_with_reply(position: State, moves: Moves) -> jax.Array:
+    """python-chess's fifty-move claim one move early: some legal non-zeroing move after
+    which the opponent has a legal move. The legal moves are tried one by one until one
+    does (a while loop: under vmap it runs only as long as a game that asks needs it; a
+    game at 99 halfmoves with a quiet move nearly always stops at the first)."""
+
+    def untried(carry):
+        remaining, found = carry
+        return jnp.any(remaining) & ~found
+
+    def one(carry):
+        remaining, _ = carry
+        action = jnp.argmax(remaining)
+        board, castling, ep, halfmove, _ = _push(position, action)
+        replies = legal_moves(board, 1 - position.current_player, castling, ep).mask
+        return remaining.at[action].set(False), (halfmove > 0) & jnp.any(replies)
+
+    asked = moves.any_quiet & (position.halfmove_clock >= 99)
+    _, found = jax.lax.while_loop(untried, one, (moves.mask & asked, jnp.bool_(False)))
+    return found
+
+
 def _played(state: State, action) -> State:
     mover = state.current_player
     board, castling, ep, halfmove, irreversible = _push(state, action)
@@ -173,7 +196,15 @@ def _played(state: State, action) -> State:
         [history_planes(board, ep, seen >= 1), state.board_history[:, :, :-13]], axis=-1
     )
     threefold = (seen + 1 >= 3) | rep.reaches(keys, counts, length, here, moves.mask, player)
-    fifty = (halfmove >= 100) | ((halfmove >= 99) & moves.any_quiet)
+    after = state._replace(
+        board=board,
+        current_player=player,
+        castling=castling,
+        ep_square=ep,
+        halfmove_clock=halfmove,
+        legal_ep=moves.legal_ep,
+    )
+    fifty = (halfmove >= 100) | ((halfmove >= 99) & _quiet_with_reply(after, moves))
     stuck = ~jnp.any(moves.mask)
     over = stuck | insufficient_material(board) | fifty | threefold
     mated = stuck & moves.in_check
