@@ -13,6 +13,7 @@ brief's flat dict) mid-game. The probes' two halves must agree on the visited st
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import sys
 import tomllib
@@ -26,6 +27,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from envport.repair.edits import parse_answer
 from envport.verifiers.draws.probes import load_probes
 from envport.verifiers.selfcheck import Mutant, apply_mutant
 
@@ -459,3 +461,25 @@ def test_a_probe_catches_a_mutant_rule(record: Record, tmp_path: Path) -> None:
         )
     ]
     assert caught
+
+
+def test_the_replay_session_ends_on_the_known_good_port(tmp_path: Path) -> None:
+    """The hand-written session (examples/chess/replay/numpy): every entry labelled, the
+    rules module generated with the pinned-piece slip, and the answers a run ends on (the
+    repair's rules, the other modules' generation) the known-good port without its label
+    line, so the session cannot drift from the port the tests check."""
+    folder = ROOT / "examples" / "chess" / "replay" / "numpy"
+    entries = json.loads((folder / "session.json").read_text())["entries"]
+    assert {entry["source"] for entry in entries} == {"hand-written"}
+    final: dict[str, str] = {}
+    for entry in entries:  # in order: a later answer for a file replaces an earlier one
+        answer = (folder / entry["answer_file"]).read_text()
+        parsed = parse_answer(answer, tmp_path)
+        if entry["phase"] == "generate" and entry["module"] == "rules":
+            assert "| _pinned(boards, kings)" not in parsed.files["rules.py"]
+        final |= parsed.files
+    note = "\nHand-written known-good port, not model output.\n"
+    port = ROOT / "examples" / "chess" / "ports" / "numpy"
+    assert set(final) == {path.name for path in port.glob("*.py")}
+    for name, text in final.items():
+        assert text == (port / name).read_text().replace(note, "\n"), name

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel, Field, SkipValidation
 
 from envport.gaps import Gap, GapKind, gap_lines, verdict_word
@@ -100,7 +101,7 @@ class Divergence(BaseModel):
         if self.late_start is not None:
             lines.append(f"  started with the step counter at {self.late_start}")
         if self.start_state:
-            lines.append(f"  start state: {_fmt(self.start_state)}")
+            lines.append(f"  start state: {_brief_state(self.start_state)}")
         if self.action_prefix:
             lines.append(f"  actions up to the divergence: {_fmt(self.action_prefix)}")
         lines.extend(f"  {diff.line()}" for diff in self.fields)
@@ -248,6 +249,28 @@ class VerifyReport(BaseModel):
             )
         lines.extend(f"{'FAIL' if self.strict else 'gap '} {line}" for line in said)
         return "\n".join(lines)
+
+
+# A start state's component with more numbers than this is shown by its shape in the text
+# (a chess position's 8x8x104 history would bury the differing fields a repair needs); the
+# report, the JSON and the replay command keep it whole.
+BRIEF_ITEMS = 128
+
+
+def _brief_state(state: dict[str, Any]) -> str:
+    parts = []
+    for name, value in state.items():
+        shown = _fmt(value)
+        if isinstance(value, list):
+            try:
+                array = np.asarray(value, dtype=float)
+            except ValueError:  # ragged: shown whole
+                array = None
+            if array is not None and array.size > BRIEF_ITEMS:
+                shape = " x ".join(map(str, array.shape))
+                shown = f"<{shape} array, {np.count_nonzero(array)} nonzero>"
+        parts.append(f"{name}: {shown}")
+    return "{" + ", ".join(parts) + "}"
 
 
 def _fmt(value: Any) -> str:
