@@ -153,26 +153,29 @@ def _push(state: State, action):
     return board.astype(jnp.int8), castling, ep, halfmove, irreversible
 
 
+def _untried(carry) -> jax.Array:
+    remaining, found, _ = carry
+    return jnp.any(remaining) & ~found
+
+
+def _try_one(carry):
+    """Plays the first untried legal move: whether it is quiet and leaves the opponent a
+    legal move. (Module-level, not a closure: eager callers reuse its compiled loop.)"""
+    remaining, _, position = carry
+    action = jnp.argmax(remaining)
+    board, castling, ep, halfmove, _ = _push(position, action)
+    replies = legal_moves(board, 1 - position.current_player, castling, ep).mask
+    return remaining.at[action].set(False), (halfmove > 0) & jnp.any(replies), position
+
+
 def _quiet_with_reply(position: State, moves: Moves) -> jax.Array:
     """python-chess's fifty-move claim one move early: some legal non-zeroing move after
     which the opponent has a legal move. The legal moves are tried one by one until one
     does (a while loop: under vmap it runs only as long as a game that asks needs it; a
     game at 99 halfmoves with a quiet move nearly always stops at the first)."""
-
-    def untried(carry):
-        remaining, found = carry
-        return jnp.any(remaining) & ~found
-
-    def one(carry):
-        remaining, _ = carry
-        action = jnp.argmax(remaining)
-        board, castling, ep, halfmove, _ = _push(position, action)
-        replies = legal_moves(board, 1 - position.current_player, castling, ep).mask
-        return remaining.at[action].set(False), (halfmove > 0) & jnp.any(replies)
-
     asked = moves.any_quiet & (position.halfmove_clock >= 99)
-    _, found = jax.lax.while_loop(untried, one, (moves.mask & asked, jnp.bool_(False)))
-    return found
+    start = (moves.mask & asked, jnp.bool_(False), position)
+    return jax.lax.while_loop(_untried, _try_one, start)[1]
 
 
 def _played(state: State, action) -> State:
