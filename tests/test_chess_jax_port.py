@@ -404,29 +404,33 @@ def test_the_start_is_pettingzoo_s(port: types.ModuleType) -> None:
         assert np.array_equal(np.asarray(written[name]), want), name
 
 
-@pytest.mark.parametrize(
-    ("fen", "uci"),
-    [
-        # After Ka1 black is at 99 halfmoves, but each quiet move of black's stalemates
-        # white: python-chess wants the opponent to have a reply, so no fifty-move claim.
-        ("8/8/8/8/8/p1k5/P1p5/1K6 w - - 98 80", "b1a1"),
-        # The same clock with a reply after a quiet move: the claim ends the game.
-        ("8/8/4k3/8/8/3K4/8/R7 w - - 98 80", "a1a2"),
-    ],
-)
-def test_the_fifty_move_claim_one_move_early(port: types.ModuleType, fen: str, uci: str) -> None:
+# At 99 halfmoves: after Ka1 every quiet move of black's stalemates white, so python-chess
+# claims nothing; after Ra2 black has quiet moves with a reply, and the claim ends the game.
+FIFTY = [
+    ("8/8/8/8/8/p1k5/P1p5/1K6 w - - 98 80", "b1a1"),
+    ("8/8/4k3/8/8/3K4/8/R7 w - - 98 80", "a1a2"),
+]
+
+
+def test_the_fifty_move_claim_one_move_early(port: types.ModuleType) -> None:
     """At 99 halfmoves the game ends when some quiet move leaves the opponent a reply,
     as PettingZoo's `can_claim_fifty_moves` has it, and not when every one stalemates."""
     import jax
     from pettingzoo.classic.chess import chess_utils
 
-    env = chess_v6.env()
-    env.reset()
-    board = env.unwrapped.board = chess.Board(fen)
-    state = port.state_from_reference({k: np.asarray(v) for k, v in _leaves(env).items()})
-    (action,) = [a for a in chess_utils.legal_moves(board) if _move(board, a).uci() == uci]
-    env.step(action)
-    after = jax.jit(port.step)(state, action, jax.random.key(0))
-    agent = env.agent_selection
-    assert bool(after.terminated) == env.terminations[agent]
-    assert np.array_equal(np.asarray(after.legal_action_mask), env.observe(agent)["action_mask"])
+    step = jax.jit(port.step)
+    ended = []
+    for fen, uci in FIFTY:
+        env = chess_v6.env()
+        env.reset()
+        board = env.unwrapped.board = chess.Board(fen)
+        state = port.state_from_reference({k: np.asarray(v) for k, v in _leaves(env).items()})
+        (action,) = [a for a in chess_utils.legal_moves(board) if _move(board, a).uci() == uci]
+        env.step(action)
+        after = step(state, action, jax.random.key(0))
+        agent = env.agent_selection
+        assert bool(after.terminated) == env.terminations[agent], fen
+        mask = env.observe(agent)["action_mask"]
+        assert np.array_equal(np.asarray(after.legal_action_mask), mask), fen
+        ended.append(env.terminations[agent])
+    assert ended == [False, True]
