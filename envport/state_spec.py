@@ -165,6 +165,9 @@ class ReachedSpec(_Strict):
     itself (envport.verifiers.draws.reached), for a state space no bounds describe."""
 
     episodes: int = Field(gt=0, description="episodes the reference plays for them")
+    # Steps each may take (default `levels.l3.steps`): a game's rules of its late play (a
+    # fifty-move claim, a bare king, a stalemate) live past the rollouts' length.
+    steps: int | None = Field(default=None, gt=0)
     # Of L1's and L2's drawn states, the share taken from them (the rest from the fields).
     share: float = Field(default=1.0, gt=0.0, le=1.0)
 
