@@ -11,9 +11,11 @@ where play meets them; the levels still try every action from it, legal or not. 
 episodes follow from the spec alone (not from --seed), and are played once per spec in a
 process.
 
-Each step of those episodes is kept whole (`reached_steps`: the state, the action played
-from it and the reference's own answer), so L1's `reached` check (levels/l1/reached.py)
-can put the port through every one of them without stepping the reference again.
+A spec's `book` adds start states where rare rules decide, every line `depth` actions deep
+played from each (draws/book.py); their steps join the episodes'. Each step is kept whole
+(`reached_steps`: the state, the action played from it and the reference's own answer),
+so L1's `reached` check (levels/l1/reached.py) can put the port through every one of them
+without stepping the reference again.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import numpy as np
 
 from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, Transition
+from envport.verifiers.draws.book import book_starts, expanded
 from envport.verifiers.draws.policies import plan_actions
 from envport.verifiers.draws.turns import game_players, turn_actions
 
@@ -151,6 +154,9 @@ def reached_steps(spec: PortSpec, reference: Reference) -> tuple[ReachedStep, ..
             played.append(ReachedStep.of(before, action, outcome))
             if outcome.terminated or outcome.truncated:
                 break
+    for start in book_starts(spec, reference):
+        for before, action, outcome in expanded(reference, start, config.depth):
+            played.append(ReachedStep.of(before, action, outcome))
     _PLAYED.clear()
     _PLAYED[key] = tuple(played)
     return _PLAYED[key]

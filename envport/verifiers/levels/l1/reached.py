@@ -9,8 +9,8 @@ the reference gave while it played (recorded then, so not one reference step mor
 port answers all rows in one batch, a cheap request next to the reference's steps, and
 each row is compared as L1's transition check compares its examples; the first that
 differs is reported with its state and action. More episodes in `[state.reached]` buy
-more rare states at the reference's cost alone.
-"""
+more rare states at the reference's cost alone; its `book` reaches those play never meets
+(envport.verifiers.draws.book)."""
 
 from __future__ import annotations
 
