@@ -37,7 +37,7 @@ POSITIONS = (
     "r2q1rk1/pP1p2pp/Q4n2/bbp1p3/Np6/1B3NBn/pPPP1PPP/R3K2R b KQ - 0 1",
     "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
     "8/8/4k3/8/2p5/8/1P2K3/4R3 w - - 98 80",
-    "7k/8/5Q2/8/8/8/8/K7 w - - 40 60",
+    "7k/8/6Q1/8/8/8/8/K7 w - - 40 60",
     "8/8/8/3k4/8/8/2NN4/4K3 w - - 10 50",
 )
 
@@ -46,8 +46,12 @@ def positions(env: Any) -> Iterator[None]:
     """Put the reference into each position in turn: its board, PettingZoo's empty history,
     the turn to the side to move."""
     for fen in POSITIONS:
+        board = chess.Board(fen)
+        # A position no game reaches (the side not to move in check) is a false alarm.
+        if not board.is_valid():
+            raise ValueError(f"the book's position {fen} is not one a game reaches")
         game = env.unwrapped
-        game.board = chess.Board(fen)
+        game.board = board
         game.board_history = np.zeros((8, 8, 104), dtype=bool)
         fresh_turn(env, 0 if game.board.turn == chess.WHITE else 1)
         yield
