@@ -165,6 +165,15 @@ class ReachedSpec(_Strict):
     itself (envport.verifiers.draws.reached), for a state space no bounds describe."""
 
     episodes: int = Field(gt=0, description="episodes the reference plays for them")
+    # Steps each may take (default `levels.l3.steps`): a game's rules of its late play (a
+    # fifty-move claim, a bare king, a stalemate) live past the rollouts' length.
+    steps: int | None = Field(default=None, gt=0)
+    # A book of start states where rare rules decide (`harness/book.py:positions`: a
+    # generator that puts the reference env given to it into each in turn, through the state
+    # bridge, and yields): from each, every action (a game's legal ones) is played `depth`
+    # plies deep (envport.verifiers.draws.book).
+    book: str | None = None
+    depth: int = Field(default=1, ge=1, le=3)
     # Of L1's and L2's drawn states, the share taken from them (the rest from the fields).
     share: float = Field(default=1.0, gt=0.0, le=1.0)
 

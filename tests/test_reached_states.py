@@ -2,7 +2,8 @@
 
 On Connect Four (real PettingZoo): the drawn states are exactly states the reference passed
 through in the spec's episodes, played by its game players; without the table the fields'
-own draws are back; a spec asking for no episodes is one line, exit 2.
+own draws are back; a spec asking for no episodes is one line, exit 2; a spec's book adds
+every line of its depth from each of its positions, each kept with the reference's answer.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from hypothesis import seed as hypothesis_seed
 
 from envport.spec import load_spec
 from envport.targets.reference import Reference
-from envport.verifiers.draws.reached import reached_states
+from envport.verifiers.draws.reached import reached_states, reached_steps
 from envport.verifiers.draws.strategies import draws_for, state_strategy
 
 from helpers import ROOT, user_env
@@ -89,3 +90,42 @@ def test_no_episodes_is_one_line_and_exit_2(tmp_path: Path) -> None:
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and "state.reached.episodes" in lines[0], done.stderr
     assert "Traceback" not in done.stderr
+
+
+BOOK = '''
+def positions(env):
+    """Two openings: the centre column taken by each player, then the edge by the first."""
+    for columns in ([3, 3], [0]):
+        env.reset(seed=0)
+        for column in columns:
+            env.step(column)
+        yield
+'''
+
+
+def test_a_book_adds_every_line_of_its_depth_from_each_position(tmp_path: Path) -> None:
+    spec_dir = _spec_with(
+        tmp_path,
+        "[state.reached]\nepisodes = 1\nsteps = 3\nbook = 'harness/book.py:positions'\ndepth = 2",
+    )
+    (spec_dir / "harness" / "book.py").write_text(BOOK)
+    spec = load_spec(spec_dir)
+    reference = Reference(spec)
+    steps = reached_steps(spec, reference)
+    # One game of 3 moves, then from each of the 2 positions its 7 moves and 7 replies each.
+    assert len(steps) == 3 + 2 * (7 + 7 * 7)
+    first_book = steps[3 : 3 + 7]
+    start = first_book[0].before
+    assert all(_key(step.before) == _key(start) for step in first_book)
+    assert [step.action for step in first_book] == list(range(7))
+    assert int(np.asarray(start["current_player"])) == 0  # two pieces down: player_0 again
+    # Each kept answer is the reference's own from that state.
+    for step in (first_book[2], steps[3 + 7 + 10]):
+        reference.write_state(step.before)
+        again = reference.step(step.action)
+        assert np.array_equal(again.obs, step.transition.obs)
+        assert np.array_equal(again.reward, step.transition.reward)
+    # The second ply starts from the positions after each first move.
+    replies = steps[3 + 7 : 3 + 7 + 7 * 7]
+    assert len({_key(step.before) for step in replies}) == 7
+    assert all(_key(step.before) != _key(start) for step in replies)

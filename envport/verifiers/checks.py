@@ -26,6 +26,7 @@ from envport.verifiers.levels import reverse
 from envport.verifiers.levels.l1 import endings as l1_endings
 from envport.verifiers.levels.l1 import landings as l1_landings
 from envport.verifiers.levels.l1 import properties as l1
+from envport.verifiers.levels.l1 import reached as l1_reached
 from envport.verifiers.levels.l2 import interaction as l2
 from envport.verifiers.levels.l3 import cases
 from envport.verifiers.levels.l3 import lanes as l3_lanes
@@ -107,6 +108,8 @@ class L1Probes(Check):
                 results.append(l1_landings.check_landings(run, entry))
             if l1_endings.applies(run):
                 results.append(l1_endings.check_endings(run, entry))
+            if l1_reached.applies(run):
+                results.append(l1_reached.check_reached(run, entry))
         return results
 
 

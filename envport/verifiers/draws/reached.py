@@ -8,23 +8,76 @@ reference play `episodes` episodes, a game with the closed-loop players its L3 p
 L1 and L2 draw their start states from every state those episodes passed through (`share`
 of the draws; the rest from the fields and bounds as before). A state's rules are then met
 where play meets them; the levels still try every action from it, legal or not. The
-episodes follow from the spec alone (not from --seed), and are played once per reference.
+episodes follow from the spec alone (not from --seed), and are played once per spec in a
+process.
+
+A spec's `book` adds start states where rare rules decide, every line `depth` actions deep
+played from each (draws/book.py); their steps join the episodes'. Each step is kept whole
+(`reached_steps`: the state, the action played from it and the reference's own answer),
+so L1's `reached` check (levels/l1/reached.py) can put the port through every one of them
+without stepping the reference again.
 """
 
 from __future__ import annotations
 
-import weakref
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, overload
+
+import numpy as np
 
 from envport.spec import PortSpec
-from envport.targets.reference import Reference, State
+from envport.targets.reference import Reference, State, Transition
+from envport.verifiers.draws.book import book_starts, expanded
 from envport.verifiers.draws.policies import plan_actions
 from envport.verifiers.draws.turns import game_players, turn_actions
 
 # The episodes' own stream, apart from every other one of a run.
 _SALT = 0x4EAC
-_PLAYED: weakref.WeakKeyDictionary[Reference, tuple[State, ...]] = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class ReachedStep:
+    """One step of a `[state.reached]` episode: the state before it, the action played and
+    the reference's transition. Kept narrow (`_narrow`): thousands are held at once."""
+
+    kept: State
+    types: dict[str, np.dtype]
+    action: Any
+    outcome: Transition
+    obs_type: np.dtype
+
+    @classmethod
+    def of(cls, before: State, action: Any, transition: Transition) -> ReachedStep:
+        obs = np.asarray(transition.obs)
+        return cls(
+            {k: _narrow(v) for k, v in before.items()},
+            {k: np.asarray(v).dtype for k, v in before.items()},
+            action,
+            replace(transition, obs=_narrow(obs)),
+            obs.dtype,
+        )
+
+    @property
+    def before(self) -> State:
+        return {k: v.astype(self.types[k]) for k, v in self.kept.items()}
+
+    @property
+    def transition(self) -> Transition:
+        return replace(self.outcome, obs=self.outcome.obs.astype(self.obs_type))
+
+
+def _narrow(value: Any) -> np.ndarray:
+    """The same integers in the narrowest type holding them: a chess position's leaves are
+    int64 for values below 16, 155 kB a step as read, 25 kB narrowed."""
+    value = np.asarray(value)
+    if value.dtype.kind not in "biu" or value.size == 0:
+        return value
+    for narrow in (np.int8, np.int16, np.int32):
+        info = np.iinfo(narrow)
+        if info.min <= value.min() and value.max() <= info.max:
+            return value.astype(narrow)
+    return value
 
 
 def _actions(spec: PortSpec, reference: Reference, episode: int, steps: int) -> Iterator[Any]:
@@ -36,22 +89,74 @@ def _actions(spec: PortSpec, reference: Reference, episode: int, steps: int) -> 
     yield from plan_actions(kind, reference.action_space, _SALT, episode, steps)
 
 
-def reached_states(spec: PortSpec, reference: Reference) -> tuple[State, ...]:
+# The last spec's episodes, by what they follow from (the spec and its folders): they are
+# the same for every reference of it, so a process verifying one example again and again
+# (mutants, tests) plays them once. One kept: a chess example's are 100 MB.
+_PLAYED: dict[str, tuple[ReachedStep, ...]] = {}
+
+
+def _key(spec: PortSpec) -> str:
+    return f"{[str(folder) for folder in spec.folders]} {spec.model_dump_json()}"
+
+
+class ReachedStates(Sequence[State]):
+    """The states before each step, widened back to the types they were read in as each is
+    taken: L1 and L2 draw a few of thousands."""
+
+    def __init__(self, steps: tuple[ReachedStep, ...]) -> None:
+        self.steps = steps
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    @overload
+    def __getitem__(self, index: int) -> State: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[State]: ...
+    def __getitem__(self, index: int | slice) -> State | Sequence[State]:
+        if isinstance(index, slice):
+            return [step.before for step in self.steps[index]]
+        return self.steps[index].before
+
+
+_STATES: dict[str, ReachedStates] = {}
+
+
+def reached_states(spec: PortSpec, reference: Reference) -> Sequence[State]:
     """Every state the reference passes through in the spec's `[state.reached]` episodes
     (none without it), each before a step was taken from it."""
+    steps = reached_steps(spec, reference)
+    if not steps:
+        return ()
+    key = _key(spec)
+    if _STATES.get(key) is None or _STATES[key].steps is not steps:
+        _STATES.clear()
+        _STATES[key] = ReachedStates(steps)
+    return _STATES[key]
+
+
+def reached_steps(spec: PortSpec, reference: Reference) -> tuple[ReachedStep, ...]:
+    """Every step of the spec's `[state.reached]` episodes (none without it), in order;
+    played once per spec in a process."""
     config = spec.state.reached
     if config is None:
         return ()
-    if reference in _PLAYED:
-        return _PLAYED[reference]
-    steps = spec.levels.l3.steps
-    states: list[State] = []
+    key = _key(spec)
+    if key in _PLAYED:
+        return _PLAYED[key]
+    steps = config.steps or spec.levels.l3.steps
+    played: list[ReachedStep] = []
     for episode in range(config.episodes):
         reference.reset(_SALT + episode)
         for action in _actions(spec, reference, episode, steps):
-            states.append(reference.read_state())
+            before = reference.read_state()
             outcome = reference.step(action)
+            played.append(ReachedStep.of(before, action, outcome))
             if outcome.terminated or outcome.truncated:
                 break
-    _PLAYED[reference] = tuple(states)
-    return _PLAYED[reference]
+    for start in book_starts(spec, reference):
+        for before, action, outcome in expanded(reference, start, config.depth):
+            played.append(ReachedStep.of(before, action, outcome))
+    _PLAYED.clear()
+    _PLAYED[key] = tuple(played)
+    return _PLAYED[key]

@@ -12,6 +12,7 @@ empty, full, a single item left, a single gap. A share of actions
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -54,7 +55,7 @@ class Draws:
     integers: dict[str, tuple[int, ...]] = field(default_factory=dict)
     # States the reference reached in play (`[state.reached]`) and the share of the drawn
     # states taken from them.
-    reached: tuple[dict[str, np.ndarray], ...] = ()
+    reached: Sequence[dict[str, np.ndarray]] = ()
     reached_share: float = 0.0
 
 
@@ -83,7 +84,7 @@ def mix(word: int) -> int:
     return word ^ (word >> 31)
 
 
-def spread(items: list[Any]) -> st.SearchStrategy[Any]:
+def spread(items: Sequence[Any]) -> st.SearchStrategy[Any]:
     """One of `items`, spread over all of them: `sampled_from` favours its first items
     (simplest to shrink to), here the lowest bound exactly. A mixed 32-bit word picks
     instead (still reproducible, and shrinkable to one item)."""
@@ -258,9 +259,7 @@ def state_strategy(
         )
     if draws.reached:
         # Copies: a check may change what it is given, the pool serves every draw.
-        pool = spread(list(draws.reached)).map(
-            lambda state: {k: np.array(v) for k, v in state.items()}
-        )
+        pool = spread(draws.reached).map(lambda state: {k: np.array(v) for k, v in state.items()})
         merged = pool if draws.reached_share >= 1 else weighted(draws.reached_share, pool, merged)
     if spec.state.valid:
         helpers = valid_helpers(spec)

@@ -17,12 +17,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from envport.serve.ops import StepBatch
 from envport.targets.reference import Reference, State, Transition
 from envport.verifiers.draws.turns import game_players, turn_actions
 from envport.verifiers.levels.l1.properties import L1Run, rows_check
-from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
-from envport.verifiers.reporting.divergence import Divergence, LevelResult
+from envport.verifiers.levels.l1.rows import judge_rows
+from envport.verifiers.reporting.divergence import LevelResult
 
 # Positions kept before each game's end (the games: `levels.l1.endings`, default 36).
 ENDING_PLIES = 4
@@ -92,42 +91,15 @@ def build_rows(run: L1Run) -> list[Row]:
 
 def check_endings(run: L1Run, entry: str) -> LevelResult:
     return rows_check(
-        "endings", lambda: build_rows(run), lambda level, rows: _judge(run, entry, level, rows)
-    )
-
-
-def _judge(run: L1Run, entry: str, level: LevelResult, rows: list[Row]) -> None:
-    """All rows as one batch (a game's step is cheap; the batch is what a port runs)."""
-    states = {k: np.stack([row.before[k] for row in rows]) for k in rows[0].before}
-    answer = run.worker.request(
-        StepBatch(states=states, actions=np.asarray([row.action for row in rows]))
-    )
-    expected = Steps.join([Steps.single(row.transition) for row in rows])
-    actual = Steps.of(answer)
-    problems = contract_problems(expected.obs, actual.obs)
-    found = divergent_steps(run.spec, expected, actual, False, np.arange(len(rows)))
-    if not problems and not found:
-        return
-    level.passed = False
-    level.diverged_episodes = 1 if problems else len(found)
-    index, diffs = (0, problems) if problems else found[0]
-    row = rows[index]
-    level.divergences.append(
-        Divergence(
-            level="l1",
-            mode="endings",
-            module=entry,
-            seed=run.seed,
-            start_state={k: np.asarray(v).tolist() for k, v in row.before.items()},
-            action_prefix=[row.action],
-            fields=diffs,
-            message=(
-                "observation dtype or shape break the contract"
-                if problems
-                else f"move {row.action} from a position {ENDING_PLIES} moves or fewer "
-                "before the end of a game the reference played"
-            ),
-            replay=run.replay.at(module=entry).command(),
-            replay_of=run.replay.at(module=entry),
-        )
+        "endings",
+        lambda: build_rows(run),
+        lambda level, rows: judge_rows(
+            run,
+            entry,
+            level,
+            rows,
+            "endings",
+            f"a move from a position {ENDING_PLIES} moves or fewer before the end of a game "
+            "the reference played",
+        ),
     )
