@@ -39,6 +39,8 @@ CAUGHT_BY_REACHED = {
     "numpy-en-passant-missed": "legal_action_mask[",
     "numpy-castles-through-attacked-square": "legal_action_mask[",
     "numpy-en-passant-exposes-king": "legal_action_mask[",
+    # The book's position where every quiet move at 99 halfmoves stalemates the opponent.
+    "numpy-fifty-claim-without-reply": "terminated",
 }
 
 

@@ -11,8 +11,9 @@ book: envport plays every legal move from each of these positions, and every rep
   promotions to every piece), position 4 and its mirror (castling rights lost to a
   captured rook, underpromotion with capture), position 5.
 - Draw rules at their edge: the halfmove clock at 98 with quiet moves and pawn moves
-  to hand (the fifty-move claim one move away, and python-chess's look-ahead that wants a
-  legal reply); a stalemate one move away; a king with two knights against a bare king
+  to hand (the fifty-move claim one move away), and one where after Ka1 every quiet move
+  of black's stalemates white (python-chess's look-ahead wants a legal reply: no claim);
+  a stalemate one move away; a king with two knights against a bare king
   (not insufficient material: python-chess lets one knight alone count as such).
 
 Each position starts with PettingZoo's empty history (as after its reset) and no earlier
@@ -37,6 +38,7 @@ POSITIONS = (
     "r2q1rk1/pP1p2pp/Q4n2/bbp1p3/Np6/1B3NBn/pPPP1PPP/R3K2R b KQ - 0 1",
     "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",
     "8/8/4k3/8/2p5/8/1P2K3/4R3 w - - 98 80",
+    "8/8/8/8/8/p1k5/P1p5/1K6 w - - 98 80",
     "7k/8/6Q1/8/8/8/8/K7 w - - 40 60",
     "8/8/8/3k4/8/8/2NN4/4K3 w - - 10 50",
 )
