@@ -43,7 +43,7 @@ def pettingzoo_view(obs: jax.Array) -> jax.Array:
     square = clock // 2
     # The clock square is set on white's board (rank 8 the top row); player_1's view flips it.
     row = jnp.where(black, square // 8, 7 - square // 8)
-    clock_plane = (ROW == row) & (FILE == square % 8) & (square < 64)
+    clock_plane = (row == ROW) & (square % 8 == FILE) & (square < 64)
     ones = jnp.ones((8, 8), jnp.bool_)
     aux = [ones & (corner[c] > 0.5) for c in CASTLING]
     aux += [ones & black, clock_plane, ones]
