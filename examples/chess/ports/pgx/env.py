@@ -24,7 +24,9 @@ What cannot be mapped, and how the bridge stands in:
   bridge records pgx's own positions as python-chess would (the position moved from
   appended after a reversible move, the record emptied after a pawn move, a capture, lost
   castling rights, or where pgx's mask had an en passant capture), for state reads only;
-  pgx's play never sees it. A load hashes each row with pgx's own `_zobrist_hash`.
+  pgx's play never sees it. A load hashes each row with pgx's own `_zobrist_hash`; pgx's
+  `init` instead stores `INIT_ZOBRIST_HASH`, which under jax 0.10 is not the hash its tables
+  give the start position, so a loaded start position counts as seen where pgx's own does not.
 - The ply count (pgx's `step_count`, its 512-ply cap and ply plane) is not in the
   reference's state: a loaded game counts from 0, so the cap shows only in games played
   from the start. `fullmove_count` (not used by pgx's rules) starts at 1.
