@@ -48,7 +48,7 @@ def test_pgx_chess_diverges_on_the_illegal_move_rule() -> None:
     """A cut L1: from the drawn positions an illegal move is met first: pgx plays it, gives
     the opponent +1, does not truncate and hands the turn on (PettingZoo: 0, truncated,
     player_0 to move); the finished game's mask is all True."""
-    options = VerifyOptions(target="jax", levels=("l1",), examples=8)
+    options = VerifyOptions(target="jax", levels=("l1",), examples=20)
     report = verify(str(CHESS), str(BRIDGE), options)
     assert not report.passed and report.error is None
     fields = {
