@@ -48,9 +48,10 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "minigrid_empty": ("xminigrid:MiniGrid-Empty-8x8",),
     "minigrid_doorkey": ("xminigrid:MiniGrid-DoorKey-5x5",),
     "connect_four": ("pgx:connect_four",),
+    "chess": ("pgx:chess",),
 }
 # The two-player games: README's table of them, every batch size beside pgx.
-GAMES = ("connect_four",)
+GAMES = ("connect_four", "chess")
 
 
 def ratios(report: BenchReport, anchors: tuple[str, ...]) -> dict[str, float | str | None]:
