@@ -135,6 +135,16 @@ def translated_offline(spec: Path, target: str, out: Path, timeout: float = 400)
     return run
 
 
+def divergent_fields(report: Any) -> set[str]:
+    """Every field any divergence of a verify report names."""
+    return {
+        diff.field
+        for level in report.levels
+        for divergence in level.divergences
+        for diff in divergence.fields
+    }
+
+
 def check_failures(run: Path) -> list[str]:
     """The first failure line of every failed check outcome in the run's transcript, in order."""
     found = []

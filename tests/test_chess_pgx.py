@@ -17,7 +17,7 @@ import pytest
 
 from envport.verifiers.verify import VerifyOptions, verify
 
-from helpers import ROOT, chess_leaves, quiet_pettingzoo
+from helpers import ROOT, chess_leaves, divergent_fields, quiet_pettingzoo
 
 pytest.importorskip("pgx")
 pytestmark = pytest.mark.slow
@@ -51,12 +51,7 @@ def test_pgx_chess_diverges_on_the_illegal_move_rule() -> None:
     options = VerifyOptions(target="jax", levels=("l1",), examples=20)
     report = verify(str(CHESS), str(BRIDGE), options)
     assert not report.passed and report.error is None
-    fields = {
-        diff.field
-        for level in report.levels
-        for divergence in level.divergences
-        for diff in divergence.fields
-    }
+    fields = divergent_fields(report)
     assert {"rewards[player_0]", "rewards[player_1]"} & fields, fields
     assert "truncated" in fields, fields
     assert any(f.startswith("legal_action_mask[") for f in fields), fields

@@ -21,7 +21,7 @@ from envport.verifiers.reporting.states import field_diffs
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
-from helpers import ROOT, check_failures, run_envport, translated_offline
+from helpers import ROOT, check_failures, divergent_fields, run_envport, translated_offline
 
 CONNECT_FOUR = ROOT / "examples" / "connect_four"
 OBSERVED = 6 * 7 * 2  # the observation's components in the turn record
@@ -178,12 +178,7 @@ def test_pgx_connect_four_diverges_on_three_rules() -> None:
     options = VerifyOptions(target="jax", levels=("l1", "l2"), examples=100)
     report = verify(str(CONNECT_FOUR), str(CONNECT_FOUR / "ports" / "pgx"), options)
     assert not report.passed and report.error is None
-    fields = {
-        diff.field
-        for level in report.levels
-        for divergence in level.divergences
-        for diff in divergence.fields
-    }
+    fields = divergent_fields(report)
     assert any(f.startswith("legal_action_mask[") for f in fields), fields
     assert {"rewards[player_0]", "rewards[player_1]"} & fields, fields
     assert "truncated" in fields and "current_player" in fields, fields

@@ -52,7 +52,7 @@ from envport.verifiers.reporting.compare import (
     contract_problems,
     divergent_steps,
 )
-from envport.verifiers.reporting.divergence import Divergence, LevelResult
+from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.reporting.replay import Replay
 from envport.verifiers.reporting.states import Divergent, field_diffs, stack_states
 
@@ -284,18 +284,39 @@ def _diverged(
     level.passed = False
     level.diverged_episodes = 1
     level.divergences.append(
-        Divergence(
-            level="l1",
-            mode=name,
-            module=module,
-            seed=run.seed,
-            start_state={k: np.asarray(v).tolist() for k, v in failure.inputs.items()},
-            action_prefix=[np.asarray(failure.inputs.get("action")).tolist()],
-            fields=failure.diffs,
-            message=str(failure),
-            replay=run.replay.at(module=module or "").command(),
-            replay_of=run.replay.at(module=module or ""),
+        l1_divergence(
+            run,
+            name,
+            module,
+            failure.inputs,
+            failure.inputs.get("action"),
+            failure.diffs,
+            str(failure),
         )
+    )
+
+
+def l1_divergence(
+    run: L1Run,
+    mode: str,
+    module: str | None,
+    before: dict[str, Any],
+    action: Any,
+    fields: list[FieldDiff],
+    message: str,
+) -> Divergence:
+    """An L1 divergence: one step from `before` by `action`, with the line replaying it."""
+    return Divergence(
+        level="l1",
+        mode=mode,
+        module=module,
+        seed=run.seed,
+        start_state={k: np.asarray(v).tolist() for k, v in before.items()},
+        action_prefix=[np.asarray(action).tolist()],
+        fields=fields,
+        message=message,
+        replay=run.replay.at(module=module or "").command(),
+        replay_of=run.replay.at(module=module or ""),
     )
 
 

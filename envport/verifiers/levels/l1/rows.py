@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 
 from envport.serve.ops import StepBatch
-from envport.verifiers.levels.l1.properties import L1Run
+from envport.verifiers.levels.l1.properties import L1Run, l1_divergence
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
-from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
+from envport.verifiers.reporting.divergence import FieldDiff, LevelResult
 
 # Rows put to the port per request: a batch's states (a chess position with its history is
 # 100 kB) stay small whatever the rows' number.
@@ -41,23 +41,13 @@ def judge_rows(
     level.passed = False
     level.diverged_episodes = differing
     contract = diffs[0].field in ("obs.dtype", "obs.shape")
+    message = (
+        "observation dtype or shape break the contract"
+        if contract
+        else f"{told} differs ({differing} of {len(rows)} rows differ)"
+    )
     level.divergences.append(
-        Divergence(
-            level="l1",
-            mode=mode,
-            module=entry,
-            seed=run.seed,
-            start_state={k: np.asarray(v).tolist() for k, v in row.before.items()},
-            action_prefix=[np.asarray(row.action).tolist()],
-            fields=diffs,
-            message=(
-                "observation dtype or shape break the contract"
-                if contract
-                else f"{told} differs ({differing} of {len(rows)} rows differ)"
-            ),
-            replay=run.replay.at(module=entry).command(),
-            replay_of=run.replay.at(module=entry),
-        )
+        l1_divergence(run, mode, entry, row.before, row.action, diffs, message)
     )
 
 
