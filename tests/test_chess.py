@@ -88,3 +88,18 @@ def test_a_rare_rule_slip_fails_the_reached_check(mutant_id: str, tmp_path: Path
     assert not reached.passed, report.text()
     (divergence,) = reached.divergences
     assert divergence.fields[0].field.startswith(CAUGHT_BY_REACHED[mutant_id]), divergence.fields
+
+
+@pytest.mark.slow
+def test_a_record_kept_across_irreversible_moves_fails_l2(tmp_path: Path) -> None:
+    """A repetition record never emptied after a pawn move or capture changes no count
+    before it overflows, so no L1 check sees it; L2's sequences play legal moves and read
+    the state after each, where the longer record shows."""
+    (mutant,) = [m for m in load_mutants(CHESS) if m.id == "numpy-record-never-restarts"]
+    port = apply_mutant(mutant, CHESS / "ports" / "numpy", tmp_path / mutant.id)
+    options = VerifyOptions(target="numpy", levels=("l2",), shrink=False)
+    report = verify(str(CHESS), str(port), options)
+    assert report.error is None and not report.passed, report.text()
+    (interaction,) = [level for level in report.levels if level.mode == "interaction"]
+    fields = [d.field for v in interaction.divergences for d in v.fields]
+    assert fields and fields[0].startswith("state.positions"), fields

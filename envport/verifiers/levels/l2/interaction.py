@@ -232,7 +232,23 @@ def _machine(
             reference.reset(0)
             self._load("autoreset, then reset and state load")
 
-    return Interaction
+    if spec.game is None:
+        return Interaction
+
+    class GameInteraction(Interaction):
+        """A game's sequences also play legal moves: uniform actions over a large action
+        space are nearly all illegal (20 of chess's 4672 at the start), so without this
+        rule a sequence rarely gets past its first move and the state reads after a
+        played move (the repetition record, castling rights) are seldom compared."""
+
+        @precondition(lambda self: not self.done)
+        @rule(pick=st.integers(0, 2**16))
+        def step_legal(self, pick: int) -> None:
+            legal = reference.legal_actions()
+            if legal:
+                self.step(legal[pick % len(legal)])
+
+    return GameInteraction
 
 
 def _undecidable(
