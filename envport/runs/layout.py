@@ -106,9 +106,11 @@ def _freeze_harness_files(spec_file: Path, root: Path) -> None:
         named.append(spec.randomness.harness)
     named.append(spec.reference.rules)  # a black-box spec's rules document
     named.append(spec.state.helpers)  # functions `state.valid` calls
-    # A reference factory, state bridge or L3 policy given as a file beside the spec
-    # (`x.py:function`).
-    files = (spec.reference.entry, spec.state.read, spec.state.write, spec.levels.l3.policy)
+    # A reference factory, state bridge, L3 policy or book of start states (`[state.reached]
+    # book`) given as a file beside the spec (`x.py:function`).
+    reached = spec.state.reached
+    book = reached.book if reached is not None else None
+    files = (spec.reference.entry, spec.state.read, spec.state.write, spec.levels.l3.policy, book)
     for target in files:
         module = (target or "").partition(":")[0]
         named.append(module if module.endswith(".py") else None)
