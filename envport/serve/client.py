@@ -279,8 +279,8 @@ class PortWorker:
         Rust panic's message goes to stderr) and the traceback's frames in the port."""
         printed = ""
         # A panic on one of the port's threads may reach its stderr just after the failure
-        # reply does (seen under load): a moment's grace before reading none.
-        for _ in range(4):
+        # reply does (seen under load, past 0.2 s): up to a second's grace before reading none.
+        for _ in range(20):
             self._stderr.flush()
             self._stderr.seek(self._output_mark)
             printed = self._stderr.read(MAX_FAILURE_OUTPUT).decode(errors="replace").strip()
