@@ -119,20 +119,11 @@ class ReachedStates(Sequence[State]):
         return self.steps[index].before
 
 
-_STATES: dict[str, ReachedStates] = {}
-
-
 def reached_states(spec: PortSpec, reference: Reference) -> Sequence[State]:
     """Every state the reference passes through in the spec's `[state.reached]` episodes
     (none without it), each before a step was taken from it."""
     steps = reached_steps(spec, reference)
-    if not steps:
-        return ()
-    key = _key(spec)
-    if _STATES.get(key) is None or _STATES[key].steps is not steps:
-        _STATES.clear()
-        _STATES[key] = ReachedStates(steps)
-    return _STATES[key]
+    return ReachedStates(steps) if steps else ()
 
 
 def reached_steps(spec: PortSpec, reference: Reference) -> tuple[ReachedStep, ...]:
