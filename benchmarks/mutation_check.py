@@ -1,7 +1,7 @@
 """Mutation self-check: plant known bugs in the known-good ports and count what is caught.
 
     python benchmarks/mutation_check.py [examples/cartpole] [--target jax ...] [--processes N]
-        [--json PATH]
+        [--fail-fast] [--json PATH]
 
 Prints a table and writes benchmarks/results/mutants.json (or --json PATH: a check of one
 example's target after editing its port need not replace the recorded results). Exit 1 if
@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from envport.errors import EnvportError
+from envport.verifiers.options import DEFAULT_LEVELS, VerifyOptions
 from envport.verifiers.selfcheck import level_table, run_selfcheck
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -36,6 +37,12 @@ def main() -> int:
     )
     parser.add_argument("--processes", type=int, help="mutants verified at once (the cores)")
     parser.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="each mutant stops at the first check that catches it (the levels after it are "
+        "not run: a slow reference's self-check in minutes, its first catches only)",
+    )
+    parser.add_argument(
         "--json", type=Path, default=ROOT / "benchmarks" / "results" / "mutants.json"
     )
     args = parser.parse_args()
@@ -45,7 +52,8 @@ def main() -> int:
         return 2
     targets = tuple(args.target) if args.target else None
     try:
-        results = run_selfcheck(example, targets=targets, processes=args.processes)
+        options = VerifyOptions(levels=DEFAULT_LEVELS, shrink=False, fail_fast=args.fail_fast)
+        results = run_selfcheck(example, options, targets=targets, processes=args.processes)
     except (EnvportError, ValueError) as error:
         print(f"mutation_check: {error}", file=sys.stderr)
         return 2
@@ -64,7 +72,10 @@ def main() -> int:
         )
     console = Console(width=200)
     console.print(table)
-    counts = Table(title="behaviour-changing mutants per level")
+    counts = Table(
+        title="behaviour-changing mutants per level"
+        + (" (--fail-fast: first catches only)" if args.fail_fast else "")
+    )
     for column in ("level", "catches", "first to catch"):
         counts.add_column(column, justify="right")
     for level, row in level_table(results).items():
@@ -79,6 +90,8 @@ def main() -> int:
             {**r.model_dump(), "levels_catching": r.levels_catching, "ok": r.ok} for r in results
         ],
         "levels": level_table(results),
+        # With --fail-fast a mutant's levels after its first catch did not run.
+        "fail_fast": args.fail_fast,
     }
     out.write_text(json.dumps(payload, indent=2), encoding="utf-8")
     return 1 if missed else 0

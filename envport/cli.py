@@ -142,6 +142,11 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         "(default: the spec's [coverage] explore_steps; 0: no exploration)",
     )
     add_strict_option(p)
+    p.add_argument(
+        "--fail-fast",
+        action="store_true",
+        help="stop at the first check that fails (the report names the checks not run)",
+    )
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.add_argument("--json", type=Path, help="write the full report as JSON here")
     p.set_defaults(func=_run_verify)
@@ -171,6 +176,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         strict_bounds=args.strict_bounds,
         explore_steps=args.explore_steps,
         strict=args.strict,
+        fail_fast=args.fail_fast,
         executor=args.executor,
         address=args.address,
     )

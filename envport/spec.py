@@ -299,6 +299,10 @@ class GameSpec(_Strict):
     players: list[str] = Field(min_length=2)
     # The size of every player's Discrete action space (the legal-action mask's length).
     actions: int = Field(gt=0)
+    # A harness function naming an action for the player to move (`harness/moves.py:name`,
+    # `name(action, player) -> str`, chess's `e2e4`), so a divergence in the legal-action
+    # mask reads `legal_action_mask[877 e2e4]`, not only the index.
+    moves: str | None = None
 
 
 class PortSpec(_Strict):

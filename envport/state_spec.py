@@ -132,7 +132,8 @@ class GridSpec(_Strict):
     (type, colour, state)): a state field, or the observation's first components. The HTML
     report draws the reference's and the port's side by side at a divergence."""
 
-    # [X, Y] or [X, Y, C]; required for the observation (a flat array), else read off the value.
+    # [X, Y] or [X, Y, C]; required for the observation (a flat array), else read off the
+    # value; a state field held flat is read in this shape (chess's 64 squares as [8, 8]).
     shape: list[int] | None = Field(default=None, min_length=2, max_length=3)
     channels: list[str] = Field(default_factory=list, description="names of the last axis")
     # Channel -> the name of each code (code i is names[i]), for labels and tooltips.

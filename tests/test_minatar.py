@@ -143,7 +143,7 @@ def test_the_brick_map_is_drawn_rows_first_at_a_state_divergence() -> None:
     got = bricks.copy()
     got[2, 7] = 0  # a brick of row 2 missing in the port
     diffs = field_diffs(spec, {**want, "brick_map": bricks}, {**want, "brick_map": got})
-    assert [d.field for d in diffs] == ["brick_map[2, 7]"]
+    assert [d.field for d in diffs] == ["brick_map[2][7]"]
     picture = diffs[0].picture
     assert picture is not None and picture.axes == "yx" and not picture.planes
     view = grid_view(picture)

@@ -110,7 +110,15 @@ def _freeze_harness_files(spec_file: Path, root: Path) -> None:
     # book`) given as a file beside the spec (`x.py:function`).
     reached = spec.state.reached
     book = reached.book if reached is not None else None
-    files = (spec.reference.entry, spec.state.read, spec.state.write, spec.levels.l3.policy, book)
+    moves = spec.game.moves if spec.game is not None else None  # a game's move names
+    files = (
+        spec.reference.entry,
+        spec.state.read,
+        spec.state.write,
+        spec.levels.l3.policy,
+        book,
+        moves,
+    )
     for target in files:
         module = (target or "").partition(":")[0]
         named.append(module if module.endswith(".py") else None)

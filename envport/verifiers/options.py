@@ -64,6 +64,9 @@ class VerifyOptions:
     # Fail (not only report) when a check passed but did not show everything it could
     # (envport.gaps: no state reads, an ending never reached, a check that did not apply).
     strict: bool = False
+    # Stop at the first check that fails (a CI gate's verdict, a mutation self-check's
+    # first catch): the checks after it are not run, and the report says so.
+    fail_fast: bool = False
     # Levels this port already passed before this run, on the same code (a translate run's
     # module checks run L1 on every module, the last one on the whole port, before its
     # composed check runs L2 and L3): with them the run answers for the reference's rules,

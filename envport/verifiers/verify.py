@@ -16,7 +16,7 @@ from envport.gaps import Gap, GapKind
 from envport.scale import cluster
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetName
-from envport.verifiers.checks import CHECKS, PLAIN
+from envport.verifiers.checks import CHECKS, PLAIN, Check
 from envport.verifiers.context import Timer, VerifyContext, build_context, port_side
 from envport.verifiers.coverage import branches as branch_coverage
 from envport.verifiers.coverage.determinism import check_reference_determinism
@@ -97,6 +97,9 @@ def verify(
                     if measure is not None:
                         measure.level(check.name.split(".")[0])
                     report.levels += check.run(ctx)
+                    if options.fail_fast and any(not level.passed for level in report.levels):
+                        report.warnings.append(_stopped_early(check, ctx))
+                        break
         except PortError as error:
             # Which check was asking says where to look (a port that hangs on a drawn
             # state hangs in L1 or L2, one that hangs in play in L3).
@@ -125,6 +128,11 @@ def verify(
     report.passed = not report.diverged and not (options.strict and report.gaps)
     report.seconds["total"] = time.perf_counter() - ctx.started
     return report
+
+
+def _stopped_early(failed: Check, ctx: VerifyContext) -> str:
+    rest = [check.name for check in CHECKS[CHECKS.index(failed) + 1 :] if check.applies(ctx)]
+    return f"fail-fast: stopped after {failed.name} failed; not run: {', '.join(rest) or 'none'}"
 
 
 def _measure(ctx: VerifyContext) -> branch_coverage.Measure | None:

@@ -11,6 +11,16 @@ import numpy as np
 
 from envport.spec import GridSpec, PortSpec
 from envport.verifiers.reporting.divergence import FieldDiff, GridPicture
+from envport.verifiers.reporting.moves import name_moves
+
+
+def as_grid(spec: PortSpec, key: str, value: np.ndarray) -> np.ndarray:
+    """A state field in its declared grid's shape: one held flat (chess's 64 squares) is
+    read as the grid it is ([8, 8]), so its components are named by cell."""
+    grid = spec.state.grids.get(key)
+    if grid is None or grid.shape is None or value.ndim != 1:
+        return value
+    return value.reshape(grid.shape) if value.size == int(np.prod(grid.shape)) else value
 
 
 def _code_name(grid: GridSpec, channel: int, code: int) -> str:
@@ -54,12 +64,25 @@ def _marker(grid: GridSpec, state: dict[str, Any]) -> list[int] | None:
 
 
 def _picture(
-    grid: GridSpec, name: str, want: np.ndarray, got: np.ndarray, markers: tuple[Any, Any]
+    grid: GridSpec,
+    name: str,
+    want: np.ndarray,
+    got: np.ndarray,
+    markers: tuple[Any, Any],
+    enum: dict[str, int] | None = None,
 ) -> GridPicture:
+    channels, codes = list(grid.channels), dict(grid.codes)
+    if not channels and enum:
+        # A grid of one code per cell whose field declares an enum: the cells by its names.
+        names = [str(code) for code in range(max(enum.values()) + 1)]
+        for label, code in enum.items():
+            if code >= 0:
+                names[code] = label
+        channels, codes = [name], {name: names}
     return GridPicture(
         field=name,
-        channels=list(grid.channels),
-        codes=dict(grid.codes),
+        channels=channels,
+        codes=codes,
         expected=np.asarray(want).astype(np.int64).tolist(),
         actual=np.asarray(got).astype(np.int64).tolist(),
         marker_expected=markers[0],
@@ -80,17 +103,21 @@ def attach_state_pictures(
     for key, grid in spec.state.grids.items():
         if key not in expected or key not in actual:
             continue
-        want, got = np.asarray(expected[key]), np.asarray(actual[key])
+        want = as_grid(spec, key, np.asarray(expected[key]))
+        got = as_grid(spec, key, np.asarray(actual[key]))
         if want.shape != got.shape or want.ndim < 2 or got.dtype.kind not in "biu":
             continue
         prefix = f"{label}{key}["
         first = next((d for d in diffs if d.field.startswith(prefix)), None)
         if first is not None:
             markers = (_marker(grid, expected), _marker(grid, actual))
-            first.picture = _picture(grid, f"{label}{key}", want, got, markers)
+            declared = spec.state.declared.get(key)
+            enum = spec.state.enums.get(declared.enum) if declared and declared.enum else None
+            first.picture = _picture(grid, f"{label}{key}", want, got, markers, enum)
     # A probe's or a transition's observation, compared as a field of its own.
     if not label and "obs" in expected and "obs" in actual:
         attach_obs_picture(spec, np.asarray(expected["obs"]), np.asarray(actual["obs"]), diffs)
+        name_moves(spec, np.asarray(expected["obs"]), diffs)
 
 
 def attach_obs_picture(

@@ -16,7 +16,7 @@ from envport.spec import PortSpec
 from envport.structure import canonical, enum_name
 from envport.targets.reference import State
 from envport.verifiers.reporting.divergence import FieldDiff
-from envport.verifiers.reporting.grids import attach_state_pictures, cell_component
+from envport.verifiers.reporting.grids import as_grid, attach_state_pictures, cell_component
 
 
 def stack_states(states: list[State]) -> dict[str, np.ndarray]:
@@ -55,9 +55,13 @@ def field_diffs(
                 FieldDiff(field=f"{name}.shape", expected=list(want.shape), actual=list(got.shape))
             )
             continue
+        want, got = as_grid(spec, key, want), as_grid(spec, key, got)
         record = _record(spec, key, want.ndim)
+        grid = key in spec.state.grids  # a declared grid's components read by cell: [3][4]
         for index in _suspects(spec, name, want, got):
             component = name + (f"[{', '.join(map(str, index))}]" if index else "")
+            if grid:
+                component = name + "".join(f"[{i}]" for i in index)
             if record is not None:
                 component = f"{name}[{index[0]}].{record[index[1]]}"
             w, g = want[index], got[index]
