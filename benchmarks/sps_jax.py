@@ -2,6 +2,7 @@
 
     python benchmarks/sps_jax.py [--examples cartpole,minigrid_empty,...]
                                  [--batch-sizes 32,512,4096] [--steps 1000] [--repeats 3]
+                                 [--timeout 600]
 
 For each example, one `envport bench` run: the reference here (one env, and a SyncVectorEnv
 of 32 where the reference is a Gymnasium env), the JAX port and its anchors (the published
@@ -122,6 +123,12 @@ def main() -> int:
     parser.add_argument("--batch-sizes", default="32,512,4096")
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds a worker may take for one timed run (pgx's chess at B=4096: minutes)",
+    )
     args = parser.parse_args()
     names = [name.strip() for name in args.examples.split(",") if name.strip()]
     unknown = [name for name in names if name not in ANCHORS]
@@ -131,6 +138,7 @@ def main() -> int:
         batch_sizes=tuple(int(b) for b in args.batch_sizes.split(",")),
         steps=args.steps,
         repeats=args.repeats,
+        timeout=args.timeout,
     )
     out = console()
     results: dict[str, dict] = {}

@@ -456,8 +456,8 @@ def test_a_probe_catches_a_mutant_rule(record: Record, tmp_path: Path) -> None:
         before
         for before, action, after in record.visited
         if not np.array_equal(
-            legal.call(rules, before, action, after)["mask"],
-            legal.expect_fn(before, action, after, None)["mask"],
+            legal.call(rules, before, action, after)["legal_action_mask"],
+            legal.expect_fn(before, action, after, None)["legal_action_mask"],
         )
     ]
     assert caught

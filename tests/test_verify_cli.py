@@ -193,6 +193,32 @@ def test_l3_divergence_report_and_replay_command(numpy_port_copy: Path, tmp_path
     )
 
 
+def test_fail_fast_stops_at_the_first_failing_check_and_says_what_did_not_run(
+    numpy_port_copy: Path, tmp_path: Path
+) -> None:
+    _gravity_mutant(numpy_port_copy)
+    report_path = tmp_path / "report.json"
+    done = run_envport(
+        "verify",
+        str(CARTPOLE),
+        "--port",
+        str(numpy_port_copy),
+        "--fail-fast",
+        "--no-shrink",
+        "--json",
+        str(report_path),
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    report = json.loads(report_path.read_text())
+    levels = report["levels"]
+    assert levels and {level["level"] for level in levels} == {"l1"}, levels
+    first = next(level for level in levels if not level["passed"])
+    (warning,) = [w for w in report["warnings"] if w.startswith("fail-fast:")]
+    assert f"stopped after l1.{first['mode']} failed" in warning, warning
+    assert "l2" in warning and "l3" in warning
+    assert "fail-fast: stopped after" in done.stdout
+
+
 @pytest.mark.slow
 def test_l1_divergence_is_shrunk_and_replays(numpy_port_copy: Path, tmp_path: Path) -> None:
     _gravity_mutant(numpy_port_copy)

@@ -97,8 +97,9 @@ def verify(
                     if measure is not None:
                         measure.level(check.name.split(".")[0])
                     report.levels += check.run(ctx)
-                    if options.fail_fast and any(not level.passed for level in report.levels):
-                        report.warnings.append(_stopped_early(check, ctx))
+                    failed = [level.name for level in report.levels if not level.passed]
+                    if options.fail_fast and failed:
+                        report.warnings.append(_stopped_early(failed[0], check, ctx))
                         break
         except PortError as error:
             # Which check was asking says where to look (a port that hangs on a drawn
@@ -130,9 +131,9 @@ def verify(
     return report
 
 
-def _stopped_early(failed: Check, ctx: VerifyContext) -> str:
-    rest = [check.name for check in CHECKS[CHECKS.index(failed) + 1 :] if check.applies(ctx)]
-    return f"fail-fast: stopped after {failed.name} failed; not run: {', '.join(rest) or 'none'}"
+def _stopped_early(failed: str, last: Check, ctx: VerifyContext) -> str:
+    rest = [check.name for check in CHECKS[CHECKS.index(last) + 1 :] if check.applies(ctx)]
+    return f"fail-fast: stopped after {failed} failed; not run: {', '.join(rest) or 'none'}"
 
 
 def _measure(ctx: VerifyContext) -> branch_coverage.Measure | None:

@@ -15,7 +15,7 @@ from envport.spec import PortSpec
 from envport.targets.turns import record_names
 from envport.verifiers.reporting.divergence import FieldDiff
 from envport.verifiers.reporting.grids import attach_obs_picture
-from envport.verifiers.reporting.moves import name_moves
+from envport.verifiers.reporting.moves import record_moves
 
 STEP_FIELDS = ("obs", "reward", "terminated", "truncated")
 
@@ -198,6 +198,6 @@ def divergent_steps(
                 )
             )
         attach_obs_picture(spec, expected.obs[step], actual.obs[step], diffs)
-        name_moves(spec, expected.obs[step], diffs)
+        record_moves(spec, expected.obs[step], diffs)
         found.append((int(step), diffs))
     return found

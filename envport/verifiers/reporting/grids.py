@@ -11,7 +11,7 @@ import numpy as np
 
 from envport.spec import GridSpec, PortSpec
 from envport.verifiers.reporting.divergence import FieldDiff, GridPicture
-from envport.verifiers.reporting.moves import name_moves
+from envport.verifiers.reporting.moves import record_moves, state_moves
 
 
 def as_grid(spec: PortSpec, key: str, value: np.ndarray) -> np.ndarray:
@@ -117,7 +117,8 @@ def attach_state_pictures(
     # A probe's or a transition's observation, compared as a field of its own.
     if not label and "obs" in expected and "obs" in actual:
         attach_obs_picture(spec, np.asarray(expected["obs"]), np.asarray(actual["obs"]), diffs)
-        name_moves(spec, np.asarray(expected["obs"]), diffs)
+        record_moves(spec, np.asarray(expected["obs"]), diffs)
+    state_moves(spec, expected, diffs)
 
 
 def attach_obs_picture(

@@ -53,7 +53,13 @@ def legal_moves(module, before, action, after):
     import jax.numpy as jnp
 
     moves = module.legal_moves(*_inputs(jnp, before))
-    return {"mask": moves.mask, "in_check": moves.in_check, "legal_ep": moves.legal_ep}
+    # The mask beside the player to move: a differing entry is named by its move.
+    return {
+        "legal_action_mask": moves.mask,
+        "current_player": jnp.asarray(before["current_player"]),
+        "in_check": moves.in_check,
+        "legal_ep": moves.legal_ep,
+    }
 
 
 @legal_moves.expect
@@ -64,7 +70,8 @@ def _(before, action, after, transition):
     mask = np.zeros(4672, dtype=bool)
     mask[chess_utils.legal_moves(board)] = True
     return {
-        "mask": mask,
+        "legal_action_mask": mask,
+        "current_player": np.asarray(before["current_player"]),
         "in_check": np.bool_(board.is_check()),
         "legal_ep": np.bool_(board.has_legal_en_passant()),
     }

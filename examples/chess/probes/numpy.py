@@ -69,7 +69,9 @@ def _codes(board):
 
 @probe("rules.legal_action_mask")
 def legal_action_mask(module, before, action, after):
-    return {"mask": np.asarray(module.legal_action_mask(*_frame(module, before))[0], dtype=bool)}
+    mask = np.asarray(module.legal_action_mask(*_frame(module, before))[0], dtype=bool)
+    # With the player to move beside it, a differing entry is named by its move (`[game] moves`).
+    return {"legal_action_mask": mask, "current_player": np.asarray(before["current_player"])}
 
 
 @legal_action_mask.expect
@@ -78,7 +80,7 @@ def _(before, action, after, transition):
 
     mask = np.zeros(4672, dtype=bool)
     mask[chess_utils.legal_moves(_board(before))] = True
-    return {"mask": mask}
+    return {"legal_action_mask": mask, "current_player": np.asarray(before["current_player"])}
 
 
 @probe("rules.attacked")
