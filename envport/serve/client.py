@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import subprocess
 import sys
@@ -92,6 +93,16 @@ def _prebuild(load: LoadPort, timeout: float, limits: Limits | None) -> None:
         crate_cache.store(builder.scratch / crate_cache.BUILT, root, load.build_key)
 
 
+def request_limits(timeout: float) -> Limits:
+    """The sandbox's default limits, with CPU seconds enough for a request that runs the
+    whole `timeout` on every core (JAX does): the wall-clock timeout, not the CPU budget,
+    is what a slow request should meet (pgx's chess at B=4096 under `bench --timeout`)."""
+    default = Limits()
+    cores = os.cpu_count() or 1
+    budget = max(default.cpu_seconds_per_request, math.ceil(timeout * cores))
+    return default.model_copy(update={"cpu_seconds_per_request": budget})
+
+
 class PortWorker:
     """One worker process hosting one port. Use as a context manager."""
 
@@ -142,7 +153,7 @@ class PortWorker:
             # Inside the sandbox the worker cannot see this process; bwrap's
             # --die-with-parent ends it instead.
             command += ["--parent", str(os.getpid())]
-        command += ["--limits", (limits or Limits()).model_dump_json()]
+        command += ["--limits", (limits or request_limits(timeout)).model_dump_json()]
         if load is not None:
             # The worker imports the port as soon as it starts, while the caller works; its
             # answer arrives as the reply to request 1.

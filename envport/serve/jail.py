@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterable
@@ -233,7 +234,14 @@ def _warn_once(problem: str) -> None:
 def exit_note(returncode: int) -> str:
     """How a sandboxed process ended. bwrap reports a child killed by signal N as 128+N."""
     if returncode < 0:
-        return f"killed by signal {-returncode}"
+        return _signal_note(-returncode)
     if returncode > 128 and available():
-        return f"killed by signal {returncode - 128}"
+        return _signal_note(returncode - 128)
     return f"exit code {returncode}"
+
+
+def _signal_note(number: int) -> str:
+    if number == signal.SIGXCPU:
+        # The sandbox's RLIMIT_CPU: one request used its CPU seconds (Limits).
+        return f"killed by signal {number} (SIGXCPU: past its CPU seconds for one request)"
+    return f"killed by signal {number}"
