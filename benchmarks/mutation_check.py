@@ -26,6 +26,17 @@ from envport.verifiers.selfcheck import level_table, run_selfcheck
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def recorded(result: dict) -> dict:
+    """A mutant's result as the record keeps it: its first divergence without the start
+    state and the grid pictures (a chess position is 40 kB, its pictures 50 kB more), which
+    the divergence's replay line reproduces whole."""
+    first = result.get("first")
+    if first is None:
+        return result
+    fields = [{k: v for k, v in f.items() if k != "picture"} for f in first.get("fields", [])]
+    return {**result, "first": {**first, "start_state": None, "fields": fields}}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("example", nargs="?", type=Path, default=ROOT / "examples" / "cartpole")
@@ -87,7 +98,8 @@ def main() -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
         "mutants": [
-            {**r.model_dump(), "levels_catching": r.levels_catching, "ok": r.ok} for r in results
+            {**recorded(r.model_dump()), "levels_catching": r.levels_catching, "ok": r.ok}
+            for r in results
         ],
         "levels": level_table(results),
         # With --fail-fast a mutant's levels after its first catch did not run.

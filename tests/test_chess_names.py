@@ -95,3 +95,16 @@ def test_a_square_of_the_board_is_named_by_rank_and_file_with_its_piece() -> Non
     assert view is not None and view.differing == 1
     assert view.reference[3][4].label == "p" and view.port[3][4].label == "."
     assert view.reference[0][4].label == "K" and view.port[7][4].label == "k"
+
+
+def test_a_grid_without_codes_is_drawn_by_its_enum_names() -> None:
+    grids = {"board": SPEC.state.grids["board"].model_copy(update={"channels": [], "codes": {}})}
+    spec = SPEC.model_copy(update={"state": SPEC.state.model_copy(update={"grids": grids})})
+    board = np.zeros(64, np.int64)
+    board[chess.E4] = 7
+    diffs = field_diffs(spec, {"board": board}, {"board": np.zeros(64, np.int64)})
+    assert [d.field for d in diffs] == ["board[3][4]"]
+    picture = diffs[0].picture
+    assert picture is not None and picture.codes["board"][7] == "black_pawn"
+    view = grid_view(picture)
+    assert view is not None and view.reference[3][4].title == "board[3][4] = board black_pawn"

@@ -82,6 +82,7 @@ def verify(
         report.seconds["setup"] = time.perf_counter() - ctx.started
         timed = Timer(report.seconds)
         running = ""
+        stopped_early = False
         try:
             _loaded(ctx, worker.receive)
             # The plain interpreter starts now and works while the levels run.
@@ -97,9 +98,10 @@ def verify(
                     if measure is not None:
                         measure.level(check.name.split(".")[0])
                     report.levels += check.run(ctx)
-                    failed = [level.name for level in report.levels if not level.passed]
-                    if options.fail_fast and failed:
-                        report.warnings.append(_stopped_early(failed[0], check, ctx))
+                    failed = next((lv.name for lv in report.levels if not lv.passed), None)
+                    if options.fail_fast and failed is not None:
+                        report.warnings.append(_stopped_early(failed, check, ctx))
+                        stopped_early = True
                         break
         except PortError as error:
             # Which check was asking says where to look (a port that hangs on a drawn
@@ -119,7 +121,8 @@ def verify(
         ]
         measured_all = not report.coverage.not_measured
         ran = set(ctx.levels) | set(options.earlier_levels)
-        if set(DEFAULT_LEVELS) <= ran and report.error is None and measured_all:
+        whole = set(DEFAULT_LEVELS) <= ran and not stopped_early  # not cut by --fail-fast
+        if whole and report.error is None and measured_all:
             # Only a run of every default level (or the rest of them, after the module
             # checks of a translate run), all measured, answers for the reference's rules; a
             # narrower run (--levels l1) or L3 on Ray shows its figure without calling a

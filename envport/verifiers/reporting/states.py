@@ -59,9 +59,10 @@ def field_diffs(
         record = _record(spec, key, want.ndim)
         grid = key in spec.state.grids  # a declared grid's components read by cell: [3][4]
         for index in _suspects(spec, name, want, got):
-            component = name + (f"[{', '.join(map(str, index))}]" if index else "")
             if grid:
                 component = name + "".join(f"[{i}]" for i in index)
+            else:
+                component = name + (f"[{', '.join(map(str, index))}]" if index else "")
             if record is not None:
                 component = f"{name}[{index[0]}].{record[index[1]]}"
             w, g = want[index], got[index]
