@@ -226,7 +226,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("envport.targets.serve_command", "add_parser"),
     "translate": ("envport.pipeline.command", "add_translate"),
     "resume": ("envport.pipeline.command", "add_resume"),
-    "bench": ("envport.targets.bench.command", "add_parser"),
+    "bench": ("envport.verifiers.bench_command", "add_parser"),
     "review": ("envport.review.command", "add_parser"),
     "report": ("envport.report.command", "add_parser"),
     "batch": ("envport.batch.command", "add_parser"),

@@ -72,14 +72,14 @@ def test_a_rust_mutant_is_caught_and_replays() -> None:
 
 
 @needs_cargo
-def test_a_batch_past_one_chunk_losing_its_last_env_is_named_by_row_and_size() -> None:
+def test_a_batch_past_one_chunk_losing_its_last_env_is_named_by_env_and_size() -> None:
     """Small batches never reach a second chunk (256 envs): l2.sizes steps batches one past
-    each power of two, and names the row and the batch."""
+    each power of two, and names the env and the batch."""
     mutant = next(m for m in load_mutants(CARTPOLE) if m.id == "rust-odd-tail-dropped")
     result = check_mutant(CARTPOLE, mutant, VerifyOptions(levels=("l2",)))
     assert result.caught and result.ok, result
     assert result.first is not None and result.first.mode == "sizes"
-    assert "row 256 of a batch of 257" in result.first.message, result.first.message
+    assert "env 256 of a batch of 257" in result.first.message, result.first.message
     # The row never written reads NaN on every run (an empty buffer's leftovers once made
     # the replay name other fields), so the replay names the same fields.
     obs = [f for f in result.first.fields if f.field.startswith("obs.")]

@@ -192,7 +192,12 @@ def _case_files(options: VerifyOptions) -> list[Path]:
 
 
 def check_composed(
-    run_dir: Path, port: Path, target: str, cache: CheckCache | None = None, strict: bool = False
+    run_dir: Path,
+    port: Path,
+    target: str,
+    cache: CheckCache | None = None,
+    strict: bool = False,
+    bench_sizes: tuple[int, ...] = (),
 ) -> CheckRun:
     proposed = run_dir / "proposed_tests"
     options = VerifyOptions(
@@ -205,6 +210,9 @@ def check_composed(
         # The model's proposed cases run beside the harness's checks once there are any.
         cases=proposed if any(proposed.glob("*.toml")) else None,
         strict=strict,
+        # The sizes the optimisation will time: l2.sizes steps them, so no speed is kept
+        # for a size the checks never stepped.
+        bench_sizes=bench_sizes,
     )
     report, cached = _cached_verify(cache, run_dir, port, options)
     return CheckRun(COMPOSED, _outcomes(COMPOSED, report, "load", port), report, cached)

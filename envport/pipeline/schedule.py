@@ -51,8 +51,9 @@ class Checker:
     def composed(self, state: RunState) -> CheckRun:
         self.note("checking the whole port")
         root, port = self.run.root, self.run.port
+        timed = tuple(state.optimize.batch_sizes) if state.optimize.rounds else ()
         return self._recorded(
-            state, check_composed(root, port, state.target, self.cache, state.strict)
+            state, check_composed(root, port, state.target, self.cache, state.strict, timed)
         )
 
     def module(self, state: RunState, name: str) -> CheckRun:

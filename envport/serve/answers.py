@@ -13,7 +13,16 @@ from typing import Any
 
 import numpy as np
 
-from envport.serve.ops import LoadPort, Op, Probe, Rollout, SessionScript, SessionStep, StepBatch
+from envport.serve.ops import (
+    LoadPort,
+    Op,
+    Probe,
+    Rollout,
+    SessionScript,
+    SessionStep,
+    StepBatch,
+    StepTiled,
+)
 
 STEP_FIELDS = ("obs", "reward", "terminated", "truncated")
 # Parts of a step answer that hold one value per transition (obs may have more axes).
@@ -32,6 +41,8 @@ def problem(op: Op | None, result: Any) -> str | None:
         return _steps(result, tuple(np.shape(op.actions)[:2]))
     if isinstance(op, StepBatch | SessionStep):
         return _steps(result, tuple(np.shape(op.actions)[:1]))
+    if isinstance(op, StepTiled):
+        return _steps(result, tuple(np.shape(op.kept)[:1]))
     if isinstance(op, SessionScript):
         return _scripted(op, result)
     if isinstance(op, Probe):

@@ -132,6 +132,21 @@ class StepBatch(Op):
 
 
 @dataclass(frozen=True)
+class StepTiled(Op):
+    """One step of a batch of `len(rows)` envs built in the worker from a few distinct ones:
+    env i steps from row `rows[i]` of `states` with that row's action (and noise), and the
+    answer holds the outputs of the envs `kept` only. A batch of 8192 chess positions costs
+    the wire its 61 distinct states and the kept rows, not 8192 of each (l2.sizes, bench)."""
+
+    op = "step_tiled"
+    states: States
+    actions: np.ndarray
+    rows: np.ndarray
+    kept: np.ndarray
+    noise: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
 class SessionLoad(Op):
     op = "session_load"
     states: States
@@ -313,6 +328,7 @@ OPS: dict[str, type[Op]] = {
         Probe,
         Rollout,
         StepBatch,
+        StepTiled,
         SessionLoad,
         SessionStep,
         SessionScript,

@@ -23,6 +23,7 @@ Op = Literal[
     "load",
     "rollout",
     "step_batch",
+    "step_tiled",
     "probe",
     "session_load",
     "session_step",

@@ -27,7 +27,7 @@ from envport.verifiers.levels.l1 import endings as l1_endings
 from envport.verifiers.levels.l1 import landings as l1_landings
 from envport.verifiers.levels.l1 import properties as l1
 from envport.verifiers.levels.l1 import reached as l1_reached
-from envport.verifiers.levels.l2 import interaction as l2
+from envport.verifiers.levels.l2 import run as l2
 from envport.verifiers.levels.l3 import cases
 from envport.verifiers.levels.l3 import lanes as l3_lanes
 from envport.verifiers.levels.l3 import on_ray as l3_ray
@@ -159,6 +159,7 @@ class L2Interaction(Check):
             seed=ctx.options.seed,
             replay=replay.command(),
             shrink=ctx.options.shrink,
+            bench_sizes=ctx.options.bench_sizes,
         )
         return _replayed(found, replay)
 

@@ -149,6 +149,8 @@ class Host:
                 return port.rollout(**op.args())
             case ops.StepBatch():
                 return port.step_batch(**op.args())
+            case ops.StepTiled():
+                return _tiled_step(port, op)
             case ops.SessionLoad():
                 return port.session_load(op.states)
             case ops.SessionStep():
@@ -180,6 +182,24 @@ class Host:
 
                 return getattr(l4_port, op.op)(port, **op.args())
         raise ContractError(f"unknown op {op.op}")
+
+
+def _tiled_step(port: Any, op: ops.StepTiled) -> dict[str, Any]:
+    """The batch of `op.rows` stepped as one, answered for the kept envs only."""
+    rows = np.asarray(op.rows)
+    answer = port.step_batch(
+        states={name: np.take(value, rows, axis=0) for name, value in op.states.items()},
+        actions=np.take(op.actions, rows, axis=0),
+        noise=None if op.noise is None else np.take(op.noise, rows, axis=0),
+    )
+    kept = np.asarray(op.kept)
+    for name in ("obs", "reward", "terminated", "truncated"):
+        # Rows lost or added by the port: said here, before the kept rows are picked.
+        count = len(np.asarray(answer[name])) if np.ndim(answer[name]) else 0
+        if count != len(rows):
+            raise ContractError(f"a batch of {len(rows)} envs answered {count} rows of `{name}`")
+        answer[name] = np.asarray(answer[name])[kept]
+    return answer
 
 
 def _able(port: Any, capability: type, op: ops.Op, lacking: str) -> Any:

@@ -72,6 +72,10 @@ class VerifyOptions:
     # composed check runs L2 and L3): with them the run answers for the reference's rules,
     # so a branch no check reached is a gap of its verdict.
     earlier_levels: tuple[str, ...] = ()
+    # Batch sizes the port's speed will be measured at (`translate --optimize`'s
+    # `bench_batch_sizes`): l2.sizes steps each of them too, so no speed is reported for a
+    # size the checks never stepped.
+    bench_sizes: tuple[int, ...] = ()
     # Where L3's chunks run: "local" (lanes on this machine) or "ray" (tasks on a Ray
     # cluster: `address`, else $RAY_ADDRESS, else a local Ray started for the run).
     executor: str = "local"

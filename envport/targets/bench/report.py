@@ -28,6 +28,11 @@ class BenchRow(BaseModel):
     compile_s: float = 0.0
     loop: str = "python"
     loops: dict[str, float] = Field(default_factory=dict, description="SPS of each loop tried")
+    diverged: str | None = Field(
+        default=None,
+        description="the port's step at this size differs from the reference's (the first "
+        "env and field): it was not timed, and `sps` is 0",
+    )
 
 
 class BenchReport(BaseModel):
@@ -41,6 +46,13 @@ class BenchReport(BaseModel):
 
     def find(self, name: str, batch: int) -> BenchRow | None:
         return next((r for r in self.rows if r.name == name and r.batch == batch), None)
+
+    def timed(self) -> list[BenchRow]:
+        """The rows with a speed: every row but a size the port diverged at."""
+        return [row for row in self.rows if row.diverged is None]
+
+    def diverged(self) -> list[BenchRow]:
+        return [row for row in self.rows if row.diverged is not None]
 
     def names(self) -> list[str]:
         return list(dict.fromkeys(row.name for row in self.rows))
@@ -86,8 +98,8 @@ def ratio(value: float) -> str:
 
 def _anchor_batch(report: BenchReport) -> int | None:
     """The largest batch size at which both a port and an anchor were timed."""
-    ports = {row.batch for row in report.rows if row.kind == "port"}
-    anchors = {row.batch for row in report.rows if row.kind == "anchor"}
+    ports = {row.batch for row in report.timed() if row.kind == "port"}
+    anchors = {row.batch for row in report.timed() if row.kind == "anchor"}
     return max(ports & anchors, default=None)
 
 
@@ -122,16 +134,24 @@ def table(report: BenchReport) -> Table:
         which = "anchor" if len(timed) == 1 else f"fastest anchor ({anchor.name})"
         out.add_column(f"/ {which} at B={versus}", justify="right")
     for name in report.names():
-        rows = [row for row in report.rows if row.name == name]
-        cells = [human(r.sps) if (r := report.find(name, b)) else "" for b in batches]
-        compile_s = max(row.compile_s for row in rows)
+        rows = [row for row in report.timed() if row.name == name]
+        cells = [_cell(report.find(name, b)) for b in batches]
+        compile_s = max((row.compile_s for row in rows), default=0.0)
         loops = sorted({row.loop for row in rows})
-        extra = [ratio(max(r.sps for r in rows) / reference)] if reference else []
+        best = max((r.sps for r in rows), default=0.0)
+        extra = [ratio(best / reference) if rows else "-"] if reference else []
         if anchor:
             mine = report.find(name, anchor.batch)
-            extra.append(ratio(mine.sps / anchor.sps) if mine else "")
+            extra.append(ratio(mine.sps / anchor.sps) if mine and not mine.diverged else "")
         out.add_row(name, *cells, f"{compile_s:.2f}" if compile_s else "-", ",".join(loops), *extra)
     return out
+
+
+def _cell(row: BenchRow | None) -> str:
+    """A row's speed, or that it diverged there (never a speed for a wrong port)."""
+    if row is None:
+        return ""
+    return "diverged" if row.diverged else human(row.sps)
 
 
 def plot(report: BenchReport, path: Path) -> None:
@@ -146,7 +166,9 @@ def plot(report: BenchReport, path: Path) -> None:
     figure, axes = plt.subplots(figsize=(7, 4.5))
     flat = 0
     for name in report.names():
-        rows = sorted((r for r in report.rows if r.name == name), key=lambda r: r.batch)
+        rows = sorted((r for r in report.timed() if r.name == name), key=lambda r: r.batch)
+        if not rows:
+            continue
         if len(rows) == 1:
             style = ("--", ":", "-.")[flat % 3]
             flat += 1

@@ -29,6 +29,10 @@ from envport.targets.reference import Reference, make_env
 from envport.targets.registry import load_request
 
 Answer = TypeVar("Answer")
+# The port's step at one batch size checked before that size is timed: a line naming the
+# first env and field that differ from the reference, or None. Given by the command (the
+# comparison is the verifier's, a layer above this package).
+SizeCheck = Callable[[PortWorker, int], str | None]
 
 DEFAULT_BATCH_SIZES = (32, 128, 512, 2048, 8192)
 # Distinct action rows cycled over the steps: random enough, and small on the wire.
@@ -170,11 +174,17 @@ def take_turns(count: int, repeats: int, run: Callable[[int], Answer]) -> list[l
     return answers
 
 
-def worker_rows(spec: PortSpec, subjects: list[Subject], options: BenchOptions) -> list[BenchRow]:
+def worker_rows(
+    spec: PortSpec,
+    subjects: list[Subject],
+    options: BenchOptions,
+    check: SizeCheck | None = None,
+) -> list[BenchRow]:
     """Every subject at every batch size; JIT compile and Rust build apart.
 
-    At each batch size the subjects take turns one timed run at a time (`take_turns`), and
-    each keeps its best run.
+    At each batch size the port's one step is first `check`ed; a port that diverges there
+    gets a row saying so instead of a speed, and is not timed at that size. Then the
+    subjects take turns one timed run at a time (`take_turns`), and each keeps its best run.
     """
     reference = Reference(spec)
     states = start_states(reference, min(START_STATES, max(options.batch_sizes)))
@@ -188,27 +198,53 @@ def worker_rows(spec: PortSpec, subjects: list[Subject], options: BenchOptions) 
             _label(subject, worker) for subject, worker in zip(subjects, workers, strict=True)
         ]
         for batch in options.batch_sizes:
+            timed = list(range(len(subjects)))
+            if check is not None:
+                for index, (subject, worker) in enumerate(zip(subjects, workers, strict=True)):
+                    found = check(worker, batch) if subject.kind == "port" else None
+                    if found is not None:
+                        name, backend = labels[index]
+                        rows.append(_diverged(subject, name, backend, batch, options, found))
+                        timed.remove(index)
             actions = action_pool(reference.action_space, batch, options.seed)
             answers = take_turns(
-                len(subjects),
+                len(timed),
                 options.repeats,
-                functools.partial(_turn, subjects, workers, batch, actions, states, options),
+                functools.partial(_turn, subjects, workers, timed, batch, actions, states, options),
             )
-            for subject, (name, backend), mine in zip(subjects, labels, answers, strict=True):
-                rows.append(_row(subject, name, backend, batch, options.steps, mine))
+            for index, mine in zip(timed, answers, strict=True):
+                name, backend = labels[index]
+                rows.append(_row(subjects[index], name, backend, batch, options.steps, mine))
     return rows
 
 
 def _turn(
     subjects: list[Subject],
     workers: list[PortWorker],
+    timed: list[int],
     batch: int,
     actions: np.ndarray,
     states: dict[str, np.ndarray],
     options: BenchOptions,
-    index: int,
+    turn: int,
 ) -> dict[str, Any]:
+    index = timed[turn]
     return _bench(subjects[index], workers[index], batch, actions, states, options)
+
+
+def _diverged(
+    subject: Subject, name: str, backend: str, batch: int, options: BenchOptions, found: str
+) -> BenchRow:
+    """The row of a size the port steps unlike the reference: no speed, what differs."""
+    return BenchRow(
+        name=name,
+        kind=subject.kind,  # type: ignore[arg-type]
+        backend=backend,
+        batch=batch,
+        steps=options.steps,
+        sps=0.0,
+        diverged=found,
+    )
 
 
 def _row(
@@ -285,9 +321,11 @@ def run_bench(
     options: BenchOptions,
     target: str = "auto",
     anchors: Sequence[str] = (),
+    check: SizeCheck | None = None,
 ) -> BenchReport:
     """The reference, the port and (optionally) anchors, in one report: ratios between
-    implementations mean something only when they are measured in one run."""
+    implementations mean something only when they are measured in one run. With `check`,
+    no speed is reported at a size where the port's step differs from the reference's."""
     spec = load_spec(spec_arg)
     subjects = [port_subject(spec, port_arg, target)]
     for name in dict.fromkeys(anchors):  # each named once, in the order given
@@ -295,5 +333,5 @@ def run_bench(
     report = new_report(spec_arg, options)
     # The reference first, while no worker is busy importing.
     report.rows += reference_rows(spec, options)
-    report.rows += worker_rows(spec, subjects, options)
+    report.rows += worker_rows(spec, subjects, options, check)
     return report

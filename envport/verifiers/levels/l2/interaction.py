@@ -44,8 +44,6 @@ from envport.verifiers.draws.hypo import (
 from envport.verifiers.draws.landing import ending_starts, unresolved
 from envport.verifiers.draws.rejects import reference_rejects, unsatisfiable
 from envport.verifiers.draws.strategies import Draws, action_strategy, draws_for, state_strategy
-from envport.verifiers.levels.l2.batch import check_batch
-from envport.verifiers.levels.l2.sizes import check_sizes
 from envport.verifiers.reporting.compare import Steps, divergent_steps
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.reporting.states import Divergent, field_diffs
@@ -391,25 +389,3 @@ def _diverged(
             replay=replay,
         )
     )
-
-
-def run_l2(
-    spec: PortSpec,
-    reference: Reference,
-    worker: Requester,
-    backend: str | None,
-    examples: int,
-    seed: int,
-    replay: str,
-    shrink: bool = True,
-) -> list[LevelResult]:
-    draws = draws_for(spec, reference)
-    return [
-        check_interaction(spec, reference, worker, backend or "", examples, replay, shrink, draws),
-        check_batch(spec, reference, worker, seed, replay, draws.actions, backend),
-        *(
-            []
-            if backend == TargetName.JAX
-            else [check_sizes(spec, reference, worker, seed, replay, draws.actions)]
-        ),
-    ]

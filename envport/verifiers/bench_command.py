@@ -1,4 +1,10 @@
-"""`envport bench`: steps per second of the reference, a port and anchors, by batch size."""
+"""`envport bench`: steps per second of the reference, a port and anchors, by batch size.
+
+The timing is `envport.targets.bench`'s; here, above it, each size is first checked: one
+step of the port at that size against the reference's (`levels.l2.tiled`, as l2.sizes steps
+it), so no speed is printed for a size the port gets wrong. Here because the comparison (the
+spec's tolerances, fields named) is the verifier's, and the targets never import it.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +12,15 @@ import argparse
 import importlib.util
 from pathlib import Path
 
-from envport.errors import EXIT_OK, EnvportError
-from envport.targets.bench.run import DEFAULT_BATCH_SIZES, BenchOptions
+from envport.errors import EXIT_DIVERGED, EXIT_OK, EnvportError
+from envport.io.inert import say
+from envport.serve.ops import Requester
+from envport.spec import load_spec
+from envport.targets.bench.report import BenchReport
+from envport.targets.bench.run import DEFAULT_BATCH_SIZES, BenchOptions, SizeCheck
+from envport.targets.reference import Reference
 from envport.targets.registry import TARGET_CHOICES
+from envport.verifiers.levels.l2.tiled import DistinctSteps
 
 
 def _positive(text: str) -> int:
@@ -75,11 +87,48 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         seed=args.seed,
     )
-    report = run_bench(args.spec, args.port, options, target=args.target, anchors=args.anchor)
+    report = run_bench(
+        args.spec,
+        args.port,
+        options,
+        target=args.target,
+        anchors=args.anchor,
+        check=size_check(args.spec, args.seed),
+    )
     console().print(table(report))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(report.model_dump_json(indent=2), encoding="utf-8")
     if args.plot:
         plot(report, args.plot)
-    return EXIT_OK
+    return _verdict(report)
+
+
+def size_check(spec_arg: str, seed: int) -> SizeCheck:
+    """One step of the port at a size against the reference's: the first differing env and
+    fields as one line, or None. The reference's DISTINCT steps are played once, at the
+    first size asked."""
+    spec = load_spec(spec_arg)
+    played: list[DistinctSteps] = []
+
+    def check(worker: Requester, size: int) -> str | None:
+        if not played:
+            played.append(DistinctSteps.played(Reference(spec), seed))
+        outcome = played[0].step(spec, worker, size)
+        return None if outcome.passed else outcome.line()
+
+    return check
+
+
+def _verdict(report: BenchReport) -> int:
+    """Exit 1 (a failed check, as `verify`'s divergence) when the port diverged at any size,
+    with one line naming the sizes and the first difference."""
+    diverged = report.diverged()
+    if not diverged:
+        return EXIT_OK
+    sizes = ", ".join(f"B={row.batch}" for row in diverged)
+    say(
+        f"envport: no speed reported at {sizes}, where the port's step differs from the "
+        f"reference's (`envport verify` shows it): {diverged[0].diverged}"
+    )
+    return EXIT_DIVERGED
