@@ -12,26 +12,31 @@ from pathlib import Path
 
 import pytest
 
-from helpers import CARTPOLE, NUMPY_PORT, run_envport
+from envport.spec import load_spec
+from envport.targets.reference import Reference
+from envport.verifiers.levels.l2.sizes import check_sizes
 
-PLANTED = (
-    "        reward = np.ones(self.num_envs)\n",
-    "        reward = np.ones(self.num_envs)\n"
-    "        if self.num_envs >= 1024 and self.num_envs & (self.num_envs - 1) == 0:\n"
-    "            reward = reward * 2  # planted: wrong only for 1024, 2048, 4096, ... envs\n",
-)
+from helpers import CARTPOLE, NUMPY_PORT, run_envport, started_worker
+
+REWARD = "        reward = np.ones(self.num_envs)\n"
 
 
-@pytest.fixture
-def wrong_at_powers_of_two(tmp_path: Path) -> Path:
-    """CartPole's known-good NumPy port, its reward doubled at a power of two >= 1024."""
+def _planted(tmp_path: Path, when: str) -> Path:
+    """CartPole's known-good NumPy port, its reward doubled when `when` holds."""
     port = tmp_path / "numpy"
     shutil.copytree(NUMPY_PORT, port, ignore=shutil.ignore_patterns("__pycache__"))
     env = port / "env.py"
     text = env.read_text()
-    assert text.count(PLANTED[0]) == 1
-    env.write_text(text.replace(*PLANTED))
+    assert text.count(REWARD) == 1
+    planted = f"{REWARD}        if {when}:\n            reward = reward * 2  # planted\n"
+    env.write_text(text.replace(REWARD, planted))
     return port
+
+
+@pytest.fixture
+def wrong_at_powers_of_two(tmp_path: Path) -> Path:
+    """Wrong only for 1024, 2048, 4096, ... envs."""
+    return _planted(tmp_path, "self.num_envs >= 1024 and self.num_envs & (self.num_envs - 1) == 0")
 
 
 def test_verify_fails_l2_sizes_at_the_power_of_two(wrong_at_powers_of_two: Path) -> None:
@@ -70,3 +75,17 @@ def test_bench_prints_no_speed_for_a_size_the_port_gets_wrong(
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("envport: no speed reported at B=1024, where"), lines[0]
+
+
+def test_l2_sizes_steps_the_sizes_to_be_timed(tmp_path: Path) -> None:
+    """A size only the optimisation's bench times (`translate --optimize
+    --bench-batch-sizes 3000`) is stepped too, so no speed is kept for a size never checked."""
+    port = _planted(tmp_path, "self.num_envs == 3000")
+    spec = load_spec(CARTPOLE)
+    with started_worker(CARTPOLE, port, "numpy") as worker:
+        level = check_sizes(spec, Reference(spec), worker, 0, "replay", extra=(3000,))
+    assert not level.passed and "3000" in (level.note or "")
+    (divergence,) = level.divergences
+    assert divergence.message.startswith("env 0 of a batch of 3000 differs"), divergence.message
+    assert divergence.start_state["batch"] == 3000
+    assert [d.field for d in divergence.fields] == ["reward"]
