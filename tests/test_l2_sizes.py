@@ -57,10 +57,10 @@ def test_verify_fails_l2_sizes_at_the_power_of_two(wrong_at_powers_of_two: Path)
 def test_bench_prints_no_speed_for_a_size_the_port_gets_wrong(
     wrong_at_powers_of_two: Path, tmp_path: Path
 ) -> None:
-    results = tmp_path / "sps.json"
+    results, figure = tmp_path / "sps.json", tmp_path / "sps.png"
     done = run_envport(
         "bench", str(CARTPOLE), "--port", str(wrong_at_powers_of_two),
-        "--batch-sizes", "1000,1024", "--json", str(results),
+        "--batch-sizes", "1000,1024", "--json", str(results), "--plot", str(figure),
         "--steps", "20", "--repeats", "1", "--sync-envs", "4",
     )  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
@@ -75,6 +75,7 @@ def test_bench_prints_no_speed_for_a_size_the_port_gets_wrong(
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("envport: no speed reported at B=1024, where"), lines[0]
+    assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # drawn from the timed sizes
 
 
 def test_l2_sizes_steps_the_sizes_to_be_timed(tmp_path: Path) -> None:

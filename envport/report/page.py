@@ -249,7 +249,7 @@ def _iteration_view(iteration: Iteration, timeline: Timeline) -> IterationView:
 
 
 def _bench_views(run: RunDir, extra: list[Path]) -> list[BenchView]:
-    from envport.targets.bench.report import BenchReport, human
+    from envport.targets.bench.report import BenchReport, speed_cell
 
     found = sorted(run.reports.glob(BENCH_GLOB))
     views = []
@@ -268,7 +268,7 @@ def _bench_views(run: RunDir, extra: list[Path]) -> list[BenchView]:
         batches = sorted({row.batch for row in report.rows})
         rows = []
         for name in report.names():
-            cells = [human(r.sps) if (r := report.find(name, b)) else "" for b in batches]
+            cells = [speed_cell(report.find(name, b)) for b in batches]
             rows.append((name, cells))
         plot = None
         if plots.available():

@@ -166,7 +166,10 @@ def bench_plot(report: BenchReport) -> str | None:
     figure = _figure(7.0, 4.0)
     axes = figure.subplots()
     for name in report.names():
-        rows = sorted((r for r in report.rows if r.name == name), key=lambda r: r.batch)
+        # A size the port diverged at has no speed to draw.
+        rows = sorted((r for r in report.timed() if r.name == name), key=lambda r: r.batch)
+        if not rows:
+            continue
         if len(rows) == 1:
             label = f"{name} (B={rows[0].batch})"
             axes.axhline(rows[0].sps, linestyle="--", linewidth=1, color=MARK, label=label)

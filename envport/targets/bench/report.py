@@ -135,7 +135,7 @@ def table(report: BenchReport) -> Table:
         out.add_column(f"/ {which} at B={versus}", justify="right")
     for name in report.names():
         rows = [row for row in report.timed() if row.name == name]
-        cells = [_cell(report.find(name, b)) for b in batches]
+        cells = [speed_cell(report.find(name, b)) for b in batches]
         compile_s = max((row.compile_s for row in rows), default=0.0)
         loops = sorted({row.loop for row in rows})
         best = max((r.sps for r in rows), default=0.0)
@@ -147,7 +147,7 @@ def table(report: BenchReport) -> Table:
     return out
 
 
-def _cell(row: BenchRow | None) -> str:
+def speed_cell(row: BenchRow | None) -> str:
     """A row's speed, or that it diverged there (never a speed for a wrong port)."""
     if row is None:
         return ""
