@@ -132,6 +132,19 @@ class DistinctSteps:
             raise PortError(f"a batch of {size} envs: {failure}", failure.detail) from None
         picked = rows[kept]
         expected = Steps(*(np.take(part, picked, axis=0) for part in self.expected.parts()))
-        found = divergent_steps(spec, expected, Steps.of(answer), False, np.arange(len(kept)))
+        actual = Steps.of(answer)
+        if _identical(expected, actual):
+            return outcome
+        found = divergent_steps(spec, expected, actual, False, np.arange(len(kept)))
         outcome.differing = [(int(kept[index]), diffs) for index, diffs in found]
         return outcome
+
+
+def _identical(expected: Steps, actual: Steps) -> bool:
+    """Every output exactly the reference's: no field can differ, and the field-by-field
+    comparison (a column per observation number: chess's 11,777 cost seconds a size) is
+    skipped."""
+    return all(
+        got.dtype.kind in "biuf" and want.shape == got.shape and np.array_equal(want, got)
+        for want, got in zip(expected.parts(), actual.parts(), strict=True)
+    )
