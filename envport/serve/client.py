@@ -134,7 +134,7 @@ class PortWorker:
         # monitor reports.
         self._answer_bytes = (limits or Limits()).answer_bytes
         self._socket.setsockopt(zmq.MAXMSGSIZE, self._answer_bytes)
-        # And its values are counted before msgpack decodes it (`envport.serve.measure`).
+        # And its values are counted before msgpack decodes it (`envport.serve.answer_size`).
         self._answer_values = (limits or Limits()).answer_values
         self._channel = self._socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._scratch = make_scratch("envport-worker-")

@@ -29,7 +29,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from envport.serve import no_fork
-from envport.serve.measure import ANSWER_VALUES
+from envport.serve.answer_size import ANSWER_VALUES
 from envport.serve.output import OUTPUT_BYTES
 
 CLONE_NEWNET = 0x40000000
@@ -113,7 +113,7 @@ class Limits(BaseModel):
     # The largest answer the driver takes from the worker (refused before it is read).
     answer_bytes: int = 1 << 30
     # The most values (lists, maps, numbers, strings, arrays) the driver decodes from one
-    # answer (`envport.serve.measure`): msgpack's empty list is one byte, Python's 64.
+    # answer (`envport.serve.answer_size`): msgpack's empty list is one byte, Python's 64.
     answer_values: int = ANSWER_VALUES
     # Bytes of the worker's stdout and stderr the driver keeps from the start and from the
     # end (`envport.serve.output`); what lies between is counted, not kept.

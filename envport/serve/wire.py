@@ -12,7 +12,7 @@ import msgpack
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from envport.serve.measure import ANSWER_STR_BYTES, ANSWER_VALUES, measure
+from envport.serve.answer_size import ANSWER_STR_BYTES, ANSWER_VALUES, measure
 
 _NDARRAY = 1
 # An array's header (its dtype and shape) is at most this long.
