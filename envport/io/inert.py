@@ -24,9 +24,10 @@ _CONTROL = re.compile(
     "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069"
     "\ud800-\udfff\ufeff\ufffe\uffff]"
 )
-# What starts a Markdown construct inside a line: code, emphasis, links and images, raw HTML
-# and autolinks, table cells, strikethrough, and the backslash itself.
-_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>|~!])")
+# What starts a Markdown construct inside a line: code, emphasis, links and images (`!` and
+# `>` matter only beside these), raw HTML and autolinks, table cells, strikethrough, and the
+# backslash itself.
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<|~])")
 
 
 def _shown(match: re.Match[str]) -> str:

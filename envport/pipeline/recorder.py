@@ -209,7 +209,7 @@ class Recorder:
         lines = [
             f"# envport run {line(state.run_id)}",
             "",
-            f"- status: **{line(state.status)}** ({line(state.reason)})",
+            f"- status: **{state.status}** ({line(state.reason)})",
             f"- spec: {line(state.spec_name)} -> {line(state.target)}, model {line(state.model)}",
             f"- steps: {state.step}, elapsed {state.elapsed_s:.1f} s",
             f"- spent: {state.usage.total} tokens in {state.calls_text()}, ${state.cost_usd:.4f}",
