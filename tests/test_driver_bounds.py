@@ -135,6 +135,9 @@ def _hostile(self, op):
         return _real_answer(self, op)
     if {kind!r} == "empty_lists":
         return [[]] * {count}
+    if {kind!r} == "long_error":
+        print("printed before the error " * {count})
+        raise RuntimeError("E" * {count})
     # A flood of one line on stdout, then death.
     chunk = b"A" * (1 << 20)
     for _ in range({count}):
@@ -174,6 +177,21 @@ def test_a_worker_flooding_its_stdout_is_cut_in_the_error(tmp_path: Path) -> Non
     message = str(raised.value)
     assert "worker died in `ping`" in message, message[:300]
     assert message.endswith("A" * 500) and len(message) < 1000, message[:300]
+
+
+def test_a_port_s_error_of_megabytes_is_cut_in_the_error(tmp_path: Path) -> None:
+    """A 4 MB exception message, and 100 MB printed before it: the error and its detail
+    keep their first and last 2,000 characters each."""
+    spec, port = _hostile_port(tmp_path, "long_error", 4 << 20)
+    load = load_request(load_spec(spec), port, "numpy")
+    with PortWorker(timeout=60, load=load) as worker:
+        worker.receive()
+        with pytest.raises(PortError) as raised:
+            worker.request(Ping())
+    message, detail = str(raised.value), raised.value.detail
+    assert message.startswith("port failed in `ping`: RuntimeError: EEEE"), message[:300]
+    assert "characters dropped" in message and len(message) < 4200, len(message)
+    assert "bytes of output dropped" in detail and len(detail) < 10_000, len(detail)
 
 
 def test_a_load_flood_is_bounded_in_the_json_report(tmp_path: Path) -> None:

@@ -18,12 +18,13 @@ from envport.errors import PortError
 from envport.io.scratch import make_scratch, remove_tree
 from envport.serve import answers, crate_cache, jail
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
-from envport.serve.output import BoundedOutput
+from envport.serve.output import BoundedOutput, cut
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 from envport.variant import spec_folders
 
-# Bytes of a worker's output kept with a failed request (a panic's message is a few lines).
+# Bytes of a worker's output kept with a failed request (a panic's message is a few lines);
+# also the most characters of its error message and of its traceback's frames.
 MAX_FAILURE_OUTPUT = 4000
 # Characters of a dead worker's last line of output kept in the error.
 MAX_LAST_LINE = 500
@@ -234,7 +235,8 @@ class PortWorker:
                     continue  # a late answer to a request we gave up on
                 if not response.ok:
                     raise PortError(
-                        f"{self.role} failed in `{self._pending_op}`: {response.error}",
+                        f"{self.role} failed in `{self._pending_op}`: "
+                        f"{cut(response.error or '', MAX_FAILURE_OUTPUT)}",
                         detail=self._failure_detail(response.detail),
                     )
                 wrong = answers.problem(self._pending_request, response.result)
@@ -305,7 +307,9 @@ class PortWorker:
             time.sleep(0.05)
         parts = [f"port output:\n{printed}"] if printed else []
         if frames:
-            parts.append(f"traceback (the port's frames):\n{frames.rstrip()}")
+            # The frames' lines quote the port's source: a line may be any length.
+            frames = cut(frames.rstrip(), MAX_FAILURE_OUTPUT)
+            parts.append(f"traceback (the port's frames):\n{frames}")
         return "\n".join(parts)
 
     def _death_note(self) -> str:

@@ -107,5 +107,14 @@ class BoundedOutput:
             self._read = -1
 
 
+def cut(text: str, limit: int) -> str:
+    """`text` at most about `limit` characters: its first and last halves when longer, with
+    how much was dropped between them (a port's error message may be megabytes long)."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}[... {len(text) - 2 * half} characters dropped ...]{text[-half:]}"
+
+
 def _dropped(count: int) -> bytes:
     return f"\n[... {count} bytes of output dropped ...]\n".encode()
