@@ -122,6 +122,38 @@ def test_an_answer_of_empty_lists_is_refused_without_decoding_it() -> None:
         unpack_response(_answer_of(b"\xdb\xff\xff\xff\xff"))
 
 
+def test_the_walk_counts_every_msgpack_form_as_msgpack_decodes_it() -> None:
+    """Every header width of every type, and a real answer with arrays: the count from the
+    headers alone is the count of values msgpack makes (a wrong entry in the walk's table
+    would refuse a legitimate answer or let a bomb through)."""
+    from envport.serve.answer_size import measure
+    from envport.serve.wire import Response, pack, unpack_response
+
+    ints = [0, 127, 128, 255, 256, 65535, 65536, 2**32, 2**64 - 1, -1, -32, -33, -(2**63)]
+    sizes = [0, 1, 2, 4, 8, 16, 17, 31, 32, 255, 256, 65535, 65536]
+    forms: list[Any] = [None, True, False, 1.5, *ints]
+    forms += ["s" * n for n in sizes] + [b"b" * n for n in sizes]
+    forms += [msgpack.ExtType(1, b"e" * n) for n in sizes]
+    forms += [[0] * n for n in (0, 15, 16, 65535, 65536)]
+    forms += [{str(k): k for k in range(n)} for n in (0, 15, 16, 65536)]
+    forms += [{"a": [{"b": [[], {}, [[1]]]}]}]
+
+    def values(obj: Any) -> int:
+        if isinstance(obj, list):
+            return 1 + sum(map(values, obj))
+        if isinstance(obj, dict):
+            return 1 + sum(values(k) + values(v) for k, v in obj.items())
+        return 1
+
+    for obj in forms:
+        assert measure(msgpack.packb(obj, use_bin_type=True)) == values(obj), obj
+    answer = Response(id=3, ok=True, result={"obs": np.ones((5, 3), np.float32), "n": [1, 2]})
+    # The envelope (a map, its 5 keys, id, ok, error, detail) and the result (a map, 2 keys,
+    # the array, a list of 2).
+    assert measure(pack(answer)) == 10 + 7
+    assert unpack_response(pack(answer)).result["obs"].dtype == np.float32
+
+
 # Appended to the port's env.py: at import, the worker's answer to `ping` is replaced.
 HOSTILE = """
 

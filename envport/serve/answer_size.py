@@ -23,7 +23,7 @@ ANSWER_DEPTH = 64
 ANSWER_STR_BYTES = 16 << 20
 
 # First byte -> (what follows, a number): "fixed" n more bytes; "array"/"map" n entries
-# (-1: the count is in the next 2 or 4 bytes, per `_COUNT_BYTES`); "str"/"bin"/"ext" a
+# (-2, -4: the count is in the next 2 or 4 bytes); "str"/"bin"/"ext" a
 # payload whose length is n (>= 0) or in the next 1, 2 or 4 bytes (-1, -2, -4).
 _FORMAT: list[tuple[str, int]] = [("fixed", 0)] * 256
 for _byte in range(0x80, 0x90):
@@ -134,7 +134,8 @@ def measure(
                     f"it holds more than {values} values (the driver's limit): "
                     f"{_NAMES[kind]} declares {number} entries after {counted} values"
                 )
-            if len(open_counts) >= depth:
+            # (The first entry of `open_counts` is the answer itself, not a list.)
+            if len(open_counts) > depth:
                 raise TooBig(f"lists and maps nest deeper than {depth} (the driver's limit)")
             open_counts.append(entries)
             continue
