@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 from envport import interrupts
 from envport.errors import EnvportError
 from envport.io import JsonCache, write_atomically
+from envport.io.inert import markdown_line
 from envport.io.scratch import remove_tree
 from envport.runs.state import OptimizeAttempt, OptimizeSettings, RunState
 from envport.spec import PortSpec
@@ -277,7 +278,8 @@ def outcome_lines(state: RunState) -> list[str]:
             cells.append(f"{human(before) if before else '-'} -> {human(after) if after else '-'}")
         ratio = f"{attempt.ratio:.2f}x" if attempt.ratio is not None else "-"
         decision = "kept" if attempt.kept else "reverted"
-        why = attempt.why.replace("|", "/").splitlines()[0]
+        # The bench's or the checks' words: one cell, its pipes and markup escaped.
+        why = markdown_line((attempt.why.splitlines() or [""])[0])
         lines.append(f"| {attempt.round} | {decision} | {' | '.join(cells)} | {ratio} | {why} |")
     return lines
 

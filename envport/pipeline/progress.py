@@ -18,6 +18,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from envport.io.inert import inert
 from envport.runs.state import RunState
 
 
@@ -55,8 +56,9 @@ class PlainProgress:
 
     def event(self, state: RunState, text: str) -> None:
         elapsed = self.base + time.monotonic() - self.started
+        # The event quotes the port and the model (an error, a retry's reply): shown inert.
         self.console.print(
-            f"[{elapsed:6.1f}s] {_what(state)}: {text} ({_money(state)})",
+            inert(f"[{elapsed:6.1f}s] {_what(state)}: {text} ({_money(state)})"),
             markup=False,
             highlight=False,
         )
@@ -91,6 +93,9 @@ class LiveProgress:
         self.live.stop()
 
     def _render(self) -> Panel:
+        """The panel; every string in it passes through `inert`: rich's `Text` prints what it
+        holds as it is (the console's own inert printing never sees it), and the last event
+        quotes the port and the model."""
         state = self.state
         if state is None:
             return Panel("starting")
@@ -98,9 +103,9 @@ class LiveProgress:
         summary.add_column(style="bold")
         summary.add_column()
         elapsed = self.base + time.monotonic() - self.started
-        summary.add_row("run", state.run_id)
-        summary.add_row("phase", state.phase)
-        summary.add_row("module", state.scope)
+        summary.add_row("run", inert(state.run_id))
+        summary.add_row("phase", inert(state.phase))
+        summary.add_row("module", inert(state.scope))
         summary.add_row("iteration", str(state.iteration))
         summary.add_row("spent", _money(state))
         summary.add_row("elapsed", f"{elapsed:.1f} s")
@@ -109,11 +114,12 @@ class LiveProgress:
         checks.add_column("result")
         for outcome in state.results.values():
             checks.add_row(
-                outcome.name,
+                inert(outcome.name),
                 Text("pass", style="green") if outcome.passed else Text("FAIL", style="red"),
             )
-        body = Group(summary, Text(""), checks, Text(""), Text(self.last, style="dim"))
-        return Panel(body, title=f"envport translate {state.spec_name} -> {state.target}")
+        body = Group(summary, Text(""), checks, Text(""), Text(inert(self.last), style="dim"))
+        title = inert(f"envport translate {state.spec_name} -> {state.target}")
+        return Panel(body, title=title)
 
 
 def make_progress(console: Console) -> Progress:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from envport.io import write_atomically
-from envport.io.inert import inert
+from envport.io.inert import code_block, inert, markdown_line
 from envport.llm import ModelRequest
 from envport.llm.types import ModelResponse
 from envport.pipeline.checks import CheckRun
@@ -202,21 +202,27 @@ class Recorder:
     # --- the report ----------------------------------------------------------------------
 
     def _write_outcome(self, state: RunState) -> None:
+        # Reasons, divergences and names quote the port, the model and the spec: each is one
+        # escaped line or a code block no line of it can close, so it cannot add a heading,
+        # a link or HTML of its own; and shown, never obeyed (`inert`).
+        line = markdown_line
         lines = [
-            f"# envport run {state.run_id}",
+            f"# envport run {line(state.run_id)}",
             "",
-            f"- status: **{state.status}** ({state.reason})",
-            f"- spec: {state.spec_name} -> {state.target}, model {state.model}",
+            f"- status: **{state.status}** ({line(state.reason)})",
+            f"- spec: {line(state.spec_name)} -> {line(state.target)}, model {line(state.model)}",
             f"- steps: {state.step}, elapsed {state.elapsed_s:.1f} s",
             f"- spent: {state.usage.total} tokens in {state.calls_text()}, ${state.cost_usd:.4f}",
             "",
             "## Checks",
         ]
-        lines += [f"- {o.name}: {'pass' if o.passed else 'FAIL'}" for o in state.results.values()]
+        lines += [
+            f"- {line(o.name)}: {'pass' if o.passed else 'FAIL'}" for o in state.results.values()
+        ]
         if state.open_failures and state.status != "verified":
             lines += ["", "## Open divergence", ""]
             for outcome in state.open_failures:
-                lines += [f"### {outcome.name}", "", "```text", *outcome.failures[:1], "```", ""]
+                failure = "\n".join(outcome.failures[:1])
+                lines += [f"### {line(outcome.name)}", "", code_block(failure, "text"), ""]
         lines += outcome_lines(state)
-        # Reasons and divergences quote the port and the model: shown, never obeyed.
         write_atomically(self.run.reports / "outcome.md", inert("\n".join(lines)) + "\n")

@@ -14,6 +14,7 @@ from typing import Any
 import jinja2
 
 from envport.errors import EnvportError
+from envport.io.inert import code_block
 
 TEMPLATES = (
     "system.j2",
@@ -56,6 +57,9 @@ class Prompts:
             keep_trailing_newline=False,
             autoescape=False,
         )
+        # A divergence quotes the port: its block's fence is longer than any backtick run in
+        # it, so the port's text cannot close the block and write the prompt's own sections.
+        self.env.filters["code_block"] = code_block
 
     def render(self, name: str, **context: Any) -> str:
         """One template rendered, with runs of blank lines squeezed to one."""

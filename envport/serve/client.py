@@ -18,12 +18,16 @@ from envport.errors import PortError
 from envport.io.scratch import make_scratch, remove_tree
 from envport.serve import answers, crate_cache, jail
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
+from envport.serve.output import BoundedOutput, cut
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 from envport.variant import spec_folders
 
-# Bytes of a worker's output kept with a failed request (a panic's message is a few lines).
+# Bytes of a worker's output kept with a failed request (a panic's message is a few lines);
+# also the most characters of its error message and of its traceback's frames.
 MAX_FAILURE_OUTPUT = 4000
+# Characters of a dead worker's last line of output kept in the error.
+MAX_LAST_LINE = 500
 
 # The longest Unix socket path (sizeof(sockaddr_un.sun_path) - 1).
 IPC_PATH_MAX = int(getattr(zmq, "IPC_PATH_MAX_LEN", 107) or 107)
@@ -131,6 +135,8 @@ class PortWorker:
         # monitor reports.
         self._answer_bytes = (limits or Limits()).answer_bytes
         self._socket.setsockopt(zmq.MAXMSGSIZE, self._answer_bytes)
+        # And its values are counted before msgpack decodes it (`envport.serve.answer_size`).
+        self._answer_values = (limits or Limits()).answer_values
         self._channel = self._socket.get_monitor_socket(zmq.EVENT_DISCONNECTED)
         self._scratch = make_scratch("envport-worker-")
         if len(f"{self._scratch}/channel") > IPC_PATH_MAX:
@@ -141,7 +147,8 @@ class PortWorker:
         # A Unix socket: it still reaches a worker inside its own network namespace.
         address = f"ipc://{self._scratch}/channel"
         self._socket.bind(address)
-        self._stderr = open(self._scratch / "stderr.log", "w+b")  # noqa: SIM115
+        # Its stdout and stderr: kept bounded in the driver, never a file the size of a flood.
+        self._output = BoundedOutput((limits or Limits()).output_bytes)
         self._next_id = 0
         self._output_mark = 0
         self._pending: int | None = None
@@ -173,7 +180,7 @@ class PortWorker:
             )
         except jail.SandboxUnavailable:
             self._close_channel()
-            self._stderr.close()
+            self._output.close()
             remove_tree(self._scratch)
             raise
         self.process = subprocess.Popen(
@@ -181,12 +188,13 @@ class PortWorker:
             cwd=self._scratch,
             env={**worker_environment(), **scratch_homes(self._scratch)},
             stdin=subprocess.DEVNULL,
-            stdout=self._stderr,
-            stderr=self._stderr,
+            stdout=self._output.writer,
+            stderr=self._output.writer,
             # Its own session: a terminal's Ctrl-C reaches the driver, which decides what it
             # means and stops the worker; a worker dead of it would read as the port's failure.
             start_new_session=True,
         )
+        self._output.started()
 
     def __enter__(self) -> PortWorker:
         return self
@@ -208,7 +216,7 @@ class PortWorker:
         self._socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
         self._pending_op = op.op
         # Where the worker's output stood: what it prints from here on is this request's.
-        self._output_mark = os.fstat(self._stderr.fileno()).st_size
+        self._output_mark = self._output.total
         self._pending_request = op
 
     def receive(self, timeout: float | None = None) -> Any:
@@ -217,7 +225,7 @@ class PortWorker:
         while True:
             if self._socket.poll(100):
                 try:
-                    response = unpack_response(self._socket.recv())
+                    response = unpack_response(self._socket.recv(), self._answer_values)
                 except ValueError as error:
                     # The worker runs untrusted code: a forged frame is its failure.
                     raise PortError(
@@ -227,7 +235,8 @@ class PortWorker:
                     continue  # a late answer to a request we gave up on
                 if not response.ok:
                     raise PortError(
-                        f"{self.role} failed in `{self._pending_op}`: {response.error}",
+                        f"{self.role} failed in `{self._pending_op}`: "
+                        f"{cut(response.error or '', MAX_FAILURE_OUTPUT)}",
                         detail=self._failure_detail(response.detail),
                     )
                 wrong = answers.problem(self._pending_request, response.result)
@@ -292,24 +301,23 @@ class PortWorker:
         # A panic on one of the port's threads may reach its stderr just after the failure
         # reply does (seen under load, past 0.2 s): up to a second's grace before reading none.
         for _ in range(20):
-            self._stderr.flush()
-            self._stderr.seek(self._output_mark)
-            printed = self._stderr.read(MAX_FAILURE_OUTPUT).decode(errors="replace").strip()
-            self._stderr.seek(0, os.SEEK_END)
+            printed = self._output.since(self._output_mark, MAX_FAILURE_OUTPUT).strip()
             if printed:
                 break
             time.sleep(0.05)
         parts = [f"port output:\n{printed}"] if printed else []
         if frames:
-            parts.append(f"traceback (the port's frames):\n{frames.rstrip()}")
+            # The frames' lines quote the port's source: a line may be any length.
+            frames = cut(frames.rstrip(), MAX_FAILURE_OUTPUT)
+            parts.append(f"traceback (the port's frames):\n{frames}")
         return "\n".join(parts)
 
     def _death_note(self) -> str:
         how = jail.exit_note(self.process.returncode)
-        self._stderr.flush()
-        self._stderr.seek(0)
-        lines = [ln for ln in self._stderr.read().decode(errors="replace").splitlines() if ln]
-        return f"{how}; last output: {lines[-1]}" if lines else how
+        # The reader may not have the last bytes a dying worker wrote yet.
+        self._output.settle(1.0)
+        line = self._output.last_line(MAX_LAST_LINE)
+        return f"{how}; last output: {line}" if line else how
 
     def kill(self) -> None:
         if self.process.poll() is None:
@@ -324,7 +332,7 @@ class PortWorker:
             except (zmq.ZMQError, subprocess.TimeoutExpired):
                 self.kill()
         self._close_channel()
-        self._stderr.close()
+        self._output.close()
         # What the port left there is untrusted: removed without following a link.
         remove_tree(self._scratch)
 

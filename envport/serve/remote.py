@@ -46,7 +46,12 @@ class EnvClient:
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
             if self._socket.poll(100):
-                response = unpack_response(self._socket.recv())
+                try:
+                    response = unpack_response(self._socket.recv())
+                except ValueError as error:
+                    raise PortError(
+                        f"{self.address} sent a malformed answer to `{self._pending_op}`: {error}"
+                    ) from None
                 if response.id != self._pending:
                     continue
                 if not response.ok:

@@ -29,6 +29,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from envport.serve import no_fork
+from envport.serve.answer_size import ANSWER_VALUES
+from envport.serve.output import OUTPUT_BYTES
 
 CLONE_NEWNET = 0x40000000
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
@@ -110,6 +112,12 @@ class Limits(BaseModel):
     network: bool = False
     # The largest answer the driver takes from the worker (refused before it is read).
     answer_bytes: int = 1 << 30
+    # The most values (lists, maps, numbers, strings, arrays) the driver decodes from one
+    # answer (`envport.serve.answer_size`): msgpack's empty list is one byte, Python's 64.
+    answer_values: int = ANSWER_VALUES
+    # Bytes of the worker's stdout and stderr the driver keeps from the start and from the
+    # end (`envport.serve.output`); what lies between is counted, not kept.
+    output_bytes: int = OUTPUT_BYTES
     # The size of the worker's writable working directory (a tmpfs, inside bubblewrap).
     scratch_bytes: int = 1 << 30
 

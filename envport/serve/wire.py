@@ -12,6 +12,8 @@ import msgpack
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from envport.serve.answer_size import ANSWER_STR_BYTES, ANSWER_VALUES, measure
+
 _NDARRAY = 1
 # An array's header (its dtype and shape) is at most this long.
 HEADER_BYTES = 4096
@@ -117,5 +119,19 @@ def unpack_request(data: bytes) -> Request:
     return Request.model_validate(msgpack.unpackb(data, ext_hook=_ext_hook, raw=False))
 
 
-def unpack_response(data: bytes) -> Response:
-    return Response.model_validate(msgpack.unpackb(data, ext_hook=_ext_hook, raw=False))
+def unpack_response(data: bytes, values: int = ANSWER_VALUES) -> Response:
+    """A worker's answer, decoded only once its headers show it within the driver's limits
+    (`measure`: at most `values` values); over them, a `ValueError` naming the limit."""
+    measure(data, values=values)
+    # The same limits again, in msgpack's own terms: what the walk above let through.
+    decoded = msgpack.unpackb(
+        data,
+        ext_hook=_ext_hook,
+        raw=False,
+        max_str_len=ANSWER_STR_BYTES,
+        max_bin_len=len(data),
+        max_ext_len=len(data),
+        max_array_len=values,
+        max_map_len=values,
+    )
+    return Response.model_validate(decoded)

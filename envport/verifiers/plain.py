@@ -14,7 +14,6 @@ them; a Rust port is a library the harness loads, with no plain import to compar
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from envport.io.npz import NpzRefused, read_npz
 from envport.io.scratch import scratch
 from envport.serve import jail, plain_replay
 from envport.serve.client import scratch_homes, worker_environment
@@ -34,8 +34,11 @@ from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelR
 
 SAMPLE_EPISODES = 4
 SAMPLE_ROWS = 64
-# The outputs of SAMPLE_ROWS steps are far below this; a bigger file is not read.
+# The outputs of SAMPLE_ROWS steps are far below this; a bigger file is not read, nor one
+# whose arrays inflate past it.
 _MAX_ANSWER_BYTES = 64 << 20
+# Its members: the four outputs, or `error`.
+_MAX_ANSWER_MEMBERS = 8
 _MESSAGE = "the port imported in a plain interpreter (no envport module) differs from the reference"
 
 
@@ -46,14 +49,15 @@ def _answer(path: Path) -> dict[str, np.ndarray] | str:
     except OSError:
         return "the plain interpreter wrote no answer"
     with os.fdopen(handle, "rb") as file:
-        data = file.read(_MAX_ANSWER_BYTES + 1)
-    if len(data) > _MAX_ANSWER_BYTES:
-        return "the plain interpreter's answer is too large"
+        # Its size first: a read of the limit would allocate the whole limit up front.
+        size = os.fstat(file.fileno()).st_size
+        if size > _MAX_ANSWER_BYTES:
+            return f"the plain interpreter's answer is over {_MAX_ANSWER_BYTES} bytes"
+        data = file.read(size)
     try:
-        with np.load(io.BytesIO(data), allow_pickle=False) as loaded:
-            found = {name: loaded[name] for name in loaded.files}
-    except (OSError, ValueError) as error:
-        return f"the plain interpreter's answer is unreadable: {error}"
+        found = read_npz(data, _MAX_ANSWER_MEMBERS, _MAX_ANSWER_BYTES)
+    except NpzRefused as error:
+        return f"the plain interpreter's answer was refused: {error}"
     if "error" in found:
         return str(found["error"])
     if sorted(found) != sorted(Steps.__dataclass_fields__):

@@ -1,4 +1,9 @@
-"""JUnit XML for CI systems: one test case per level and mode, divergences as failures."""
+"""JUnit XML for CI systems: one test case per level and mode, divergences as failures.
+
+Every text in it is made inert first (`envport.io.inert`): a port's error may hold control
+characters, which XML 1.0 forbids even as character references, so a CI system would
+refuse the whole file; they are written as visible escapes (\\x1b) instead.
+"""
 
 from __future__ import annotations
 
@@ -6,18 +11,20 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 from envport.gaps import GapKind, gap_lines
+from envport.io.inert import inert
 from envport.verifiers.reporting.divergence import VerifyReport
 
 
 def junit_xml(report: VerifyReport) -> str:
-    suite = ET.Element("testsuite", name=f"envport verify {report.port}")
+    suite = ET.Element("testsuite", name=inert(f"envport verify {report.port}"))
     cases = 0
     failures = 0
     load = ET.SubElement(suite, "testcase", classname="envport.port", name="load")
     cases += 1
     if report.error:
         failures += 1
-        ET.SubElement(load, "failure", message=report.error).text = report.error
+        error = inert(report.error)
+        ET.SubElement(load, "failure", message=error).text = error
     for level in report.levels:
         case = ET.SubElement(
             suite,
@@ -29,16 +36,17 @@ def junit_xml(report: VerifyReport) -> str:
         cases += 1
         if not level.passed:
             failures += 1
-            failure = ET.SubElement(case, "failure", message=level.failure_message())
-            failure.text = "\n\n".join(d.text() for d in level.divergences) or level.summary()
+            failure = ET.SubElement(case, "failure", message=inert(level.failure_message()))
+            text = "\n\n".join(d.text() for d in level.divergences) or level.summary()
+            failure.text = inert(text)
     for name, why in report.not_run.items():
         case = ET.SubElement(suite, "testcase", classname="envport.not_run", name=name)
-        ET.SubElement(case, "skipped", message=why)
+        ET.SubElement(case, "skipped", message=inert(why))
         cases += 1
     skipped = len(report.not_run)
     # What passing checks did not show (envport.gaps): a skipped case each, a failure under
     # --strict, so a CI page tells a fully checked port from a partly checked one.
-    for line in gap_lines(g for g in report.gaps if g.kind is not GapKind.NOT_RUN):
+    for line in map(inert, gap_lines(g for g in report.gaps if g.kind is not GapKind.NOT_RUN)):
         case = ET.SubElement(suite, "testcase", classname="envport.gaps", name=line)
         cases += 1
         if report.strict:
