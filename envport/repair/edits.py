@@ -238,6 +238,7 @@ def port_path(raw: str, port_dir: Path, port_files: tuple[str, ...] = PORT_SUFFI
     if not relative or relative == ".":
         raise EditParseError(f"`{raw}` does not name a file")
     _check_writable_name(raw, relative)
+    _check_kept_by_history(raw, relative)
     root = port_dir.resolve()
     try:
         resolved = (root / relative).resolve()
@@ -273,6 +274,19 @@ def _check_writable_name(raw: str, relative: str) -> None:
         raise EditParseError(f"{raw!r} is not valid text; give a plain relative path") from None
     if any(len(part) > MAX_NAME_BYTES for part in encoded) or len(relative) > MAX_PATH_CHARS:
         raise EditParseError(f"`{raw[:80]}...` is too long for a file name")
+
+
+def _check_kept_by_history(raw: str, relative: str) -> None:
+    """Refuse a name inside `.git/`, `__pycache__/` or any other hidden name: the run's git
+    history does not keep such files (it ignores `__pycache__`; a `.git` folder is another
+    repository), so a port written there would differ from the one the history restores,
+    and a `.git/config` or `.git/hooks` file would be settings for git itself."""
+    for part in PurePosixPath(relative).parts:
+        if part.startswith(".") or part == "__pycache__":
+            raise EditParseError(
+                f"`{raw}` is inside `{part}`: hidden names and `__pycache__` are not port "
+                "files (the run's history does not keep them); name a file outside them"
+            )
 
 
 def parse_answer(
