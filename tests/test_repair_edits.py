@@ -210,3 +210,12 @@ def test_an_edit_the_runs_history_would_not_keep_is_refused(
             text = answer(f"### File: {path}", FENCE, "x = 1", FENCE)
             parse_answer(text, tmp_path, port_files=port_files)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_edit_deeper_than_the_driver_walks_a_port_is_refused(tmp_path: Path) -> None:
+    # Written, it would fail every later read of the port (and the same step again on
+    # resume); refused, the model is asked again.
+    deep = "a/" * 40 + "env.py"
+    with pytest.raises(EditParseError, match="more than 32 folders deep"):
+        parse_answer(answer(f"### File: {deep}", FENCE, "x = 1", FENCE), tmp_path)
+    assert list(tmp_path.iterdir()) == []

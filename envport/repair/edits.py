@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from envport.errors import EnvportError
+from envport.io.tree import MAX_DEPTH
 
 # Files a port may consist of: the driver never lets an answer write anything else.
 PORT_SUFFIXES = (".py",)
@@ -274,6 +275,13 @@ def _check_writable_name(raw: str, relative: str) -> None:
         raise EditParseError(f"{raw!r} is not valid text; give a plain relative path") from None
     if any(len(part) > MAX_NAME_BYTES for part in encoded) or len(relative) > MAX_PATH_CHARS:
         raise EditParseError(f"`{raw[:80]}...` is too long for a file name")
+    if len(encoded) - 1 > MAX_DEPTH:  # the folders above the file
+        # Deeper than the driver walks a port (envport.io.tree): refused now, as an answer
+        # the model can fix, not later as a step that fails the same way on every resume.
+        raise EditParseError(
+            f"`{raw[:80]}...` is more than {MAX_DEPTH} folders deep; keep the port's files "
+            "near its top"
+        )
 
 
 def _check_kept_by_history(raw: str, relative: str) -> None:
