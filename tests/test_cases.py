@@ -5,11 +5,17 @@ the reason, never the run's crash."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from envport.io.scratch import remove_tree
 from envport.pipeline.checks import CheckCache, check_composed
+from envport.pipeline.phases import checking_cases
+from envport.repair.edits import EditParseError, parse_answer
+from envport.spec import load_spec
 
 from helpers import CARTPOLE, run_envport
 from run_fixtures import bare_run
@@ -155,3 +161,24 @@ def test_a_run_holding_a_hostile_case_checks_it_again_on_resume(tmp_path: Path) 
     assert not outcomes["cases.unusable"].passed and not checked.passed
     unusable = next(level for level in checked.report.levels if level.mode == "unusable")
     assert_named_failures([d.message for d in unusable.divergences])
+
+
+def test_an_answer_proposing_an_unusable_case_is_asked_again(tmp_path: Path) -> None:
+    # Kept, it would fail every composed check after it, which no repair of the port could
+    # pass; refused, the model is asked again with the reason (the re-ask path).
+    spec = load_spec(CARTPOLE)
+    parse = checking_cases(spec, lambda text: parse_answer(text, tmp_path))
+    fence = "```"
+
+    def proposing(case: str) -> str:
+        port_file = f"### File: env.py\n{fence}\nx = 1\n{fence}\n"
+        return f"{port_file}### File: tests/t.toml\n{fence}\n{case}{fence}\n"
+
+    assert list(parse(proposing(EDGE)).tests) == ["tests/t.toml"]
+    for case, reason in (
+        ("[[case]]\nactions = [7]\n", "t.toml#0: the reference cannot play it: AssertionError"),
+        ("[[case]]\nstate = { physics = [1.0] }\nactions = [1]\n", "has shape (1,)"),
+        ("case = 5\n", "`case` must be an array of tables"),
+    ):
+        with pytest.raises(EditParseError, match=re.escape(reason)):
+            parse(proposing(case))

@@ -64,16 +64,14 @@ def _invalid(error: ValidationError) -> str:
     return f"{where}: {first['msg']}"[:200]
 
 
-def _read(path: Path) -> list[Any]:
-    """The `[[case]]` entries of a proposal file, or UnusableCase."""
+def _entries(text: str) -> list[Any]:
+    """The `[[case]]` entries of a proposal's text, or UnusableCase."""
+    if len(text.encode("utf-8", "replace")) > MAX_CASE_BYTES:
+        raise UnusableCase(f"larger than {MAX_CASE_BYTES // 1024} KiB")
     try:
-        if path.stat().st_size > MAX_CASE_BYTES:
-            raise UnusableCase(f"larger than {MAX_CASE_BYTES // 1024} KiB")
         # RecursionError: TOML arrays nested thousands deep.
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError) as error:
-        if isinstance(error, UnusableCase):
-            raise
+        data = tomllib.loads(text)
+    except (ValueError, RecursionError) as error:
         raise UnusableCase(_first_line(error)) from None
     entries = data.get("case", [])
     if not isinstance(entries, list):
@@ -81,33 +79,78 @@ def _read(path: Path) -> list[Any]:
     return entries
 
 
+def _read(path: Path) -> list[Any]:
+    """The `[[case]]` entries of a proposal file, or UnusableCase."""
+    try:
+        if path.stat().st_size > MAX_CASE_BYTES:
+            raise UnusableCase(f"larger than {MAX_CASE_BYTES // 1024} KiB")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as error:
+        if isinstance(error, UnusableCase):
+            raise
+        raise UnusableCase(_first_line(error)) from None
+    return _entries(text)
+
+
+def _validated(
+    file: str, entries: list[Any], spec: PortSpec, room: int
+) -> tuple[list[tuple[str, Case]], list[Unusable]]:
+    """A file's entries as cases named `file#n` (at most `room` of them), and the rest with
+    the reason each cannot be used."""
+    cases: list[tuple[str, Case]] = []
+    unusable: list[Unusable] = []
+    known = set(leaf_names(spec.state)) if spec.state.names else None
+    for number, entry in enumerate(entries):
+        name = f"{file}#{number}"
+        try:
+            case = Case.model_validate(entry)
+        except ValidationError as error:
+            unusable.append((name, _invalid(error)))
+            continue
+        unknown = set(case.state) - (known if known is not None else set(case.state))
+        if unknown:
+            unusable.append((name, f"unknown state field {sorted(unknown)[0]}"))
+        elif len(cases) == room:
+            unusable.append((name, f"more than {MAX_CASES} proposed cases; not run"))
+        else:
+            cases.append((name, case))
+    return cases, unusable
+
+
 def load_cases(directory: Path, spec: PortSpec) -> tuple[list[tuple[str, Case]], list[Unusable]]:
     """Usable cases by name (`file.toml#n`), and each proposal that could not be used with
     the reason; a bad entry leaves the file's other cases usable."""
     cases: list[tuple[str, Case]] = []
     unusable: list[Unusable] = []
-    known = set(leaf_names(spec.state)) if spec.state.names else None
     for path in sorted(directory.glob("*.toml")):
         try:
             entries = _read(path)
         except UnusableCase as error:
             unusable.append((path.name, str(error)))
             continue
-        for number, entry in enumerate(entries):
-            name = f"{path.name}#{number}"
-            try:
-                case = Case.model_validate(entry)
-            except ValidationError as error:
-                unusable.append((name, _invalid(error)))
-                continue
-            unknown = set(case.state) - (known if known is not None else set(case.state))
-            if unknown:
-                unusable.append((name, f"unknown state field {sorted(unknown)[0]}"))
-            elif len(cases) == MAX_CASES:
-                unusable.append((name, f"more than {MAX_CASES} proposed cases; not run"))
-            else:
-                cases.append((name, case))
+        found, bad = _validated(path.name, entries, spec, MAX_CASES - len(cases))
+        cases += found
+        unusable += bad
     return cases, unusable
+
+
+def proposal_problem(reference: Reference, file: str, text: str) -> Unusable | None:
+    """The first reason the proposed case file `text` could not be used, trying each case on
+    the reference, or None: so an answer proposing one is asked again, before the case is
+    kept for the rest of the run."""
+    try:
+        entries = _entries(text)
+    except UnusableCase as error:
+        return (file, str(error))
+    cases, unusable = _validated(file, entries, reference.spec, MAX_CASES)
+    if unusable:
+        return unusable[0]
+    for index, (name, case) in enumerate(cases):
+        try:
+            play_case(reference, index, case)
+        except UnusableCase as error:
+            return (name, str(error))
+    return None
 
 
 def given_state(spec: PortSpec, case: Case) -> dict[str, np.ndarray]:
