@@ -190,6 +190,15 @@ def test_serve_refuses_strangers_malformed_and_oversized_requests_and_serves_on(
             answer = _raw_answer(address, message)
             assert not answer.ok and answer.error is not None, message
             assert complaint in answer.error, (complaint, answer.error)
+        # A request in several frames (a DEALER's multipart message): one error answer.
+        with zmq.Context.instance().socket(zmq.DEALER) as frames:
+            frames.setsockopt(zmq.LINGER, 0)
+            frames.connect(address)
+            frames.send_multipart([_request("ping", token), b"more"])
+            assert frames.poll(60_000), "no answer"
+            answer = unpack_response(frames.recv())
+            assert not answer.ok and answer.error is not None
+            assert "one frame" in answer.error
         # A message over --max-request-bytes: zmq drops its sender before reading it.
         with zmq.Context.instance().socket(zmq.DEALER) as big:
             big.setsockopt(zmq.LINGER, 0)

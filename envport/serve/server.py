@@ -19,6 +19,7 @@ from typing import Any
 
 import zmq
 import zmq.asyncio
+from pydantic import ValidationError
 
 from envport.errors import PortError
 from envport.serve.client import PortWorker
@@ -40,6 +41,10 @@ REFUSED = (
 
 
 def _one_line(error: BaseException) -> str:
+    if isinstance(error, ValidationError):  # a request of the wrong shape: which field
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the request"
+        return f"{where}: {first['msg']}"[:300]
     lines = str(error).strip().splitlines()
     return f"{type(error).__name__}: {lines[0][:300]}" if lines else type(error).__name__
 
@@ -134,9 +139,19 @@ class EnvServer:
             slot.queued -= 1
         raise AssertionError("unreachable")
 
-    async def _handle(self, router: zmq.asyncio.Socket, identity: bytes, data: bytes) -> None:
+    async def _handle(
+        self, router: zmq.asyncio.Socket, identity: bytes, frames: list[bytes]
+    ) -> None:
         try:
-            reply = await self._answer(identity, data)
+            if len(frames) != 1:
+                # A client's multipart message: answered, never unpacked into the loop.
+                reply: Response | None = Response(
+                    id=0,
+                    ok=False,
+                    error=f"malformed request: one frame expected, {len(frames)} came",
+                )
+            else:
+                reply = await self._answer(identity, frames[0])
         except Exception as error:  # what a request makes go wrong must not stop the server
             reply = Response(id=0, ok=False, error=f"server failed: {_one_line(error)}")
         if reply is None:
@@ -221,8 +236,8 @@ class EnvServer:
                 if receive not in done:
                     receive.cancel()
                     break
-                identity, data = receive.result()
-                task = loop.create_task(self._handle(router, identity, data))
+                identity, *frames = receive.result()
+                task = loop.create_task(self._handle(router, identity, frames))
                 self._in_flight.add(task)
                 task.add_done_callback(self._in_flight.discard)
             # Graceful: what was accepted is answered before the workers go.
