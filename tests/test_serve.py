@@ -239,3 +239,15 @@ def test_verify_takes_the_serve_token_from_a_file_not_the_command_line(tmp_path:
     )  # fmt: skip
     assert short.returncode == 2 and "at least 16 characters" in short.stderr
     assert "Traceback" not in missing.stderr + short.stderr
+
+
+def test_a_malformed_answer_from_a_server_is_a_failure_not_a_traceback() -> None:
+    # The address a client is given may answer anything: here a ROUTER sending garbage.
+    with zmq.Context.instance().socket(zmq.ROUTER) as fake:
+        fake.setsockopt(zmq.LINGER, 0)
+        port = fake.bind_to_random_port("tcp://127.0.0.1")
+        with EnvClient(f"tcp://127.0.0.1:{port}", timeout=60, token=TOKEN) as client:
+            identity, _ = fake.recv_multipart()
+            fake.send_multipart([identity, b"\xc1 not msgpack"])
+            with pytest.raises(PortError, match="sent a malformed answer to `describe`"):
+                client.receive()

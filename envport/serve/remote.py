@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import msgpack
 import zmq
 
 from envport.errors import PortError
@@ -53,7 +54,15 @@ class EnvClient:
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
             if self._socket.poll(100):
-                response = unpack_response(self._socket.recv())
+                try:
+                    response = unpack_response(self._socket.recv())
+                except (ValueError, TypeError, msgpack.UnpackException) as error:
+                    # The server is no more trusted than a worker (ValidationError is a
+                    # ValueError).
+                    raise PortError(
+                        f"{self.address} sent a malformed answer to `{self._pending_op}`: "
+                        f"{str(error).splitlines()[0] if str(error) else type(error).__name__}"
+                    ) from None
                 if response.id != self._pending:
                     continue
                 if not response.ok:
