@@ -112,7 +112,14 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--port-server",
         metavar="ADDRESS",
-        help="use the port hosted by `envport serve` at ADDRESS instead of a local worker",
+        help="use the port hosted by `envport serve` at ADDRESS instead of a local worker; "
+        "its token comes from ENVPORT_SERVE_TOKEN or --port-server-token-file",
+    )
+    p.add_argument(
+        "--port-server-token-file",
+        type=Path,
+        metavar="FILE",
+        help="read the `envport serve` token from FILE (kept off the command line)",
     )
     p.add_argument(
         "--workers",
@@ -171,6 +178,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         shrink=not args.no_shrink,
         workers=args.workers,
         port_server=args.port_server,
+        port_server_token_file=args.port_server_token_file,
         cases=args.cases,
         reverse=args.reverse_injection,
         strict_bounds=args.strict_bounds,

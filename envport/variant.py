@@ -26,6 +26,7 @@ from typing import Any
 
 from envport.errors import EnvportError, SpecError
 from envport.io.scratch import remove_tree
+from envport.io.tree import files_under
 
 BASE_KEY = "base"
 # envport.spec's file name, repeated here: the spec's module imports this one.
@@ -116,10 +117,8 @@ def _files(layers: list[Path]) -> dict[str, Path]:
     """Relative path -> the file the port takes, a nearer layer's over a farther one's."""
     chosen: dict[str, Path] = {}
     for layer in reversed(layers):
-        for path in sorted(layer.rglob("*")):
-            relative = path.relative_to(layer)
-            if path.is_file() and not _NOT_PORT & set(relative.parts):
-                chosen[relative.as_posix()] = path
+        for path in files_under(layer, lambda parts: parts[-1] in _NOT_PORT):
+            chosen[path.relative_to(layer).as_posix()] = path
     return chosen
 
 

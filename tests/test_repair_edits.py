@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from envport.repair.apply import apply_edits, read_files
-from envport.repair.edits import EditParseError, extract_block, parse_answer
+from envport.repair.edits import (
+    PATH_TOKEN,
+    EditParseError,
+    extract_block,
+    parse_answer,
+    port_path,
+)
 
 FENCE = "```"
 
@@ -177,3 +183,39 @@ def test_apply_edits_reports_diffs_and_skips_identical_files(tmp_path: Path) -> 
     again = apply_edits(tmp_path, {"env.py": "a = 2\n"})
     assert not again[0].changed
     assert read_files(tmp_path) == {"env.py": "a = 2\n", "physics.py": "g = 9.8\n"}
+
+
+@pytest.mark.parametrize(
+    ("path", "port_files"),
+    [
+        (".git/config", (".py",)),
+        ("__pycache__/x.pyc", (".py",)),
+        ("__pycache__/env.py", (".py",)),
+        (".git/hooks/post-checkout.py", (".py",)),
+        ("src/.hidden/env.py", (".py",)),
+        ("tests/.cases/case.toml", (".py",)),
+        (".git/Cargo.toml", (".rs", "Cargo.toml")),
+    ],
+)
+def test_an_edit_the_runs_history_would_not_keep_is_refused(
+    tmp_path: Path, path: str, port_files: tuple[str, ...]
+) -> None:
+    # Written there, a file is in the port the next check runs but not in the commit that a
+    # resume or a revert restores (git ignores `__pycache__`; `.git/` is git's own). Whole
+    # files and search/replace edits both take their paths through `port_path`.
+    with pytest.raises(EditParseError, match="hidden names and `__pycache__` are not port files"):
+        port_path(path, tmp_path, port_files)
+    if PATH_TOKEN.match(path):
+        with pytest.raises(EditParseError, match="hidden names and `__pycache__`"):
+            text = answer(f"### File: {path}", FENCE, "x = 1", FENCE)
+            parse_answer(text, tmp_path, port_files=port_files)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_edit_deeper_than_the_driver_walks_a_port_is_refused(tmp_path: Path) -> None:
+    # Written, it would fail every later read of the port (and the same step again on
+    # resume); refused, the model is asked again.
+    deep = "a/" * 40 + "env.py"
+    with pytest.raises(EditParseError, match="more than 32 folders deep"):
+        parse_answer(answer(f"### File: {deep}", FENCE, "x = 1", FENCE), tmp_path)
+    assert list(tmp_path.iterdir()) == []

@@ -9,10 +9,18 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from envport.errors import EnvportError
+from envport.io.scratch import remove_tree
+from envport.io.tree import MAX_DEPTH
+from envport.pipeline.optimize import snapshot
+from envport.repair.apply import read_files
 
 from helpers import ROOT, user_env
 
@@ -119,3 +127,72 @@ def test_the_driver_removes_directories_only_through_the_link_safe_remover() -> 
         if unsafe.search(line)
     ]
     assert found == []
+
+
+def _deep_tree(base: Path, levels: int) -> Path:
+    """`base/deep/d/d/...`, `levels` folders down, a file and a link to a file outside at
+    each level, the deepest folder read-only; made through directory descriptors, since its
+    full path is longer than the system lets a path be."""
+    top = base / "deep"
+    top.mkdir()
+    current = os.open(top, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            os.mkdir("d", dir_fd=current)
+            os.close(os.open("f", os.O_WRONLY | os.O_CREAT, dir_fd=current))
+            os.symlink("/etc/hostname", "link", dir_fd=current)
+            inner = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=current)
+            os.close(current)
+            current = inner
+        os.chmod(f"/proc/self/fd/{current}", 0o500)
+    finally:
+        os.close(current)
+    return top
+
+
+@pytest.fixture
+def fast_base(tmp_path: Path) -> Iterator[Path]:
+    """A folder on a memory file system when there is one: thousands of folders removed from
+    a disk under load take seconds."""
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        base = Path(tempfile.mkdtemp(prefix="envport-deep-", dir=shm))
+        yield base
+        subprocess.run(["rm", "-rf", str(base)], check=False)
+    else:
+        yield tmp_path
+
+
+def test_a_scratch_folder_3000_levels_deep_is_removed_whole(fast_base: Path) -> None:
+    # A port's worker may leave a tree this deep in its scratch: a recursive removal died of
+    # RecursionError and left the scratch behind. Removed here by a process allowed 32 open
+    # files: one descriptor a level would run out long before the bottom.
+    top = _deep_tree(fast_base, 3000)
+    remove = (
+        "import resource, sys; from envport.io.scratch import remove_tree; "
+        "resource.setrlimit(resource.RLIMIT_NOFILE, (32, 32)); remove_tree(sys.argv[1])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", remove, str(top)], capture_output=True, text=True, env=user_env()
+    )
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert not top.exists() and list(fast_base.iterdir()) == []
+
+
+def test_a_port_folder_3000_levels_deep_is_one_error_line(fast_base: Path) -> None:
+    # Reading the port for the prompt, copying it for a bench: each walked the folder by
+    # recursion (rglob, copytree) and ended in a RecursionError traceback.
+    port = fast_base / "port"
+    port.mkdir()
+    (port / "env.py").write_text("x = 1\n")
+    _deep_tree(port, 3000)
+    for attempt in (
+        lambda: read_files(port),
+        lambda: snapshot(port, fast_base / "copy"),
+    ):
+        with pytest.raises(EnvportError) as raised:
+            attempt()
+        message = str(raised.value)
+        assert "\n" not in message and f"more than {MAX_DEPTH} levels deep" in message
+    assert not (fast_base / "copy").exists()
+    remove_tree(port)

@@ -167,7 +167,7 @@ def test_a_proposed_case_gives_a_hand_by_its_cards(tmp_path: Path) -> None:
     )
     usable, unusable = load_cases(cases_dir, spec)
     assert [name for name, _ in usable] == ["a.toml#0"]
-    assert unusable == ["a.toml case 1: unknown state field hand.players"]
+    assert unusable == [("a.toml#1", "unknown state field hand.players")]
 
 
 def test_a_dumped_structured_spec_loads_as_it_was() -> None:

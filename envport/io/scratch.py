@@ -40,28 +40,82 @@ def _open_directory(name: str, parent: int | None) -> int:
             os.close(handle)
 
 
-def _empty(directory: int) -> None:
-    """Remove everything inside the open `directory`, links as names only."""
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    return (info.st_dev, info.st_ino)
+
+
+def _make_writable(directory: int) -> None:
     with contextlib.suppress(OSError):
         # Entries cannot be removed from a folder its owner made read-only.
         if stat.S_IMODE(os.fstat(directory).st_mode) & 0o700 != 0o700:
             os.fchmod(directory, 0o700)
-    for name in os.listdir(directory):
-        info = os.stat(name, dir_fd=directory, follow_symlinks=False)
-        if stat.S_ISDIR(info.st_mode):
+
+
+class _Level:
+    """One directory on the way down: its name in its parent, what it is, and the names
+    inside it not yet looked at. (Not a dataclass: a test loads this file alone, outside
+    `sys.modules`, where dataclasses cannot look their module up.)"""
+
+    def __init__(self, name: str, identity: tuple[int, int], pending: list[str]) -> None:
+        self.name = name
+        self.identity = identity
+        self.pending = pending
+
+
+def _empty(top: int) -> None:
+    """Remove everything inside the open directory `top`, links as names only.
+
+    A loop, not a recursion: a port can leave a folder thousands of levels deep, deeper than
+    Python's recursion limit. Only the directory being emptied is held open (a deep tree must
+    not exhaust the open-file limit); the way back up is its `..`, taken only when it is the
+    very directory we came down from (a folder moved meanwhile ends the walk, never leads it
+    outside)."""
+    current = os.dup(top)
+    _make_writable(current)
+    path = [_Level("", _identity(os.fstat(current)), os.listdir(current))]
+    # Folders that could not be entered or removed: passed over when seen again.
+    left: set[tuple[int, int]] = set()
+    try:
+        while True:
+            level = path[-1]
+            inner = None
+            while level.pending and inner is None:
+                name = level.pending.pop()
+                try:
+                    info = os.stat(name, dir_fd=current, follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                if not stat.S_ISDIR(info.st_mode):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(name, dir_fd=current)
+                elif _identity(info) not in left:
+                    try:
+                        inner = _open_directory(name, current)
+                    except OSError:
+                        left.add(_identity(info))  # replaced meanwhile: left, never followed
+                        continue
+                    opened = _identity(os.fstat(inner))
+                    _make_writable(inner)
+                    os.close(current)
+                    current = inner
+                    path.append(_Level(name, opened, os.listdir(current)))
+            if inner is not None:
+                continue
+            if len(path) == 1:
+                return
+            parent = os.open("..", _DIRECTORY, dir_fd=current)
+            if _identity(os.fstat(parent)) != path[-2].identity:
+                os.close(parent)
+                return  # moved while we were inside: what is left stays
+            os.close(current)
+            current = parent
+            done = path.pop()
             try:
-                inner = _open_directory(name, directory)
+                os.rmdir(done.name, dir_fd=current)
             except OSError:
-                continue  # replaced by something else meanwhile: left, never followed
-            try:
-                _empty(inner)
-            finally:
-                os.close(inner)
-            with contextlib.suppress(OSError):
-                os.rmdir(name, dir_fd=directory)
-        else:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(name, dir_fd=directory)
+                left.add(done.identity)
+    finally:
+        os.close(current)
 
 
 def remove_tree(path: Path | str) -> None:

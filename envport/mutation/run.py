@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shlex
-import shutil
 import sys
 import time
 from dataclasses import asdict, dataclass, field
@@ -14,6 +13,7 @@ from cosmic_ray.mutating import mutate_and_test
 from cosmic_ray.work_item import TestOutcome, WorkerOutcome
 
 from envport.io.scratch import remove_tree
+from envport.io.tree import copy_tree, named
 from envport.mutation.generate import Mutant
 
 # What a verify run can say about a mutant. Killed and timeout count as caught; incompetent
@@ -46,7 +46,7 @@ def copy_port(port: Path, into: Path) -> Path:
     copy = into / port.name
     if copy.exists():
         remove_tree(copy)
-    shutil.copytree(port, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_tree(port, copy, named("__pycache__"))
     return copy
 
 

@@ -151,7 +151,11 @@ class CheckCache(JsonCache[VerifyReport]):
             "port": read_files(port, PORT_FILES),
             "options": {k: v for k, v in vars(options).items() if k != "timeout"},
             # Proposed cases are checks too: a new one must not be answered from the cache.
-            "cases": {p.name: p.read_text(encoding="utf-8") for p in _case_files(options)},
+            # By their bytes: a proposal that is not UTF-8 is the check's to refuse, not a
+            # crash of every resume.
+            "cases": {
+                p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in _case_files(options)
+            },
         }
         text = json.dumps(material, sort_keys=True, default=str)
         return hashlib.sha256(text.encode("utf-8")).hexdigest()

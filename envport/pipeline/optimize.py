@@ -22,7 +22,6 @@ import functools
 import hashlib
 import json
 import logging
-import shutil
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +33,7 @@ from envport.errors import EnvportError
 from envport.io import JsonCache, write_atomically
 from envport.io.inert import markdown_line
 from envport.io.scratch import remove_tree
+from envport.io.tree import copy_tree, files_under, named
 from envport.runs.state import OptimizeAttempt, OptimizeSettings, RunState
 from envport.spec import PortSpec
 
@@ -192,15 +192,16 @@ class BenchCache(JsonCache[Comparison]):
         return comparison, False
 
 
+def _not_digested(parts: tuple[str, ...]) -> bool:
+    return parts[-1] == "__pycache__" or parts == ("target",)
+
+
 def _digest(port: Path) -> dict[str, str]:
     """Every file of a port by relative path and content hash (any language: a Rust crate's
     Cargo.toml matters as much as its sources); build output and bytecode aside."""
     found = {}
-    for path in sorted(port.rglob("*")):
-        parts = path.relative_to(port).parts
-        if "__pycache__" in parts or parts[0] == "target" or not path.is_file():
-            continue
-        found["/".join(parts)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    for path in files_under(port, _not_digested):
+        found[path.relative_to(port).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found
 
 
@@ -208,7 +209,7 @@ def snapshot(port: Path, destination: Path) -> Path:
     """A copy of the port as it is now, to bench beside the edited one."""
     if destination.exists():
         remove_tree(destination)
-    shutil.copytree(port, destination, ignore=shutil.ignore_patterns("__pycache__", "target"))
+    copy_tree(port, destination, named("__pycache__", "target"))
     return destination
 
 

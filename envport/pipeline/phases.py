@@ -28,12 +28,14 @@ from envport.pipeline.prompting import PromptBuilder
 from envport.pipeline.recorder import Recorder
 from envport.pipeline.schedule import Checker
 from envport.repair.apply import AppliedEdit, apply_edits, read_files
-from envport.repair.edits import ParsedAnswer, parse_answer
+from envport.repair.edits import CASE_SUFFIX, EditParseError, ParsedAnswer, parse_answer
 from envport.repair.search_replace import parse_edit_answer
 from envport.runs.layout import RunDir
 from envport.runs.spec_copy import write_planned_spec
 from envport.runs.state import COMPOSED, RunState
 from envport.spec import PortSpec
+from envport.targets.reference import Reference
+from envport.verifiers.levels.l3.cases import proposal_problem
 
 #: A step's result is the decision the driver carries out.
 StepResult = Decision
@@ -100,12 +102,15 @@ def model_step(ctx: StepContext) -> StepResult:
         state,
         purpose,
         task,
-        lambda text: (
-            parse_edit_answer(
-                text, ctx.run.port, files, required, port_files=ctx.builder.target.port_files
-            )
-            if edits
-            else parse_answer(text, ctx.run.port, required, ctx.builder.target.port_files)
+        checking_cases(
+            ctx.spec,
+            lambda text: (
+                parse_edit_answer(
+                    text, ctx.run.port, files, required, port_files=ctx.builder.target.port_files
+                )
+                if edits
+                else parse_answer(text, ctx.run.port, required, ctx.builder.target.port_files)
+            ),
         ),
         required=required,
         edits=edits,
@@ -137,3 +142,32 @@ def write_answer(ctx: StepContext, parsed: ParsedAnswer) -> list[AppliedEdit]:
     ctx.recorder.edits(ctx.state.step, applied)
     ctx.recorder.proposed_tests(ctx.state, parsed)
     return [edit for edit in applied if edit.changed]
+
+
+# Proposed cases are kept for the rest of the run and never overwritten, so a case that
+# cannot be used (malformed, a state of the wrong shape, a case the reference raises on)
+# would fail every composed check after it, which no repair of the port could pass. Tried
+# on the trusted reference when proposed (in the driver, as `observed.py` steps it), such a
+# proposal makes the answer unusable instead: the model is asked again with the reason.
+def checking_cases(
+    spec: PortSpec, parse: Callable[[str], ParsedAnswer]
+) -> Callable[[str], ParsedAnswer]:
+    """`parse`, refusing an answer whose proposed case could not be used."""
+
+    def parse_and_check(text: str) -> ParsedAnswer:
+        parsed = parse(text)
+        proposals = {n: t for n, t in parsed.tests.items() if n.endswith(CASE_SUFFIX)}
+        if not proposals:
+            return parsed
+        reference = Reference(spec)
+        for name, content in sorted(proposals.items()):
+            problem = proposal_problem(reference, name.rsplit("/", 1)[-1], content)
+            if problem is not None:
+                where, reason = problem
+                raise EditParseError(
+                    f"proposed case {where}: {reason}; correct the case or leave it out "
+                    "(a case is played on the reference exactly as given)"
+                )
+        return parsed
+
+    return parse_and_check

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from envport.io import write_atomically
+from envport.io.tree import files_under, named
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,8 @@ def read_files(directory: Path, endings: tuple[str, ...] = (".py",)) -> dict[str
     if not directory.is_dir():
         return {}
     found = {}
-    for path in sorted(directory.rglob("*")):
-        if "__pycache__" in path.parts or not path.is_file() or not path.name.endswith(endings):
+    for path in files_under(directory, named("__pycache__")):
+        if not path.name.endswith(endings):
             continue
         found[path.relative_to(directory).as_posix()] = path.read_text(encoding="utf-8")
     return found

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from envport.errors import EnvportError
+from envport.io.tree import MAX_DEPTH
 
 # Files a port may consist of: the driver never lets an answer write anything else.
 PORT_SUFFIXES = (".py",)
@@ -238,6 +239,7 @@ def port_path(raw: str, port_dir: Path, port_files: tuple[str, ...] = PORT_SUFFI
     if not relative or relative == ".":
         raise EditParseError(f"`{raw}` does not name a file")
     _check_writable_name(raw, relative)
+    _check_kept_by_history(raw, relative)
     root = port_dir.resolve()
     try:
         resolved = (root / relative).resolve()
@@ -273,6 +275,26 @@ def _check_writable_name(raw: str, relative: str) -> None:
         raise EditParseError(f"{raw!r} is not valid text; give a plain relative path") from None
     if any(len(part) > MAX_NAME_BYTES for part in encoded) or len(relative) > MAX_PATH_CHARS:
         raise EditParseError(f"`{raw[:80]}...` is too long for a file name")
+    if len(encoded) - 1 > MAX_DEPTH:  # the folders above the file
+        # Deeper than the driver walks a port (envport.io.tree): refused now, as an answer
+        # the model can fix, not later as a step that fails the same way on every resume.
+        raise EditParseError(
+            f"`{raw[:80]}...` is more than {MAX_DEPTH} folders deep; keep the port's files "
+            "near its top"
+        )
+
+
+def _check_kept_by_history(raw: str, relative: str) -> None:
+    """Refuse a name inside `.git/`, `__pycache__/` or any other hidden name: the run's git
+    history does not keep such files (it ignores `__pycache__`; a `.git` folder is another
+    repository), so a port written there would differ from the one the history restores,
+    and a `.git/config` or `.git/hooks` file would be settings for git itself."""
+    for part in PurePosixPath(relative).parts:
+        if part.startswith(".") or part == "__pycache__":
+            raise EditParseError(
+                f"`{raw}` is inside `{part}`: hidden names and `__pycache__` are not port "
+                "files (the run's history does not keep them); name a file outside them"
+            )
 
 
 def parse_answer(

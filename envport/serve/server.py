@@ -19,16 +19,34 @@ from typing import Any
 
 import zmq
 import zmq.asyncio
+from pydantic import ValidationError
 
 from envport.errors import PortError
 from envport.serve.client import PortWorker
 from envport.serve.lag import LagMonitor, LagSummary
 from envport.serve.ops import Op, Ping, UnknownOp, decode
 from envport.serve.sandbox import Limits
+from envport.serve.token import TOKEN_VARIABLE, matches
 from envport.serve.wire import Request, Response, pack, unpack_request
 
 HEALTH_EVERY = 5.0
 PING_TIMEOUT = 10.0
+# The largest request taken: L3's biggest batches are far below it.
+MAX_REQUEST_BYTES = Limits().answer_bytes
+MAX_CANCELLED = 4096
+REFUSED = (
+    f"refused: this server takes requests only with its token; set {TOKEN_VARIABLE} to the "
+    "token `envport serve` printed (or verify's --port-server-token-file)"
+)
+
+
+def _one_line(error: BaseException) -> str:
+    if isinstance(error, ValidationError):  # a request of the wrong shape: which field
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "the request"
+        return f"{where}: {first['msg']}"[:300]
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0][:300]}" if lines else type(error).__name__
 
 
 @dataclass
@@ -45,12 +63,17 @@ class EnvServer:
         address: str,
         workers: int,
         preload: Op,
+        token: str,
         timeout: float = 120.0,
         limits: Limits | None = None,
         readable: list[Path] | None = None,
+        max_request_bytes: int = MAX_REQUEST_BYTES,
     ) -> None:
-        """`readable`: what a worker may read besides its port (the spec's harness files)."""
+        """`token`: the secret every request must carry (envport.serve.token). `readable`:
+        what a worker may read besides its port (the spec's harness files)."""
         self.address = address
+        self.token = token
+        self.max_request_bytes = max_request_bytes
         self.readable = readable
         self.size = workers
         self.preload = preload
@@ -60,7 +83,8 @@ class EnvServer:
         self.restarts = 0
         self.served = 0
         self.lag = LagMonitor()
-        self._cancelled: set[tuple[bytes, int]] = set()
+        # Requests cancelled by their clients, oldest first.
+        self._cancelled: dict[tuple[bytes, int], None] = {}
         self._affinity: dict[bytes, _Slot] = {}
         self._stopping = asyncio.Event()
         self._in_flight: set[asyncio.Task[None]] = set()
@@ -115,25 +139,64 @@ class EnvServer:
             slot.queued -= 1
         raise AssertionError("unreachable")
 
-    async def _handle(self, router: zmq.asyncio.Socket, identity: bytes, data: bytes) -> None:
+    async def _handle(
+        self, router: zmq.asyncio.Socket, identity: bytes, frames: list[bytes]
+    ) -> None:
         try:
-            request = await asyncio.to_thread(unpack_request, data)
-        except Exception as error:  # a malformed request must not stop the server
-            reply = Response(id=0, ok=False, error=f"malformed request: {error}")
-        else:
-            if request.op == "cancel":
-                self._cancelled.add((identity, int(request.args.get("id", -1))))
-                return
-            if (identity, request.id) in self._cancelled:
-                self._cancelled.discard((identity, request.id))
-                return
-            reply = await self._call(identity, request)
-            if (identity, request.id) in self._cancelled:  # the client went away meanwhile
-                self._cancelled.discard((identity, request.id))
-                return
+            if len(frames) != 1:
+                # A client's multipart message: answered, never unpacked into the loop.
+                reply: Response | None = Response(
+                    id=0,
+                    ok=False,
+                    error=f"malformed request: one frame expected, {len(frames)} came",
+                )
+            else:
+                reply = await self._answer(identity, frames[0])
+        except Exception as error:  # what a request makes go wrong must not stop the server
+            reply = Response(id=0, ok=False, error=f"server failed: {_one_line(error)}")
+        if reply is None:
+            return
         self.served += 1
         payload = await asyncio.to_thread(pack, reply)
         await router.send_multipart([identity, payload])
+
+    async def _answer(self, identity: bytes, data: bytes) -> Response | None:
+        """The reply to one message, or None when none is owed (a cancel, a request its
+        client cancelled). Anything malformed is an error reply, never an exception."""
+        try:
+            request = await asyncio.to_thread(unpack_request, data)
+        except Exception as error:
+            return Response(id=0, ok=False, error=f"malformed request: {_one_line(error)}")
+        if not matches(request.token, self.token):
+            # Before anything else: an unknown client learns nothing but that it was refused.
+            return Response(id=request.id, ok=False, error=REFUSED)
+        if request.op == "cancel":
+            cancelled = request.args.get("id")
+            if type(cancelled) is not int:
+                return Response(
+                    id=request.id, ok=False, error="malformed `cancel`: `id` must be an integer"
+                )
+            self._cancel((identity, cancelled))
+            return None
+        if (identity, request.id) in self._cancelled:
+            del self._cancelled[(identity, request.id)]
+            return None
+        try:
+            reply = await self._call(identity, request)
+        except Exception as error:
+            reply = Response(
+                id=request.id, ok=False, error=f"`{request.op}` failed: {_one_line(error)}"
+            )
+        if (identity, request.id) in self._cancelled:  # the client went away meanwhile
+            del self._cancelled[(identity, request.id)]
+            return None
+        return reply
+
+    def _cancel(self, key: tuple[bytes, int]) -> None:
+        # Bounded: a client sending cancels for requests it never made must not grow it.
+        self._cancelled[key] = None
+        while len(self._cancelled) > MAX_CANCELLED:
+            del self._cancelled[next(iter(self._cancelled))]
 
     async def _health(self) -> None:
         while not self._stopping.is_set():
@@ -158,6 +221,9 @@ class EnvServer:
         context = zmq.asyncio.Context.instance()
         router = context.socket(zmq.ROUTER)
         router.setsockopt(zmq.LINGER, 0)
+        # A message over the limit is refused by zmq from its length alone, before any of it
+        # is held, and its sender disconnected; the server serves on.
+        router.setsockopt(zmq.MAXMSGSIZE, self.max_request_bytes)
         router.bind(self.address)
         health = loop.create_task(self._health())
         if ready is not None:
@@ -170,8 +236,8 @@ class EnvServer:
                 if receive not in done:
                     receive.cancel()
                     break
-                identity, data = receive.result()
-                task = loop.create_task(self._handle(router, identity, data))
+                identity, *frames = receive.result()
+                task = loop.create_task(self._handle(router, identity, frames))
                 self._in_flight.add(task)
                 task.add_done_callback(self._in_flight.discard)
             # Graceful: what was accepted is answered before the workers go.

@@ -58,6 +58,8 @@ class Request(BaseModel):
     id: int
     op: Op
     args: dict[str, Any] = {}
+    # `envport serve`'s shared secret (envport.serve.token); a local worker's channel has none.
+    token: str = ""
 
 
 class Response(BaseModel):

@@ -13,6 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from envport.io.tree import files_under
 from envport.targets.loader import ContractError
 
 # Files that would make cargo or rustup run a program of the crate's choosing.
@@ -31,9 +32,12 @@ def _dependencies(manifest: dict[str, Any]) -> list[str]:
 def refusal(crate: Path, allow_crates: list[str], allow_build_code: bool) -> str | None:
     """Why the crate at `crate` may not be built, in one line naming the file; None if it
     may."""
-    for path in sorted(crate.rglob("*")):
-        if path.name in _TOOL_FILES:
-            return f"{path.relative_to(crate)}: cargo and rustup settings are not allowed in a port"
+    for path in files_under(crate):
+        parts = path.relative_to(crate).parts
+        for depth, part in enumerate(parts, 1):
+            if part in _TOOL_FILES:
+                named = "/".join(parts[:depth])
+                return f"{named}: cargo and rustup settings are not allowed in a port"
     manifest_path = crate / "Cargo.toml"
     try:
         manifest = tomllib.loads(manifest_path.read_text(encoding="utf-8"))

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from envport.cache_home import cache_home
 from envport.io.scratch import scratch as scratch_dir
+from envport.io.tree import copy_tree, files_under, named
 from envport.serve import crate_cache
 from envport.targets import crate_policy
 from envport.targets.loader import ContractError
@@ -45,12 +46,7 @@ def cache_root() -> Path:
 
 
 def _crate_files(crate: Path) -> list[Path]:
-    files = []
-    for path in sorted(crate.rglob("*")):
-        parts = path.relative_to(crate).parts
-        if path.is_file() and not any(p in _IGNORED or p.startswith(".") for p in parts):
-            files.append(path)
-    return files
+    return files_under(crate, lambda parts: parts[-1] in _IGNORED or parts[-1].startswith("."))
 
 
 def _compiler_version() -> str:
@@ -179,7 +175,7 @@ def build_crate(
     manifest = "" if (port_dir / "Cargo.toml").is_file() else STOCK_MANIFEST
     with scratch_dir("build-", workdir) as scratch:
         crate = scratch / "crate"
-        shutil.copytree(port_dir, crate, ignore=shutil.ignore_patterns(*_IGNORED))
+        copy_tree(port_dir, crate, named(*_IGNORED))
         if partial is not None:
             (crate / "src").mkdir(exist_ok=True)
             (crate / "src" / "lib.rs").write_text(lib, encoding="utf-8")

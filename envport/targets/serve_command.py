@@ -11,7 +11,8 @@ from pathlib import Path
 
 from envport.errors import EnvportError
 from envport.serve.ops import LoadReference, Op
-from envport.serve.server import EnvServer
+from envport.serve.server import MAX_REQUEST_BYTES, EnvServer
+from envport.serve.token import TOKEN_VARIABLE, server_token
 from envport.spec import load_spec, spec_path
 from envport.targets.registry import TARGET_CHOICES, load_request, port_dir
 
@@ -27,6 +28,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="worker processes")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per request")
     p.add_argument("--stats", type=Path, help="write served count, restarts and lag as JSON")
+    p.add_argument(
+        "--max-request-bytes",
+        type=int,
+        default=MAX_REQUEST_BYTES,
+        help="refuse a request larger than this (default 1 GiB); its sender is disconnected",
+    )
     p.set_defaults(func=run)
 
 
@@ -35,6 +42,9 @@ def run(args: argparse.Namespace) -> int:
         raise EnvportError(f"--address {args.address!r}: expected tcp://HOST:PORT or ipc://PATH")
     if args.workers < 1:
         raise EnvportError("--workers: expected a positive number of worker processes")
+    if args.max_request_bytes < 1:
+        raise EnvportError("--max-request-bytes: expected a positive number of bytes")
+    token, made = server_token()
     spec = load_spec(args.spec)
     preload: Op
     if args.reference:
@@ -48,8 +58,21 @@ def run(args: argparse.Namespace) -> int:
     # The spec's folder holds its harness files (the probes a client's requests name), a
     # variant's base folders those it takes from them.
     harness = list(spec.folders)
-    server = EnvServer(args.address, args.workers, preload, timeout=args.timeout, readable=harness)
+    server = EnvServer(
+        args.address,
+        args.workers,
+        preload,
+        token,
+        timeout=args.timeout,
+        readable=harness,
+        max_request_bytes=args.max_request_bytes,
+    )
     print(f"serving {what} at {args.address} with {args.workers} workers; SIGTERM or Ctrl-C stops")
+    if made:
+        # Printed this once, for the user to hand to clients; never written anywhere else.
+        print(f"token: {token}  (clients: export {TOKEN_VARIABLE}=<token>)", flush=True)
+    else:
+        print(f"token: from {TOKEN_VARIABLE}", flush=True)
     summary = asyncio.run(server.serve())
     print(f"served {server.served} requests, {server.restarts} worker restarts; {summary.line()}")
     if args.stats:

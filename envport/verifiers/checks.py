@@ -202,7 +202,7 @@ class ProposedCases(Check):
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
         replay, directory = ctx.replays["cases"], ctx.options.cases
         assert directory is not None
-        return [cases.run_cases(ctx.spec, ctx.reference, ctx.worker, directory, replay)]
+        return cases.run_cases(ctx.spec, ctx.reference, ctx.worker, directory, replay)
 
 
 class L3Rollouts(Check):

@@ -15,6 +15,7 @@ from envport.errors import EnvportError
 from envport.serve.client import PortWorker
 from envport.serve.ops import LoadPort
 from envport.serve.remote import EnvClient
+from envport.serve.token import client_token
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetChoice, choose_target, port_dir
@@ -197,7 +198,8 @@ def _probes(spec: PortSpec, spec_file: Path, target: str) -> tuple[Path | None, 
 def port_side(options: VerifyOptions, load: LoadPort, probes_file: Path | None = None) -> Worker:
     """A local sandboxed worker, or an `envport serve` process already hosting the port."""
     if options.port_server is not None:
-        return EnvClient(options.port_server, timeout=options.timeout)
+        token = client_token(options.port_server_token_file)
+        return EnvClient(options.port_server, timeout=options.timeout, token=token)
     readable = [probes_file] if probes_file is not None else []
     return PortWorker(timeout=options.timeout, load=load, readable=readable)
 

@@ -49,6 +49,8 @@ class VerifyOptions:
     workers: int | None = None
     # Address of an `envport serve --port` process to use instead of a local worker.
     port_server: str | None = None
+    # Where that server's token is (envport.serve.token), if not in ENVPORT_SERVE_TOKEN.
+    port_server_token_file: Path | None = None
     # Directory of proposed cases (`*.toml`) to run beside the harness's own checks.
     cases: Path | None = None
     shrink: bool = True  # shrink L1/L2 failures to a minimal example
@@ -99,6 +101,8 @@ def check_options(options: VerifyOptions, l3_options: L3Options) -> None:
         raise EnvportError(f"--episode {batch[0]}-{batch[1]}: expected A-B within 0..{last}")
     if options.reverse:
         _check_reverse(options)
+    if options.port_server_token_file is not None and options.port_server is None:
+        raise EnvportError("--port-server-token-file goes with --port-server ADDRESS")
     if options.executor == "ray" and options.port_server is not None:
         raise EnvportError(
             "--port-server does not go with --executor ray: each Ray worker starts the port "

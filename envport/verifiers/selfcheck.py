@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import shutil
 import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from itertools import repeat
@@ -18,6 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from envport.io.scratch import scratch as scratch_dir
+from envport.io.tree import copy_tree, named
 from envport.spec import load_spec
 from envport.targets.registry import port_dir
 from envport.verifiers.reporting.divergence import Divergence
@@ -86,7 +86,7 @@ def known_good_port(example: Path, target: str) -> Path:
 
 
 def apply_mutant(mutant: Mutant, port: Path, destination: Path) -> Path:
-    shutil.copytree(port, destination, ignore=shutil.ignore_patterns("__pycache__"))
+    copy_tree(port, destination, named("__pycache__"))
     source = destination / mutant.file
     text = source.read_text(encoding="utf-8")
     # A mutant whose edit no longer applies would silently test the unmutated port.

@@ -29,10 +29,14 @@ from envport.verifiers.draws.policies import EpisodePlan
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.played import Played
 from envport.verifiers.options import L3Options
-from envport.verifiers.reporting.divergence import LevelResult
+from envport.verifiers.reporting.divergence import Divergence, LevelResult
 from envport.verifiers.reporting.replay import Replay
 
 MAX_ACTIONS = 1000
+# A proposal is the model's text, kept for the rest of the run: one that is huge, or that
+# asks for more cases than a check can afford, is refused by its size, not by a slow check.
+MAX_CASE_BYTES = 256 * 1024
+MAX_CASES = 256
 
 
 class Case(BaseModel):
@@ -41,27 +45,112 @@ class Case(BaseModel):
     actions: list[Any] = Field(min_length=1, max_length=MAX_ACTIONS)
 
 
-def load_cases(directory: Path, spec: PortSpec) -> tuple[list[tuple[str, Case]], list[str]]:
-    """Usable cases by file, and one line for each proposal that could not be used."""
+class UnusableCase(ValueError):
+    """Why a proposed case cannot be played: its own failure, never the run's."""
+
+
+# (the case's name, why it cannot be used)
+Unusable = tuple[str, str]
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0][:200]}" if text else type(error).__name__
+
+
+def _invalid(error: ValidationError) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"]) or "the case"
+    return f"{where}: {first['msg']}"[:200]
+
+
+def _entries(text: str) -> list[Any]:
+    """The `[[case]]` entries of a proposal's text, or UnusableCase."""
+    if len(text.encode("utf-8", "replace")) > MAX_CASE_BYTES:
+        raise UnusableCase(f"larger than {MAX_CASE_BYTES // 1024} KiB")
+    try:
+        # RecursionError: TOML arrays nested thousands deep.
+        data = tomllib.loads(text)
+    except (ValueError, RecursionError) as error:
+        raise UnusableCase(_first_line(error)) from None
+    entries = data.get("case", [])
+    if not isinstance(entries, list):
+        raise UnusableCase("`case` must be an array of tables (`[[case]]`)")
+    return entries
+
+
+def _read(path: Path) -> list[Any]:
+    """The `[[case]]` entries of a proposal file, or UnusableCase."""
+    try:
+        if path.stat().st_size > MAX_CASE_BYTES:
+            raise UnusableCase(f"larger than {MAX_CASE_BYTES // 1024} KiB")
+        text = path.read_text(encoding="utf-8")
+    except (OSError, ValueError) as error:
+        if isinstance(error, UnusableCase):
+            raise
+        raise UnusableCase(_first_line(error)) from None
+    return _entries(text)
+
+
+def _validated(
+    file: str, entries: list[Any], spec: PortSpec, room: int
+) -> tuple[list[tuple[str, Case]], list[Unusable]]:
+    """A file's entries as cases named `file#n` (at most `room` of them), and the rest with
+    the reason each cannot be used."""
     cases: list[tuple[str, Case]] = []
-    unusable: list[str] = []
+    unusable: list[Unusable] = []
+    known = set(leaf_names(spec.state)) if spec.state.names else None
+    for number, entry in enumerate(entries):
+        name = f"{file}#{number}"
+        try:
+            case = Case.model_validate(entry)
+        except ValidationError as error:
+            unusable.append((name, _invalid(error)))
+            continue
+        unknown = set(case.state) - (known if known is not None else set(case.state))
+        if unknown:
+            unusable.append((name, f"unknown state field {sorted(unknown)[0]}"))
+        elif len(cases) == room:
+            unusable.append((name, f"more than {MAX_CASES} proposed cases; not run"))
+        else:
+            cases.append((name, case))
+    return cases, unusable
+
+
+def load_cases(directory: Path, spec: PortSpec) -> tuple[list[tuple[str, Case]], list[Unusable]]:
+    """Usable cases by name (`file.toml#n`), and each proposal that could not be used with
+    the reason; a bad entry leaves the file's other cases usable."""
+    cases: list[tuple[str, Case]] = []
+    unusable: list[Unusable] = []
     for path in sorted(directory.glob("*.toml")):
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-            found = [Case.model_validate(entry) for entry in data.get("case", [])]
-        except (tomllib.TOMLDecodeError, ValidationError, UnicodeDecodeError) as error:
-            unusable.append(f"{path.name}: {str(error).splitlines()[0]}")
+            entries = _read(path)
+        except UnusableCase as error:
+            unusable.append((path.name, str(error)))
             continue
-        for number, case in enumerate(found):
-            known = set(leaf_names(spec.state)) if spec.state.names else set(case.state)
-            unknown = set(case.state) - known
-            if unknown:
-                unusable.append(
-                    f"{path.name} case {number}: unknown state field {sorted(unknown)[0]}"
-                )
-                continue
-            cases.append((f"{path.name}#{number}", case))
+        found, bad = _validated(path.name, entries, spec, MAX_CASES - len(cases))
+        cases += found
+        unusable += bad
     return cases, unusable
+
+
+def proposal_problem(reference: Reference, file: str, text: str) -> Unusable | None:
+    """The first reason the proposed case file `text` could not be used, trying each case on
+    the reference, or None: so an answer proposing one is asked again, before the case is
+    kept for the rest of the run."""
+    try:
+        entries = _entries(text)
+    except UnusableCase as error:
+        return (file, str(error))
+    cases, unusable = _validated(file, entries, reference.spec, MAX_CASES)
+    if unusable:
+        return unusable[0]
+    for index, (name, case) in enumerate(cases):
+        try:
+            play_case(reference, index, case)
+        except UnusableCase as error:
+            return (name, str(error))
+    return None
 
 
 def given_state(spec: PortSpec, case: Case) -> dict[str, np.ndarray]:
@@ -75,34 +164,106 @@ def given_state(spec: PortSpec, case: Case) -> dict[str, np.ndarray]:
     return given
 
 
+def _numbers(what: str, value: Any) -> np.ndarray:
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise UnusableCase(f"{what} is not numbers")
+    if array.dtype.kind == "f" and not np.isfinite(array).all():
+        raise UnusableCase(f"{what} is not finite")
+    return array
+
+
+def _as_leaf(name: str, value: np.ndarray, like: np.ndarray) -> np.ndarray:
+    """`value` as the reference's own leaf `like` holds it: the same shape, and a value the
+    leaf's type keeps exactly (an integer out of its range would wrap, silently)."""
+    value = _numbers(f"state field {name}", value)
+    if value.shape != like.shape:
+        raise UnusableCase(
+            f"state field {name} has shape {value.shape}; the reference's is {like.shape}"
+        )
+    if like.dtype.kind in "biu":
+        with np.errstate(all="ignore"):
+            cast = value.astype(like.dtype)
+        if not np.array_equal(cast, value):
+            raise UnusableCase(f"state field {name} does not fit the reference's {like.dtype}")
+        return cast
+    return value.astype(like.dtype)
+
+
+def _checked_action(reference: Reference, action: Any) -> Any:
+    array = _numbers("an action", action)
+    shape = getattr(reference.action_space, "shape", None)
+    if shape is not None and array.shape != tuple(shape):
+        raise UnusableCase(f"an action has shape {array.shape}; the env's is {tuple(shape)}")
+    return action
+
+
 def play_case(reference: Reference, index: int, case: Case) -> Played:
-    reference.reset(0)
-    reference.write_state({**reference.read_state(), **given_state(reference.spec, case)})
-    states, outputs = [], []
-    for action in case.actions:
-        states.append(reference.read_state())
-        out = reference.step(action)
-        outputs.append(out)
-        if out.terminated or out.truncated:
-            break
-    return Played.episode(EpisodePlan(index, 0, "proposed", None), states, case.actions, outputs)
+    """The case played on the reference; UnusableCase when the reference cannot take its
+    state or its actions (a hostile or mistaken proposal, e.g. a wrong type, a value out of
+    range, a state the reference raises on)."""
+    try:
+        reference.reset(0)
+        current = reference.read_state()
+        given = given_state(reference.spec, case)
+        start = {k: _as_leaf(k, v, np.asarray(current[k])) for k, v in given.items()}
+        actions = [_checked_action(reference, action) for action in case.actions]
+        reference.write_state({**current, **start})
+        states, outputs = [], []
+        for action in actions:
+            states.append(reference.read_state())
+            out = reference.step(action)
+            outputs.append(out)
+            if out.terminated or out.truncated:
+                break
+        return Played.episode(EpisodePlan(index, 0, "proposed", None), states, actions, outputs)
+    except UnusableCase:
+        raise
+    except Exception as error:  # the trusted reference, fed a hostile case
+        raise UnusableCase(f"the reference cannot play it: {_first_line(error)}") from None
+
+
+def _unusable_result(unusable: list[Unusable]) -> LevelResult:
+    """One failed check naming each case that could not be used, with its reason."""
+    divergences = [
+        Divergence(level="cases", mode="unusable", message=f"proposed case {name}: {reason}")
+        for name, reason in unusable
+    ]
+    first = divergences[0].message
+    more = f" (and {len(unusable) - 1} more)" if len(unusable) > 1 else ""
+    return LevelResult(
+        level="cases",
+        mode="unusable",
+        passed=False,
+        episodes=len(unusable),
+        divergences=divergences,
+        note=f"{first}{more}",
+    )
 
 
 def run_cases(
     spec: PortSpec, reference: Reference, worker: Any, directory: Path, replay: Replay
-) -> LevelResult:
+) -> list[LevelResult]:
+    """The playable cases compared like free-running L3 episodes; each case that cannot be
+    loaded or played is a named failure of `cases.unusable`, and the rest still run."""
     cases, unusable = load_cases(directory, spec)
-    if not cases:
-        note = f"; {len(unusable)} unusable: {unusable[0]}" if unusable else ""
-        return LevelResult(level="cases", mode=f"proposed (none to run{note})", passed=True)
-    played = Played.join([play_case(reference, i, case) for i, (_, case) in enumerate(cases)])
+    playable: list[tuple[str, Played]] = []
+    for name, case in cases:
+        try:
+            playable.append((name, play_case(reference, len(playable), case)))
+        except UnusableCase as error:
+            unusable.append((name, str(error)))
+    results = [_unusable_result(unusable)] if unusable else []
+    if not playable:
+        if not results:
+            return [LevelResult(level="cases", mode="proposed (none to run)", passed=True)]
+        return results
+    played = Played.join([p for _, p in playable])
     result = worker.request(l3.free_request(played))
     options = L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
     level = l3.judge(spec, played, result, "free", options, replay)
     level.level, level.mode = "cases", "proposed"
     for divergence in level.divergences:
         divergence.level = "cases"
-        divergence.message = f"proposed case {cases[divergence.episode or 0][0]}"
-    if unusable:
-        level.mode += f" ({len(unusable)} unusable: {unusable[0]})"
-    return level
+        divergence.message = f"proposed case {playable[divergence.episode or 0][0]}"
+    return [level, *results]
