@@ -122,6 +122,19 @@ def test_an_answer_of_empty_lists_is_refused_without_decoding_it() -> None:
         unpack_response(_answer_of(b"\xdb\xff\xff\xff\xff"))
 
 
+def test_a_request_of_empty_lists_is_refused_before_its_token_is_read() -> None:
+    """`envport serve` decodes a stranger's message before it can check the token: the same
+    limits as an answer's, or 2 MB of empty lists holds 128 MB."""
+    from envport.serve.wire import unpack_request
+
+    data = msgpack.packb({"id": 1, "op": "ping", "token": "t", "args": None})[:-1]
+    data += _empty_lists(2 * MIB)  # the map's last value, nil, replaced
+    refused, peak = _peak_bytes(lambda: unpack_request(data))
+    assert isinstance(refused, ValueError), refused
+    assert "1048576 values" in str(refused), refused
+    assert peak < 4 * MIB, f"{peak} bytes held to refuse it"
+
+
 def test_the_walk_counts_every_msgpack_form_as_msgpack_decodes_it() -> None:
     """Every header width of every type, and a real answer with arrays: the count from the
     headers alone is the count of values msgpack makes (a wrong entry in the walk's table

@@ -117,16 +117,24 @@ def pack(message: BaseModel) -> bytes:
     return msgpack.packb(dict(message), default=_default, use_bin_type=True)
 
 
-def unpack_request(data: bytes) -> Request:
-    return Request.model_validate(msgpack.unpackb(data, ext_hook=_ext_hook, raw=False))
+def unpack_request(data: bytes, values: int = ANSWER_VALUES) -> Request:
+    """A request, decoded within the same limits as an answer: `envport serve` takes
+    requests from a socket, so a small message of nested empty lists must not inflate."""
+    return Request.model_validate(_bounded(data, values))
 
 
 def unpack_response(data: bytes, values: int = ANSWER_VALUES) -> Response:
     """A worker's answer, decoded only once its headers show it within the driver's limits
     (`measure`: at most `values` values); over them, a `ValueError` naming the limit."""
+    return Response.model_validate(_bounded(data, values))
+
+
+def _bounded(data: bytes, values: int) -> Any:
+    """One msgpack object, decoded only once its headers show it within `values` values
+    (`measure`; over the limits a `ValueError` naming it)."""
     measure(data, values=values)
     # The same limits again, in msgpack's own terms: what the walk above let through.
-    decoded = msgpack.unpackb(
+    return msgpack.unpackb(
         data,
         ext_hook=_ext_hook,
         raw=False,
@@ -136,4 +144,3 @@ def unpack_response(data: bytes, values: int = ANSWER_VALUES) -> Response:
         max_array_len=values,
         max_map_len=values,
     )
-    return Response.model_validate(decoded)
