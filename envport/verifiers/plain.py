@@ -46,10 +46,11 @@ _MESSAGE = "the port imported in a plain interpreter (no envport module) differs
 PLAIN_HOME = "/home/user"
 
 
-def _answer(data: bytes) -> dict[str, np.ndarray] | str:
+def _answer(data: bytes, returncode: int) -> dict[str, np.ndarray] | str:
     """The runner's answer, read without unpickling."""
     if not data:
-        return "the plain interpreter wrote no answer"
+        # How it ended says why: a port's exit, a limit's signal (SIGXCPU past its CPU time).
+        return f"the plain interpreter wrote no answer ({jail.exit_note(returncode)})"
     if len(data) > _MAX_ANSWER_BYTES:
         return "the plain interpreter's answer is too large"
     try:
@@ -150,7 +151,7 @@ def run_plain(ctx: VerifyContext, run: PlainStarted) -> LevelResult:
         answer = f"the plain interpreter did not finish within {ctx.options.timeout:g} s"
     else:
         run.reader.join()
-        answer = _answer(bytes(run.answer))
+        answer = _answer(bytes(run.answer), run.process.returncode)
     if isinstance(answer, str):
         level.passed = False
         level.divergences.append(Divergence(level="l3", mode="plain", message=answer))
