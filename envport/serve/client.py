@@ -16,11 +16,12 @@ import zmq
 
 from envport.errors import PortError
 from envport.io.scratch import make_scratch, remove_tree
-from envport.serve import answers, crate_cache, jail
+from envport.serve import answers, crate_cache, jail, toolchain
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
 from envport.serve.output import BoundedOutput, cut
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
+from envport.serve.worker_env import worker_environment
 from envport.variant import spec_folders
 
 # Bytes of a worker's output kept with a failed request (a panic's message is a few lines);
@@ -31,14 +32,6 @@ MAX_LAST_LINE = 500
 
 # The longest Unix socket path (sizeof(sockaddr_un.sun_path) - 1).
 IPC_PATH_MAX = int(getattr(zmq, "IPC_PATH_MAX_LEN", 107) or 107)
-# Never hand credentials to untrusted port code.
-_SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "CREDENTIAL")
-
-
-def worker_environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not any(m in k.upper() for m in _SECRET_MARKERS)}
-    env.setdefault("JAX_PLATFORMS", "cpu")
-    return env
 
 
 def scratch_homes(scratch: Path) -> dict[str, str]:
@@ -72,6 +65,15 @@ def _own_paths(load: Op | None) -> list[Path]:
         # is the driver's own, read here, never the request's text.
         return [spec, *spec_folders(spec)]
     return []
+
+
+def _builds_rust(load: Op | None) -> bool:
+    """Whether a worker may compile a crate: only a Rust port's sees the toolchain. (The
+    target's names as `envport.targets.names` spells them; that layer is above this one.)"""
+    if not isinstance(load, LoadPort):
+        return False
+    crate = (Path(load.port_dir) / "Cargo.toml").is_file()
+    return load.target == "rust" or (load.target == "auto" and crate)
 
 
 # The program a worker runs: the process loop of `envport.serve.worker` with the answers of
@@ -170,6 +172,7 @@ class PortWorker:
             self._pending_request = load
         scratch = self._scratch
         building = isinstance(load, LoadPort) and load.build_only
+        rust = _builds_rust(load)
         try:
             command = jail.command_line(
                 command,
@@ -177,6 +180,7 @@ class PortWorker:
                 readable=[*_own_paths(load), *(readable or [])],
                 # A build worker leaves its library in `scratch` for the driver to take.
                 work_bytes=None if building else (limits or Limits()).scratch_bytes,
+                rust=rust,
             )
         except jail.SandboxUnavailable:
             self._close_channel()
@@ -186,7 +190,10 @@ class PortWorker:
         self.process = subprocess.Popen(
             command,
             cwd=self._scratch,
-            env={**worker_environment(), **scratch_homes(self._scratch)},
+            env={
+                **worker_environment(str(scratch), toolchain.rust().bins if rust else ()),
+                **scratch_homes(scratch),
+            },
             stdin=subprocess.DEVNULL,
             stdout=self._output.writer,
             stderr=self._output.writer,

@@ -4,7 +4,8 @@ A port worker runs inside `bwrap` with
 - a root of its own, read-only, holding only what the driver names from its own
   knowledge: /usr (and the top-level links into it), a few files of /etc (the loader's,
   the compiler's, user lookups; not /etc/shadow), the Python installation, site-packages
-  and envport's package, the Rust toolchain, and what the caller names (the port, the
+  and envport's package, for a worker that builds a crate the Rust toolchain's own
+  directory (never cargo's or rustup's homes), and what the caller names (the port, the
   spec's folder, the probes file, the shared build cache), never a path found in a
   request's text; writable only its working directory (a tmpfs of a given size, or the
   scratch directory of a build worker) and 1 MiB tmpfs at /tmp, /var/tmp, /run, /dev/shm;
@@ -32,6 +33,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from envport.errors import EnvportError
+from envport.serve import toolchain
 
 # Set in a process (and inherited by the processes it starts) when the user passed
 # --unsafe-no-sandbox: a batch's child runs carry the choice with them.
@@ -127,18 +129,6 @@ def _interpreter_paths() -> list[str]:
     return _existing(paths)
 
 
-def _toolchain_paths() -> list[str]:
-    """cargo and rustc, for Rust ports (their homes are read-only inside)."""
-    home = Path.home()
-    paths = [os.environ.get("CARGO_HOME") or home / ".cargo"]
-    paths.append(os.environ.get("RUSTUP_HOME") or home / ".rustup")
-    for tool in ("cargo", "rustc"):
-        found = shutil.which(tool)
-        if found:
-            paths.append(Path(os.path.realpath(found)).parent)
-    return _existing(paths)
-
-
 def _system_root() -> list[str]:
     """The operating system a worker sees: programs and libraries under /usr (and the
     top-level links into it), and the few files under /etc that the loader, the C compiler
@@ -158,31 +148,41 @@ def _system_root() -> list[str]:
 
 
 def mounts(
-    scratch: Path, readable: Iterable[Path | str] = (), writable: Iterable[Path | str] = ()
+    scratch: Path | None,
+    readable: Iterable[Path | str] = (),
+    writable: Iterable[Path | str] = (),
+    rust: bool = False,
 ) -> tuple[list[str], list[str]]:
     """The paths a worker reads and the paths it writes: all from the driver's own
-    knowledge (its Python, the toolchain, what the caller names), never from request text."""
-    seen = _existing([*_interpreter_paths(), *_toolchain_paths(), *readable])
-    for directory in [scratch, *writable]:
+    knowledge (its Python, for a Rust build the toolchain, what the caller names), never
+    from request text."""
+    compiler = toolchain.rust().roots if rust else ()
+    seen = _existing([*_interpreter_paths(), *compiler, *readable])
+    changed = [d for d in [scratch, *writable] if d is not None]
+    for directory in changed:
         os.makedirs(directory, exist_ok=True)
-    return seen, [str(Path(d).resolve()) for d in [scratch, *writable]]
+    return seen, [str(Path(d).resolve()) for d in changed]
 
 
 def command_line(
     command: list[str],
-    scratch: Path,
+    scratch: Path | None,
     readable: Iterable[Path | str] = (),
     writable: Iterable[Path | str] = (),
     work_bytes: int | None = None,
+    rust: bool = False,
+    work_dir: str = WORK,
 ) -> list[str]:
     """`command` wrapped to run inside the sandbox, or as is under --unsafe-no-sandbox.
 
     `readable`: paths the worker reads (the port, harness files); `writable`: paths it may
     change besides `scratch` (created if missing). The caller names them from what it
     knows; nothing else of the machine is visible. `work_bytes`: the worker works in a
-    tmpfs of that size at WORK (its working directory and TMPDIR), and `scratch`, which
-    then holds only the channel, is read-only; without it, `scratch` is the writable
-    working directory (a build worker's, whose output the driver takes from there)."""
+    tmpfs of that size at `work_dir` (its working directory, HOME and TMPDIR), and
+    `scratch`, which then holds only the channel, is read-only (None: not there at all);
+    without it, `scratch` is the writable working directory (a build worker's, whose
+    output the driver takes from there). `rust`: the worker builds a crate, so it sees the
+    Rust toolchain's own directory (`toolchain`); no other worker does."""
     problem = _bwrap_problem()
     if problem is not None:
         if not _unsafe_allowed():
@@ -193,18 +193,20 @@ def command_line(
             )
         _warn_once(problem)
         return command
-    seen, changed = mounts(scratch, readable, writable)
+    if scratch is None and work_bytes is None:
+        raise ValueError("a worker without a scratch directory needs a sized tmpfs")
+    seen, changed = mounts(scratch, readable, writable, rust)
     arguments = ["bwrap", *_system_root(), "--dev", "/dev", "--proc", "/proc"]
     for root in _HIDDEN:
         # Writable places a program may expect: room for a lock file, not for filling memory.
         arguments += ["--size", str(_SMALL_TMPFS), "--tmpfs", root]
     if work_bytes is not None:
-        arguments += ["--size", str(work_bytes), "--tmpfs", WORK]
+        arguments += ["--size", str(work_bytes), "--tmpfs", work_dir]
     # Parents before children, so a later mount never hides an earlier one.
     for path in sorted(seen, key=lambda p: p.count("/")):
         arguments += ["--ro-bind", path, path]
     for directory in sorted(changed, key=lambda p: p.count("/")):
-        read_only = work_bytes is not None and directory == changed[0]
+        read_only = work_bytes is not None and scratch is not None and directory == changed[0]
         arguments += ["--ro-bind" if read_only else "--bind", directory, directory]
     # The sandbox's own root and /dev are tmpfs too: nothing may be written there.
     arguments += ["--remount-ro", "/dev", "--remount-ro", "/"]
@@ -214,8 +216,9 @@ def command_line(
     arguments += ["--disable-userns"]
     arguments += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
     arguments += ["--unshare-cgroup-try", "--die-with-parent", "--new-session"]
-    workdir = WORK if work_bytes is not None else str(scratch)
-    arguments += ["--setenv", "TMPDIR", workdir]
+    workdir = work_dir if work_bytes is not None else str(scratch)
+    # Programs write their caches and temporary files under HOME and TMPDIR: the scratch.
+    arguments += ["--setenv", "TMPDIR", workdir, "--setenv", "HOME", workdir]
     arguments += ["--cap-drop", "ALL", "--chdir", workdir, "--"]
     return [shutil.which("bwrap") or "bwrap", *arguments[1:], *command]
 

@@ -1,16 +1,19 @@
 """Steps of a port, run by a plain interpreter: the port imported as a user would.
 
-Run as a file (`python -I plain_replay.py PORT ENTRY BACKEND`), never imported: nothing of
-envport is loaded in this process, so a port that behaves only while it sees the harness
-shows here what it does otherwise. It reads `steps-in.npz` from its working directory (the
-reference states, actions and noise of a sample of L3's steps), steps each as the contract
-says (NumPy: through the port's VectorEnv; JAX: each row through the one-env `step`, as a
-user calls it, eagerly; a two-player port through its `step` on states), and writes
-`steps-out.npz` (the four outputs, or `error`: the port's own words).
+Run as a file (`python main.py`, started by `plain_start` under a worker's limits), never
+imported: nothing of envport is loaded in this process, so a port that behaves only while
+it sees the harness shows here what it does otherwise. It reads from stdin, before the
+port is imported, one npz: the port's folder, entry module and backend, and the reference
+states, actions and noise of a sample of L3's steps. It steps each as the contract says
+(NumPy: through the port's VectorEnv; JAX: each row through the one-env `step`, as a user
+calls it, eagerly; a two-player port through its `step` on states) and writes one npz to
+stdout (the four outputs, or `error`: the port's own words). Nothing reaches the disk: the
+arguments are not on the command line, the answer not in the working directory.
 """
 
 import importlib
 import importlib.util
+import io
 import os
 import sys
 
@@ -119,12 +122,23 @@ def _is_game(module):
     )
 
 
+def _answer(output, **parts):
+    buffer = io.BytesIO()
+    np.savez(buffer, **parts)
+    output.write(buffer.getvalue())
+    output.flush()
+
+
 def main():
-    port_dir, entry, backend = sys.argv[1], sys.argv[2], sys.argv[3]
-    data = np.load("steps-in.npz")
-    states = {k[len("state/") :]: data[k] for k in data.files if k.startswith("state/")}
-    actions = data["actions"]
-    noise = data["noise"] if "noise" in data.files else None
+    with np.load(io.BytesIO(sys.stdin.buffer.read())) as data:
+        given = {name: data[name] for name in data.files}
+    port_dir, entry, backend = (str(given.pop(name)) for name in ("port", "entry", "backend"))
+    states = {k[len("state/") :]: v for k, v in given.items() if k.startswith("state/")}
+    actions = given["actions"]
+    noise = given.get("noise")
+    # The answer's channel kept apart; what the port prints goes where stderr goes.
+    output = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
     try:
         module = _import(port_dir, entry)
         if _is_game(module):
@@ -133,9 +147,9 @@ def main():
             steps = _jax_steps if backend == "jax" else _numpy_steps
             obs, reward, terminated, truncated = steps(module, states, actions, noise)
     except Exception as error:  # the port's failure, reported in its own words
-        np.savez("steps-out.npz", error=np.asarray(f"{type(error).__name__}: {error}"))
+        _answer(output, error=np.asarray(f"{type(error).__name__}: {error}"))
         return
-    np.savez("steps-out.npz", obs=obs, reward=reward, terminated=terminated, truncated=truncated)
+    _answer(output, obs=obs, reward=reward, terminated=terminated, truncated=truncated)
 
 
 if __name__ == "__main__":

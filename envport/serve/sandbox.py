@@ -3,11 +3,11 @@
 What this is, honestly:
 - OS limits (the boundary): address space, open files, no core dumps, CPU seconds per
   request (RLIMIT_CPU re-armed before each request), no new processes after lockdown (a
-  seccomp filter, `no_fork`), a scratch working directory that is also TMPDIR, an
-  environment without credentials, and no network: a fresh network namespace when
-  `unshare(CLONE_NEWNET)` is allowed (root, or user namespaces), in which only a downed
-  loopback exists; the worker talks to the verifier over a Unix socket, which a network
-  namespace does not cut.
+  seccomp filter, `no_fork`), a scratch working directory that is also TMPDIR and HOME,
+  an environment of allowlisted variables only (`worker_env`), and no network: a fresh
+  network namespace when `unshare(CLONE_NEWNET)` is allowed (root, or user namespaces), in
+  which only a downed loopback exists; the worker talks to the verifier over a Unix
+  socket, which a network namespace does not cut.
 - A Python audit hook (defence in depth, not a boundary: native code can step around it):
   after lockdown it refuses process creation, network connections, and writes, renames
   and deletions outside the scratch directory.

@@ -4,6 +4,7 @@ worker, the reference) and where their results go (the report)."""
 from __future__ import annotations
 
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,10 +37,12 @@ Worker = PortWorker | EnvClient
 @dataclass
 class PlainStarted:
     """The plain interpreter (envport.verifiers.plain) at work on its sample of L3's steps:
-    the rows it was given, the reference's answers to them, where it writes its own."""
+    the rows it was given, the reference's answers to them, its own answer as read so far
+    from its stdout (complete once `reader` ends)."""
 
     process: subprocess.Popen[bytes]
-    work: Path
+    answer: bytearray
+    reader: threading.Thread
     rows: np.ndarray
     expected: Steps
     episodes: int

@@ -7,26 +7,31 @@ Every other check runs the port beside the harness, where a port could notice it
 tested (envport's modules loaded, its frames on the stack) and behave only there. Here a
 sample of the steps L3 played (the same seeded episodes) goes to a plain Python that
 imports the port as a user would, with nothing of envport loaded (`plain_replay`, run as a
-file, inside the sandbox), and its answers are compared with the reference's. NumPy ports
+file, inside the sandbox, under a worker's limits: `plain_start`), and its answers are
+compared with the reference's. Its inputs go through stdin and its answer comes back
+through stdout: nothing of the check is on the host's disk or on the command line. NumPy ports
 through their VectorEnv, JAX ports through their one-env `step`, eagerly, as a user calls
 them; a Rust port is a library the harness loads, with no plain import to compare.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
+from typing import IO
 
 import numpy as np
 
 from envport.io.npz import NpzRefused, read_npz
 from envport.io.scratch import scratch
-from envport.serve import jail, plain_replay
-from envport.serve.client import scratch_homes, worker_environment
+from envport.serve import jail
+from envport.serve.client import request_limits
+from envport.serve.worker_env import worker_environment
 from envport.verifiers.context import PlainStarted, VerifyContext
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.reporting.compare import Steps, divergent_steps
@@ -40,20 +45,18 @@ _MAX_ANSWER_BYTES = 64 << 20
 # Its members: the four outputs, or `error`.
 _MAX_ANSWER_MEMBERS = 8
 _MESSAGE = "the port imported in a plain interpreter (no envport module) differs from the reference"
+# Where the check works inside the sandbox: a sized tmpfs, the interpreter's HOME and
+# working directory, named as a user's would be (a worker's is /envport-work).
+PLAIN_HOME = "/home/user"
 
 
-def _answer(path: Path) -> dict[str, np.ndarray] | str:
-    """The runner's output, read without following a link and without unpickling."""
-    try:
-        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return "the plain interpreter wrote no answer"
-    with os.fdopen(handle, "rb") as file:
-        # Its size first: a read of the limit would allocate the whole limit up front.
-        size = os.fstat(file.fileno()).st_size
-        if size > _MAX_ANSWER_BYTES:
-            return f"the plain interpreter's answer is over {_MAX_ANSWER_BYTES} bytes"
-        data = file.read(size)
+def _answer(data: bytes, returncode: int) -> dict[str, np.ndarray] | str:
+    """The runner's answer, read without unpickling."""
+    if not data:
+        # How it ended says why: a port's exit, a limit's signal (SIGXCPU past its CPU time).
+        return f"the plain interpreter wrote no answer ({jail.exit_note(returncode)})"
+    if len(data) > _MAX_ANSWER_BYTES:
+        return "the plain interpreter's answer is too large"
     try:
         found = read_npz(data, _MAX_ANSWER_MEMBERS, _MAX_ANSWER_BYTES)
     except NpzRefused as error:
@@ -63,6 +66,26 @@ def _answer(path: Path) -> dict[str, np.ndarray] | str:
     if sorted(found) != sorted(Steps.__dataclass_fields__):
         return f"the plain interpreter's answer has {sorted(found)}"
     return found
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    """The inputs, written while the caller goes on (a pipe holds 64 KiB)."""
+    try:
+        pipe.write(data)
+        pipe.close()
+    except OSError:
+        pass  # the interpreter died first: its missing answer says so
+
+
+def _collect(pipe: IO[bytes], into: bytearray) -> None:
+    """The answer, read up to one byte past the limit (the rest is never held: the pipe is
+    closed, so a runner still writing ends on a broken pipe instead of waiting)."""
+    while len(into) <= _MAX_ANSWER_BYTES:
+        chunk = os.read(pipe.fileno(), 1 << 20)
+        if not chunk:
+            return
+        into += chunk
+    pipe.close()
 
 
 @contextmanager
@@ -79,27 +102,44 @@ def started(ctx: VerifyContext) -> Iterator[PlainStarted]:
     inputs["actions"] = np.asarray(played.actions)[rows]
     if played.noise is not None:
         inputs["noise"] = played.noise[rows]
+    port = ctx.load.port_dir
+    inputs |= {"port": np.asarray(port), "entry": np.asarray(ctx.load.entry)}
+    inputs["backend"] = np.asarray(str(ctx.report.backend))
+    given = io.BytesIO()
+    np.savez(given, **inputs)  # type: ignore[arg-type]
+    limits = request_limits(ctx.options.timeout)
+    command = [sys.executable, "-m", "envport.serve.plain_start", limits.model_dump_json()]
+    # The host folder is only the working directory under --unsafe-no-sandbox; inside the
+    # sandbox the check works in a tmpfs of the worker's scratch size and sees no host folder.
     with scratch("envport-plain-") as work:
-        np.savez(work / "steps-in.npz", **inputs)  # type: ignore[arg-type]
-        runner = plain_replay.__file__
-        port = ctx.load.port_dir
-        backend = str(ctx.report.backend)
-        command = [sys.executable, "-I", runner, port, ctx.load.entry, backend]
-        command = jail.command_line(command, work, readable=[port, runner])
+        command = jail.command_line(
+            command, None, readable=[port], work_bytes=limits.scratch_bytes, work_dir=PLAIN_HOME
+        )
         process = subprocess.Popen(
             command,
             cwd=work,
-            env={**worker_environment(), **scratch_homes(work)},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
+            env=worker_environment(str(work)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
+        assert process.stdin is not None and process.stdout is not None
+        answer = bytearray()
+        threads = [
+            threading.Thread(target=_feed, args=(process.stdin, given.getvalue()), daemon=True),
+            threading.Thread(target=_collect, args=(process.stdout, answer), daemon=True),
+        ]
+        for thread in threads:
+            thread.start()
         try:
-            yield PlainStarted(process, work, rows, expected, len(indices))
+            yield PlainStarted(process, answer, threads[1], rows, expected, len(indices))
         finally:
             if process.poll() is None:
                 process.kill()
             process.wait()
+            for thread in threads:
+                thread.join()
+            process.stdout.close()
 
 
 def run_plain(ctx: VerifyContext, run: PlainStarted) -> LevelResult:
@@ -113,7 +153,8 @@ def run_plain(ctx: VerifyContext, run: PlainStarted) -> LevelResult:
     except subprocess.TimeoutExpired:
         answer = f"the plain interpreter did not finish within {ctx.options.timeout:g} s"
     else:
-        answer = _answer(run.work / "steps-out.npz")
+        run.reader.join()
+        answer = _answer(bytes(run.answer), run.process.returncode)
     if isinstance(answer, str):
         level.passed = False
         level.divergences.append(Divergence(level="l3", mode="plain", message=answer))

@@ -1,5 +1,8 @@
 # where: import
+# The user's home, found by its place: a worker's HOME is its own scratch (the test lays
+# the home out beside the spec, <tmp>/home and <tmp>/cartpole/ports/numpy).
 import os
 
-with open(os.path.expanduser("~/pwned.txt"), "w") as _out:
+_home = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "home")
+with open(os.path.join(_home, "pwned.txt"), "w") as _out:
     _out.write("envport was here")
