@@ -66,13 +66,14 @@ def _zip_bomb(path: Path, inflated: int) -> None:
 
 
 def test_a_zip_bomb_answer_is_refused_before_it_inflates(tmp_path: Path) -> None:
-    """The plain interpreter's answer file: 128 KB on disk, 128 MiB inflated."""
+    """The plain interpreter's answer (its stdout): 128 KB read, 128 MiB inflated."""
     from envport.verifiers.plain import _answer
 
     path = tmp_path / "steps-out.npz"
     _zip_bomb(path, 128 * MIB)
     assert path.stat().st_size < MIB
-    answer, peak = _peak_bytes(lambda: _answer(path))
+    data = path.read_bytes()
+    answer, peak = _peak_bytes(lambda: _answer(data, 0))
     assert isinstance(answer, str) and "refused" in answer, answer
     assert "declare 134217" in answer and "67108864" in answer, answer
     assert peak < 16 * MIB, f"{peak} bytes held to refuse it"
