@@ -7,6 +7,7 @@ reset check (l2.reset) tests the port's reset distribution against it, and the v
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,6 +27,12 @@ SHIFT = 0.05
 POWER = 0.95
 # Reference resets that classify the components and estimate a categorical baseline.
 PILOT = 1000
+# The pilot's first stage: when every component is constant over this many resets, a value
+# that any reset takes with probability SHIFT or more would have shown among them with
+# probability 1 - ALPHA, the design's own error rates; the reset is then held constant and
+# compared exactly, and these resets are the sample (a game's fixed start position pays
+# 135 resets, not 2,000).
+CONSTANT_PILOT = math.ceil(math.log(ALPHA) / math.log(1 - SHIFT))
 # Reset seeds seed * 100_003 + SEED_OFFSET (+ 10**6 for the pilot): apart from L3's
 # (seed * 100_003 + i); each seed starts a stream of resets.
 SEED_OFFSET = 5_310_000
@@ -57,19 +64,38 @@ class ResetSample:
         return found
 
 
-def reference_resets(reference: Reference, count: int, seed: int) -> ResetSample:
-    """`count` resets: the first seeded, the others continuing its stream."""
+def _resets(reference: Reference, count: int, seed: int | None) -> tuple[list, list]:
+    """`count` resets' observations and states: the first seeded (unless `seed` is None:
+    the stream goes on), the others continuing its stream."""
     observations, states = [], []
     for index in range(count):
         observations.append(reference.reset(seed if index == 0 else None))
         states.append(reference.read_state())
+    return observations, states
+
+
+def reference_resets(reference: Reference, count: int, seed: int) -> ResetSample:
+    """`count` resets: the first seeded, the others continuing its stream."""
+    observations, states = _resets(reference, count, seed)
     return ResetSample(np.array(observations), stack_states(states), how="")
 
 
 def draw(spec: PortSpec, reference: Reference, seed: int) -> ResetSample:
     """n reference resets, n fixed by the design before any port draw is seen."""
     base = seed * 100_003 + SEED_OFFSET
-    pilot = reference_resets(reference, PILOT, base + 10**6)
+    observations, states = _resets(reference, CONSTANT_PILOT, base + 10**6)
+    first = ResetSample(np.array(observations), stack_states(states), how="")
+    columns = first.columns(spec).values()
+    if all(sample_compare.classify(np.asarray(v).reshape(-1)) == "constant" for v in columns):
+        first.how = (
+            f"n = {first.n} per side: every component constant over {first.n} resets (a value "
+            f"of probability {SHIFT:g} or more would have shown with probability "
+            f"{1 - ALPHA:g}): compared exactly"
+        )
+        return first
+    # The rest of the pilot from the same stream: the pilot drawn at once, as before.
+    more = _resets(reference, PILOT - CONSTANT_PILOT, None)
+    pilot = ResetSample(np.array(observations + more[0]), stack_states(states + more[1]), how="")
     columns, _ = sample_compare.with_joint(pilot.columns(spec), pilot.columns(spec))
     n, how = sample_compare.design_samples(columns, ALPHA, SHIFT, POWER)
     sample = reference_resets(reference, max(n, PILOT), base)
