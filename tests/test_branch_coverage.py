@@ -134,6 +134,21 @@ def test_exploration_reaches_the_rule_play_from_resets_does_not(tmp_path: Path) 
     assert search.steps <= 3000
 
 
+def test_exploration_stops_after_a_thousand_rollouts_with_nothing_new(tmp_path: Path) -> None:
+    """Rollouts that end at once (a game's illegal move) cost a reset, a load and a coverage
+    read each: the search stops on their count, not only at half of its steps."""
+    reference = _reference(tmp_path)
+    measure = Measure.of(reference.spec, reference.env)
+    assert measure is not None
+    measure.start("explore")
+    search = Search(reference.spec, reference, measure, seed=0)
+    search.run(budget=200_000, horizon=1)
+    measure.stop()
+    assert search.stalled
+    # Half the budget would be 100,000 one-step rollouts; a thousand idle ones stop it.
+    assert search.steps < 20_000, search.steps
+
+
 def test_cells_count_what_a_collection_holds(tmp_path: Path) -> None:
     reference = _reference(tmp_path)
     full = {"bricks": np.ones(12, dtype=np.int64), "lives": np.array(3)}

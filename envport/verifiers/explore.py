@@ -12,8 +12,8 @@ reached later first), then a cell of it, loads its state and plays a rollout (un
 actions, sticky half the time, or the spec's own `[levels.l3] policy`). A rollout that takes
 code of the reference no check had taken is kept: the port plays it from the same state with
 the same actions, compared step by step as L3's free play. The budget is reference steps
-(`[coverage] explore_steps`), so a seed replays it; the search stops early when half of it
-passes with nothing new.
+(`[coverage] explore_steps`), so a seed replays it; the search stops early when half of it,
+or a thousand rollouts in a row, pass with nothing new.
 
 A divergence's replay line runs the kept rollouts again as proposed cases (a TOML file of
 start states and actions under envport's cache), without exploring.
@@ -61,6 +61,10 @@ FRONTIER = 16.0
 # new level reached: what is still missed is then likely out of reach (a spec's
 # `out_of_scope` says why), and a slow reference does not pay the whole budget for it.
 PATIENCE = 0.5
+# It also stops after this many rollouts in a row with nothing new: rollouts that end at
+# once (a game's uniform move is nearly always illegal, and an illegal move ends it) cost a
+# reset, a state load and a coverage read each, and 20,000 of them found nothing in chess.
+ROLLOUT_PATIENCE = 1000
 # The exploration's own stream of the run's seed, apart from L3's episodes.
 STREAM = 0xE7
 
@@ -95,7 +99,11 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
     spec, reference = ctx.spec, ctx.reference
     search = Search(spec, reference, measure, ctx.options.seed)
     kept = search.run(budget(ctx), spec.coverage.explore_horizon)
-    stopped = " (stopped: nothing new in the last half of the budget)" if search.stalled else ""
+    stopped = (
+        f" (stopped: nothing new in the last half of the budget or {ROLLOUT_PATIENCE} rollouts)"
+        if search.stalled
+        else ""
+    )
     note = (
         f"{search.steps} reference steps{stopped} from {len(search.archive)} cells: "
         f"{len(kept)} rollouts took {search.new_exits} arcs of the reference's code no level had"
@@ -153,10 +161,12 @@ class Search:
             self._add(self.reference.read_state(), 0.0)
         kept: list[Played] = []
         progress = 0  # the step of the last new code or new level
+        idle = 0  # rollouts since then
         while self.steps < budget:
-            if self.steps - progress > budget * PATIENCE:
+            if self.steps - progress > budget * PATIENCE or idle >= ROLLOUT_PATIENCE:
                 self.stalled = True
                 break
+            idle += 1
             cell = self._pick()
             cell.chosen += 1
             levels = len(self.levels)
@@ -167,9 +177,9 @@ class Search:
                 known = taken
                 cell.found += 1
                 kept.append(played)
-                progress = self.steps
+                progress, idle = self.steps, 0
             elif len(self.levels) > levels:
-                progress = self.steps
+                progress, idle = self.steps, 0
         return kept
 
     def _pick(self) -> Cell:
