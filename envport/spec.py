@@ -324,6 +324,9 @@ class PortSpec(_Strict):
     # relative path are found (set by load_spec).
     _directory: Path | None = PrivateAttr(default=None)
     _folders: tuple[Path, ...] = PrivateAttr(default=())
+    # Each harness file's path, found once per spec (a verify asks for the same few files
+    # from many places; each search stats every folder of a variant's chain).
+    _resolved: dict[str, Path] = PrivateAttr(default_factory=dict)
 
     @field_validator("targets")
     @classmethod
@@ -365,7 +368,10 @@ class PortSpec(_Strict):
         """A harness file the spec names: in the spec's own folder, else its bases'."""
         if Path(relative).is_absolute() or not self.folders:
             return Path(relative)
-        return fill_in(self.folders, relative)
+        found = self._resolved.get(relative)
+        if found is None:
+            found = self._resolved[relative] = fill_in(self.folders, relative)
+        return found
 
     @model_validator(mode="after")
     def _bounds_name_fields(self) -> PortSpec:
