@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from envport.errors import SpecError
+from envport.io import profile
 from envport.runs import harness
 from envport.spec import PortSpec
 from envport.structure import decode, encode
@@ -163,9 +164,12 @@ class Reference:
     def reset(self, seed: int | None) -> np.ndarray:
         """reset(seed); with None, the next reset of the same stream (no new generator: a
         tenth of the cost, for checks that draw thousands of resets)."""
-        with reference_call():
-            obs, _ = self.env.reset(seed=seed)
-        self.track()
+        # A reset starts each drawn example (L1), sequence (L2) and episode: progress.
+        profile.tick("resets")
+        with profile.phase("reference"):
+            with reference_call():
+                obs, _ = self.env.reset(seed=seed)
+            self.track()
         return np.asarray(obs)
 
     def track(self) -> None:
@@ -189,6 +193,10 @@ class Reference:
         return holder, attr
 
     def step(self, action: Any) -> Transition:
+        with profile.phase("reference"):
+            return self._step(action)
+
+    def _step(self, action: Any) -> Transition:
         if self.recorder is None:
             with reference_call():
                 obs, reward, terminated, truncated, _ = self.env.step(action)
@@ -222,6 +230,10 @@ class Reference:
     def read_state(self) -> State:
         """The state as leaves of fixed shape (a declared list: its padded items and its
         length; envport.structure)."""
+        with profile.phase("reference"):
+            return self._read_state()
+
+    def _read_state(self) -> State:
         if self._reader is not None:
             return encode(self.spec.state, self._reader(self.env))
         return encode(
@@ -229,6 +241,10 @@ class Reference:
         )
 
     def write_state(self, state: State) -> None:
+        with profile.phase("reference"):
+            self._write_state(state)
+
+    def _write_state(self, state: State) -> None:
         raw = decode(self.spec.state, state)
         if self._writer is not None:
             self._writer(self.env, raw)
