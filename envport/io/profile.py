@@ -26,6 +26,11 @@ from typing import Any
 
 _NOTHING = nullcontext()
 
+# Every section's phases, zero when a check spent nothing there (a reader, a script, finds
+# the same keys in each): the reference's calls (those made under branch coverage's tracer
+# apart), the wait on the port worker, Hypothesis's draws, the comparisons, the rest.
+PHASES = ("reference", "reference_traced", "worker", "drawing", "judging", "other")
+
 
 @dataclass
 class Requests:
@@ -81,10 +86,12 @@ class CheckProfile:
 
     def to_json(self) -> dict[str, Any]:
         worker = sum(r.seconds for r in self.requests.values())
-        phases = {name: round(s, 6) for name, s in sorted(self.phases.items())}
+        phases = dict.fromkeys(PHASES, 0.0)
+        phases |= {name: round(s, 6) for name, s in self.phases.items()}
+        phases |= {"worker": round(worker, 6), "other": round(self.other(), 6)}
         return {
             "seconds": round(self.seconds, 6),
-            "phases": {**phases, "worker": round(worker, 6), "other": round(self.other(), 6)},
+            "phases": phases,
             "requests": {op: r.to_json() for op, r in sorted(self.requests.items())},
             "port_reported": {k: round(v, 6) for k, v in sorted(self.reported.items())},
             "counts": dict(sorted(self.counts.items())),

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-# The phases in the order a reader scans them; any other a check reports goes after them.
-PHASES = ("reference", "reference_traced", "worker", "drawing", "judging", "other")
+from envport.io.profile import PHASES
+
 # Column heads nine wide: the reference's calls made under coverage's tracer are their own.
 HEADS = {"reference_traced": "ref+trace"}
 

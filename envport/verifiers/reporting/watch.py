@@ -59,6 +59,7 @@ class VerifyProgress:
         self.profile = profile or Profile()
         self.finished: list[CheckProfile] = []
         self.live: Live | None = None
+        self.started = time.perf_counter()
         if console.is_terminal:
             self.live = Live(
                 console=console,
