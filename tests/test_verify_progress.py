@@ -165,3 +165,20 @@ def test_ctrl_c_says_which_checks_had_finished_and_exits_130() -> None:
     assert len(said) == 1 and "finished: l1 passed in" in said[0], rest
     assert "envport: interrupted by the user" in rest
     assert "verified" not in stdout
+
+
+def test_a_translate_run_is_told_each_check_of_the_whole_port_as_it_starts_and_ends() -> None:
+    from envport.io.profile import Profile
+    from envport.verifiers.reporting.watch import narrate
+    from envport.verifiers.verify import VerifyOptions, verify
+
+    said: list[str] = []
+    options = VerifyOptions(examples=10, episodes=2, explore_steps=0)
+    report = verify(
+        str(CARTPOLE), str(NUMPY_PORT), options, profile=narrate(Profile(), said.append, "port: ")
+    )
+    assert report.passed, report.text()
+    assert said[:2] == ["port: l1 running", said[1]] and said[1].startswith("port: l1 passed in")
+    ran = [name for name in report.profile if name != "setup"]
+    assert said == [line for name in ran for line in said if line.startswith(f"port: {name} ")]
+    assert len(said) == 2 * len(ran), said

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from envport.io.profile import Profile
 from envport.pipeline.checks import CheckCache, CheckRun, check_composed, check_module
 from envport.pipeline.decision.verdict import summary
 from envport.pipeline.recorder import Recorder
 from envport.runs.layout import RunDir
 from envport.runs.state import RunState
 from envport.targets.registry import target
+from envport.verifiers.reporting.watch import narrate
 
 
 def affected(state: RunState, module_index: int, touched: set[str]) -> bool:
@@ -51,8 +53,10 @@ class Checker:
     def composed(self, state: RunState) -> CheckRun:
         self.note("checking the whole port")
         root, port = self.run.root, self.run.port
+        # Minutes for a big env: each of its checks is an event as it starts and ends.
+        watched = narrate(Profile(), self.note, "whole port: ")
         return self._recorded(
-            state, check_composed(root, port, state.target, self.cache, state.strict)
+            state, check_composed(root, port, state.target, self.cache, state.strict, watched)
         )
 
     def module(self, state: RunState, name: str) -> CheckRun:

@@ -10,6 +10,7 @@ stays the report. After Ctrl-C, `interrupted` prints what had finished.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from types import TracebackType
 
 from rich.console import Console
@@ -48,6 +49,22 @@ def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.0f} min"
+
+
+def narrate(profile: Profile, say: Callable[[str], None], prefix: str) -> Profile:
+    """Have `profile` tell `say` each check as it starts and ends (a translate run's
+    display, which shows events, not a live count)."""
+
+    def began(section: CheckProfile) -> None:
+        if section.name != SETUP:
+            say(f"{prefix}{section.name} running")
+
+    def ended(section: CheckProfile) -> None:
+        if section.name != SETUP:
+            say(f"{prefix}{ended_line(section)}")
+
+    profile.on_begin, profile.on_end = began, ended
+    return profile
 
 
 class VerifyProgress:
