@@ -182,3 +182,26 @@ def test_a_translate_run_is_told_each_check_of_the_whole_port_as_it_starts_and_e
     ran = [name for name in report.profile if name != "setup"]
     assert said == [line for name in ran for line in said if line.startswith(f"port: {name} ")]
     assert len(said) == 2 * len(ran), said
+
+
+def test_a_check_a_dying_port_stopped_keeps_its_time_and_is_not_said_to_have_ended(
+    numpy_port_copy: Path, tmp_path: Path
+) -> None:
+    env = numpy_port_copy / "env.py"
+    env.write_text(
+        env.read_text().replace(
+            "    def step(self, actions):\n",
+            "    def step(self, actions):\n        import os\n\n        os._exit(7)\n",
+        )
+    )
+    report = tmp_path / "report.json"
+    done = run_envport(
+        "verify", str(CARTPOLE), "--port", str(numpy_port_copy), "--levels", "l3",
+        "--episodes", "2", "--json", str(report),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    # The error is the one line: no check ended.
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "port worker died in `rollout`" in lines[0], done.stderr
+    l3 = json.loads(report.read_text())["profile"]["l3"]
+    assert l3["seconds"] > 0, l3

@@ -164,6 +164,14 @@ class Profile:
         if self.on_end is not None:
             self.on_end(section)
 
+    def cut(self) -> None:
+        """Close the open section without a verdict (a check a port's error stopped): its
+        time so far stays in the profile; the display is not told it ended."""
+        section = self.current
+        if section is not None:
+            section.seconds = time.perf_counter() - section.started
+            self.current = None
+
     def _timed(self) -> bool:
         return self.current is not None and threading.get_ident() == self._owner
 
