@@ -7,6 +7,7 @@ import importlib.util
 from pathlib import Path
 
 from envport.errors import EXIT_OK, EnvportError
+from envport.io.inert import say
 from envport.targets.bench.run import DEFAULT_BATCH_SIZES, BenchOptions
 from envport.targets.registry import TARGET_CHOICES
 
@@ -75,7 +76,15 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         seed=args.seed,
     )
-    report = run_bench(args.spec, args.port, options, target=args.target, anchors=args.anchor)
+    # Each part as it is measured, on stderr: stdout is the table.
+    report = run_bench(
+        args.spec,
+        args.port,
+        options,
+        target=args.target,
+        anchors=args.anchor,
+        progress=lambda text: say(f"bench: {text}"),
+    )
     console().print(table(report))
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)

@@ -170,11 +170,16 @@ def take_turns(count: int, repeats: int, run: Callable[[int], Answer]) -> list[l
     return answers
 
 
-def worker_rows(spec: PortSpec, subjects: list[Subject], options: BenchOptions) -> list[BenchRow]:
+def worker_rows(
+    spec: PortSpec,
+    subjects: list[Subject],
+    options: BenchOptions,
+    progress: Callable[[str], None] = lambda _: None,
+) -> list[BenchRow]:
     """Every subject at every batch size; JIT compile and Rust build apart.
 
     At each batch size the subjects take turns one timed run at a time (`take_turns`), and
-    each keeps its best run.
+    each keeps its best run; `progress` is told each batch size as it is measured.
     """
     reference = Reference(spec)
     states = start_states(reference, min(START_STATES, max(options.batch_sizes)))
@@ -188,14 +193,20 @@ def worker_rows(spec: PortSpec, subjects: list[Subject], options: BenchOptions) 
             _label(subject, worker) for subject, worker in zip(subjects, workers, strict=True)
         ]
         for batch in options.batch_sizes:
+            started = time.perf_counter()
             actions = action_pool(reference.action_space, batch, options.seed)
             answers = take_turns(
                 len(subjects),
                 options.repeats,
                 functools.partial(_turn, subjects, workers, batch, actions, states, options),
             )
-            for subject, (name, backend), mine in zip(subjects, labels, answers, strict=True):
-                rows.append(_row(subject, name, backend, batch, options.steps, mine))
+            measured = [
+                _row(subject, name, backend, batch, options.steps, mine)
+                for subject, (name, backend), mine in zip(subjects, labels, answers, strict=True)
+            ]
+            rows += measured
+            speeds = ", ".join(f"{row.name} {row.sps:,.0f} steps/s" for row in measured)
+            progress(f"batch {batch} in {time.perf_counter() - started:.1f} s: {speeds}")
     return rows
 
 
@@ -285,15 +296,19 @@ def run_bench(
     options: BenchOptions,
     target: str = "auto",
     anchors: Sequence[str] = (),
+    progress: Callable[[str], None] = lambda _: None,
 ) -> BenchReport:
     """The reference, the port and (optionally) anchors, in one report: ratios between
-    implementations mean something only when they are measured in one run."""
+    implementations mean something only when they are measured in one run. `progress` is
+    told each part as it is measured (minutes at big batch sizes)."""
     spec = load_spec(spec_arg)
     subjects = [port_subject(spec, port_arg, target)]
     for name in dict.fromkeys(anchors):  # each named once, in the order given
         subjects.append(anchor_subject(name))
     report = new_report(spec_arg, options)
     # The reference first, while no worker is busy importing.
+    started = time.perf_counter()
     report.rows += reference_rows(spec, options)
-    report.rows += worker_rows(spec, subjects, options)
+    progress(f"the reference in {time.perf_counter() - started:.1f} s")
+    report.rows += worker_rows(spec, subjects, options, progress)
     return report
