@@ -28,8 +28,9 @@ _NOTHING = nullcontext()
 
 # Every section's phases, zero when a check spent nothing there (a reader, a script, finds
 # the same keys in each): the reference's calls (those made under branch coverage's tracer
-# apart), the wait on the port worker, Hypothesis's draws, the comparisons, the rest.
-PHASES = ("reference", "reference_traced", "worker", "drawing", "judging", "other")
+# apart), the wait on the port worker, Hypothesis's draws (the spec's `state.valid` on each
+# drawn state apart), the comparisons, the rest.
+PHASES = ("reference", "reference_traced", "worker", "drawing", "validity", "judging", "other")
 
 
 @dataclass
