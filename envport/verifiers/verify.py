@@ -162,7 +162,7 @@ def _progress_unit(check: Check, ctx: VerifyContext) -> tuple[str | None, int | 
     that is known ahead, and the word a person reads. L1's budget counts its Hypothesis runs
     (each probe's, the transition's) and not its follow-ups (landings, endings), and a failing
     run draws its examples again while it shrinks: the estimate of the time left is an
-    estimate. Checks without a plan of their own count the reference's resets."""
+    estimate. A check without a plan of its own shows its time alone."""
     examples = ctx.options.examples
     if check.name == "l1":
         # One draw serves every check that does not arrange its inputs; each that does
@@ -179,7 +179,7 @@ def _progress_unit(check: Check, ctx: VerifyContext) -> tuple[str | None, int | 
         if plan.batch is not None:
             return "episodes", plan.batch[1] - plan.batch[0] + 1, "episodes"
         return "episodes", plan.episodes, "episodes"
-    return "resets", None, "resets"
+    return None, None, ""  # its time alone (the reference's resets are in its counts)
 
 
 def _port_reported(profile: Profile, found: list[LevelResult]) -> None:
