@@ -156,6 +156,13 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.add_argument("--json", type=Path, help="write the full report as JSON here")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="after the verdict, where each check's time went (reference, port worker by "
+        "request, drawing, judging)",
+    )
     p.set_defaults(func=_run_verify)
 
 
@@ -203,11 +210,26 @@ def _port_at(port_arg: str) -> AbstractContextManager[tuple[Path, str | None]]:
 def _run_verify(args: argparse.Namespace) -> int:
     from envport.io.inert import InertConsole
     from envport.verifiers.reporting.junit import write_junit
+    from envport.verifiers.reporting.profile_table import profile_lines
+    from envport.verifiers.reporting.watch import VerifyProgress
     from envport.verifiers.verify import verify
 
+    # Progress on stderr: stdout carries the report alone.
+    progress = VerifyProgress(InertConsole(stderr=True, highlight=False, soft_wrap=True))
     with _port_at(args.port) as (port, checked_out):
         shown_as = args.port if checked_out else None
-        report = verify(args.spec, str(port), verify_options(args), shown_as=shown_as)
+        try:
+            with progress:
+                report = verify(
+                    args.spec,
+                    str(port),
+                    verify_options(args),
+                    shown_as=shown_as,
+                    profile=progress.profile,
+                )
+        except KeyboardInterrupt:
+            progress.interrupted()
+            raise
     if checked_out:
         report.notes.insert(0, checked_out)
     if args.json:
@@ -217,11 +239,15 @@ def _run_verify(args: argparse.Namespace) -> int:
     if report.error:
         # The port could not be run at all: one line, in the port's own words.
         say(f"envport: {report.error}")
+        if args.verbose:
+            say("\n".join(profile_lines(report.profile)))
         return EXIT_DIVERGED
     console = InertConsole(highlight=False, soft_wrap=True)
     console.print(report.text(), markup=False)
     style = "bold red" if not report.passed else "bold yellow" if report.gaps else "bold green"
     console.print(report.verdict(), style=style, markup=False)
+    if args.verbose:
+        console.print("\n".join(profile_lines(report.profile)), markup=False)
     return EXIT_OK if report.passed else EXIT_DIVERGED
 
 

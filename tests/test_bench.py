@@ -56,6 +56,14 @@ def test_bench_numpy_port_with_gymnax_anchor(tmp_path: Path) -> None:
     assert set(anchor["loops"]) == {"scan", "python"} and anchor["loop"] in anchor["loops"]
     assert rows[("numpy port", 8)]["kind"] == "port"
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # Progress on stderr, a line per part as it is measured, in order; stdout is the table.
+    said = [line for line in err.splitlines() if line.startswith("bench: ")]
+    assert [line.split(" in ")[0] for line in said] == [
+        "bench: the reference",
+        "bench: batch 8",
+        "bench: batch 32",
+    ], err
+    assert "numpy port" in said[1] and "gymnax:CartPole-v1" in said[1] and "bench:" not in out
 
 
 def test_bench_jax_port_reports_compile_time_apart(tmp_path: Path) -> None:

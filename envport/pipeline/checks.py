@@ -17,6 +17,7 @@ from envport import interrupts
 from envport.errors import PortError
 from envport.gaps import GapKind, gap_lines
 from envport.io import JsonCache
+from envport.io.profile import Profile
 from envport.pipeline.build_errors import compiler_errors
 from envport.repair.apply import read_files
 from envport.runs.state import COMPOSED, CheckOutcome
@@ -119,9 +120,11 @@ def _outcomes(scope: str, report: VerifyReport, load_name: str, port: Path) -> l
     return outcomes
 
 
-def _verify(run_dir: Path, port: Path, options: VerifyOptions) -> VerifyReport:
+def _verify(
+    run_dir: Path, port: Path, options: VerifyOptions, profile: Profile | None = None
+) -> VerifyReport:
     try:
-        report = verify(str(run_dir), str(port), options)
+        report = verify(str(run_dir), str(port), options, profile=profile)
     except PortError as error:
         # A worker that cannot even start is the port's failure, not the driver's.
         report = VerifyReport(spec=str(run_dir), port=str(port), passed=False, error=str(error))
@@ -162,15 +165,19 @@ class CheckCache(JsonCache[VerifyReport]):
 
 
 def _cached_verify(
-    cache: CheckCache | None, run_dir: Path, port: Path, options: VerifyOptions
+    cache: CheckCache | None,
+    run_dir: Path,
+    port: Path,
+    options: VerifyOptions,
+    profile: Profile | None = None,
 ) -> tuple[VerifyReport, bool]:
     if cache is None:
-        return _verify(run_dir, port, options), False
+        return _verify(run_dir, port, options, profile), False
     key = cache.key(run_dir, port, options)
     report = cache.get(key)
     if report is not None:
         return report, True
-    report = _verify(run_dir, port, options)
+    report = _verify(run_dir, port, options, profile)
     cache.put(key, report)
     return report, False
 
@@ -202,7 +209,9 @@ def check_composed(
     cache: CheckCache | None = None,
     strict: bool = False,
     bench_sizes: tuple[int, ...] = (),
+    profile: Profile | None = None,
 ) -> CheckRun:
+    """The whole port's check; `profile` watches it as it runs (the run's display)."""
     proposed = run_dir / "proposed_tests"
     options = VerifyOptions(
         levels=available(COMPOSED_LEVELS) or ("l3",),
@@ -218,5 +227,5 @@ def check_composed(
         # for a size the checks never stepped.
         bench_sizes=bench_sizes,
     )
-    report, cached = _cached_verify(cache, run_dir, port, options)
+    report, cached = _cached_verify(cache, run_dir, port, options, profile)
     return CheckRun(COMPOSED, _outcomes(COMPOSED, report, "load", port), report, cached)

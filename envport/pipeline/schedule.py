@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from envport.io.profile import Profile
 from envport.pipeline.checks import CheckCache, CheckRun, check_composed, check_module
 from envport.pipeline.decision.verdict import summary
 from envport.pipeline.recorder import Recorder
 from envport.runs.layout import RunDir
 from envport.runs.state import RunState
 from envport.targets.registry import target
+from envport.verifiers.reporting.watch import narrate
 
 
 def affected(state: RunState, module_index: int, touched: set[str]) -> bool:
@@ -52,8 +54,11 @@ class Checker:
         self.note("checking the whole port")
         root, port = self.run.root, self.run.port
         timed = tuple(state.optimize.batch_sizes) if state.optimize.rounds else ()
+        # Minutes for a big env: each of its checks is an event as it starts and ends.
+        watched = narrate(Profile(), self.note, "whole port: ")
         return self._recorded(
-            state, check_composed(root, port, state.target, self.cache, state.strict, timed)
+            state,
+            check_composed(root, port, state.target, self.cache, state.strict, timed, watched),
         )
 
     def module(self, state: RunState, name: str) -> CheckRun:

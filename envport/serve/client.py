@@ -15,6 +15,7 @@ from typing import Any
 import zmq
 
 from envport.errors import PortError
+from envport.io import profile
 from envport.io.scratch import make_scratch, remove_tree
 from envport.serve import answers, crate_cache, jail, toolchain
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
@@ -157,6 +158,7 @@ class PortWorker:
         # The request awaiting an answer: what its answer must look like.
         self._pending_request: Op | None = None
         self._stopped: str | None = None
+        self._sent_bytes = 0  # the pending request's size, for the profile
         command = [sys.executable, "-m", WORKER_PROGRAM, "--address", address]
         if not jail.available():
             # Inside the sandbox the worker cannot see this process; bwrap's
@@ -222,17 +224,20 @@ class PortWorker:
         # (Flags positional: pyzmq's stubs type a run-time `copy` only in that form.)
         self._socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
         self._pending_op = op.op
+        self._sent_bytes = len(message)
         # Where the worker's output stood: what it prints from here on is this request's.
         self._output_mark = self._output.total
         self._pending_request = op
 
     def receive(self, timeout: float | None = None) -> Any:
         limit = self.timeout if timeout is None else timeout
+        waiting = time.perf_counter()
         deadline = time.monotonic() + limit
         while True:
             if self._socket.poll(100):
                 try:
-                    response = unpack_response(self._socket.recv(), self._answer_values)
+                    frame = self._socket.recv()
+                    response = unpack_response(frame, self._answer_values)
                 except ValueError as error:
                     # The worker runs untrusted code: a forged frame is its failure.
                     raise PortError(
@@ -240,6 +245,10 @@ class PortWorker:
                     ) from None
                 if response.id != self._pending:
                     continue  # a late answer to a request we gave up on
+                # The verifier's wait on the port, not the port's own time: what the
+                # verifier did between send and receive overlapped the port's work.
+                waited = time.perf_counter() - waiting
+                profile.request(self._pending_op, waited, self._sent_bytes, len(frame))
                 if not response.ok:
                     raise PortError(
                         f"{self.role} failed in `{self._pending_op}`: "

@@ -14,6 +14,7 @@ import msgpack
 import zmq
 
 from envport.errors import PortError
+from envport.io import profile
 from envport.serve.ops import Describe, Op
 from envport.serve.sandbox import Limits
 from envport.serve.token import client_token
@@ -33,6 +34,7 @@ class EnvClient:
         self._socket.setsockopt(zmq.MAXMSGSIZE, Limits().answer_bytes)
         self._socket.connect(address)
         self._next_id = 0
+        self._sent_bytes = 0
         self.send(Describe())
 
     def __enter__(self) -> EnvClient:
@@ -48,14 +50,17 @@ class EnvClient:
         # Zero-copy for big messages (L3's batches): zmq keeps the bytes until they are sent.
         # (Flags positional: pyzmq's stubs type a run-time `copy` only in that form.)
         self._socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
+        self._sent_bytes = len(message)
 
     def receive(self, timeout: float | None = None) -> Any:
         limit = self.timeout if timeout is None else timeout
+        waiting = time.perf_counter()
         deadline = time.monotonic() + limit
         while time.monotonic() < deadline:
             if self._socket.poll(100):
                 try:
-                    response = unpack_response(self._socket.recv())
+                    frame = self._socket.recv()
+                    response = unpack_response(frame)
                 except (ValueError, TypeError, msgpack.UnpackException) as error:
                     # The server is no more trusted than a worker (ValidationError is a
                     # ValueError).
@@ -67,6 +72,9 @@ class EnvClient:
                     continue
                 if not response.ok:
                     raise PortError(response.error or f"server failed in `{self._pending_op}`")
+                # As a local worker's: the wait on the server, with the bytes both ways.
+                waited = time.perf_counter() - waiting
+                profile.request(self._pending_op, waited, self._sent_bytes, len(frame))
                 return response.result
         # Tell the server to drop the request if it has not started it: we have gone.
         cancel = Request(id=0, op="cancel", args={"id": self._pending}, token=self._token)

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from envport.errors import SpecError
+from envport.io import profile
 from envport.runs import harness
 from envport.spec import PortSpec
 from envport.structure import decode, encode
@@ -163,7 +164,9 @@ class Reference:
     def reset(self, seed: int | None) -> np.ndarray:
         """reset(seed); with None, the next reset of the same stream (no new generator: a
         tenth of the cost, for checks that draw thousands of resets)."""
-        with reference_call():
+        # A reset starts each drawn example (L1), sequence (L2) and episode: progress.
+        profile.tick("resets")
+        with reference_call():  # the profile's "reference" phase
             obs, _ = self.env.reset(seed=seed)
         self.track()
         return np.asarray(obs)
@@ -189,6 +192,8 @@ class Reference:
         return holder, attr
 
     def step(self, action: Any) -> Transition:
+        # Timed by `reference_call` alone (one span a step: the profile's cost must stay
+        # small beside a step of CartPole's); a stochastic env's noise mapping is "other".
         if self.recorder is None:
             with reference_call():
                 obs, reward, terminated, truncated, _ = self.env.step(action)
@@ -222,6 +227,10 @@ class Reference:
     def read_state(self) -> State:
         """The state as leaves of fixed shape (a declared list: its padded items and its
         length; envport.structure)."""
+        with profile.phase("reference"):
+            return self._read_state()
+
+    def _read_state(self) -> State:
         if self._reader is not None:
             return encode(self.spec.state, self._reader(self.env))
         return encode(
@@ -229,6 +238,10 @@ class Reference:
         )
 
     def write_state(self, state: State) -> None:
+        with profile.phase("reference"):
+            self._write_state(state)
+
+    def _write_state(self, state: State) -> None:
         raw = decode(self.spec.state, state)
         if self._writer is not None:
             self._writer(self.env, raw)

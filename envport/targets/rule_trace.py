@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from envport.io import profile
+
 _tracer: Any = None
 
 
@@ -32,11 +34,14 @@ def reference_call() -> Iterator[None]:
     """Trace the reference's frames started inside this block (when a measure runs)."""
     tracer = _tracer
     if tracer is None:
-        yield
+        with profile.phase("reference"):
+            yield
         return
     previous = sys.gettrace()
     sys.settrace(tracer)
+    # Apart in the profile: the tracer's cost is the coverage's, not the reference's.
     try:
-        yield
+        with profile.phase("reference_traced"):
+            yield
     finally:
         sys.settrace(previous)

@@ -87,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         seed=args.seed,
     )
+    # Each part as it is measured, on stderr: stdout is the table.
     report = run_bench(
         args.spec,
         args.port,
@@ -94,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
         target=args.target,
         anchors=args.anchor,
         check=size_check(args.spec, args.seed),
+        progress=lambda text: say(f"bench: {text}"),
     )
     console().print(table(report))
     if args.json:

@@ -13,6 +13,7 @@ from typing import Any
 
 from envport.errors import PortError
 from envport.gaps import Gap, GapKind
+from envport.io.profile import Profile, active
 from envport.scale import cluster
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetName
@@ -30,15 +31,32 @@ from envport.verifiers.options import (
     VerifyOptions,
     reference_workers,
 )
-from envport.verifiers.reporting.divergence import VerifyReport
+from envport.verifiers.reporting.divergence import LevelResult, VerifyReport
 
 
 def verify(
-    spec_arg: str, port_arg: str, options: VerifyOptions, shown_as: str | None = None
+    spec_arg: str,
+    port_arg: str,
+    options: VerifyOptions,
+    shown_as: str | None = None,
+    profile: Profile | None = None,
 ) -> VerifyReport:
     """Check the port in `port_arg`; `shown_as` names it in the report and in replay lines
-    when the directory is a stand-in (`RUN@K`, a run's port checked out at iteration K)."""
-    ctx = build_context(spec_arg, port_arg, options, shown_as)
+    when the directory is a stand-in (`RUN@K`, a run's port checked out at iteration K).
+    `profile`: where the time goes, as it goes (a progress display watches it)."""
+    profile = profile or Profile()
+    with active(profile):
+        # Setup's section runs from here to the port's load answer (`_loaded`).
+        profile.begin("setup")
+        ctx = build_context(spec_arg, port_arg, options, shown_as)
+        report = _verify(ctx, profile)
+    profile.cut()  # a check a port's error stopped keeps the time it took
+    report.profile = profile.to_json()
+    return report
+
+
+def _verify(ctx: VerifyContext, profile: Profile) -> VerifyReport:
+    options = ctx.options
     report = ctx.report
     lanes = reference_workers(options, ctx.l3) if "l3" in ctx.levels else 0
     if options.executor == "ray" and "l3" in ctx.levels:
@@ -85,6 +103,7 @@ def verify(
         stopped_early = False
         try:
             _loaded(ctx, worker.receive)
+            profile.end()
             # The plain interpreter starts now and works while the levels run.
             timed.start(PLAIN.name)
             if measure is not None:
@@ -97,7 +116,11 @@ def verify(
                         timed.start(check.part)
                     if measure is not None:
                         measure.level(check.name.split(".")[0])
-                    report.levels += check.run(ctx)
+                    profile.begin(check.name, *_progress_unit(check, ctx))
+                    found = check.run(ctx)
+                    _port_reported(profile, found)
+                    profile.end(all(level.passed for level in found))
+                    report.levels += found
                     failed = next((lv.name for lv in report.levels if not lv.passed), None)
                     if options.fail_fast and failed is not None:
                         report.warnings.append(_stopped_early(failed, check, ctx))
@@ -132,6 +155,43 @@ def verify(
     report.passed = not report.diverged and not (options.strict and report.gaps)
     report.seconds["total"] = time.perf_counter() - ctx.started
     return report
+
+
+def _progress_unit(check: Check, ctx: VerifyContext) -> tuple[str | None, int | None, str]:
+    """What a check's progress counts (the profile's counter), how many it will take when
+    that is known ahead, and the word a person reads. L1's budget counts its Hypothesis runs
+    (each probe's, the transition's) and not its follow-ups (landings, endings), and a failing
+    run draws its examples again while it shrinks: the estimate of the time left is an
+    estimate. A check without a plan of its own shows its time alone."""
+    examples = ctx.options.examples
+    if check.name == "l1":
+        # One draw serves every check that does not arrange its inputs; each that does
+        # (a probe's `arrange`) draws its own.
+        probes = [p for p in ctx.probes.values() if ctx.options.module in (None, p.module)]
+        runs = 1 + sum(1 for p in probes if p.arrange_fn is not None)
+        return "examples", (examples or ctx.spec.levels.l1.examples) * runs, "examples"
+    if check.name == "l2":
+        return "sequences", examples or ctx.spec.levels.l2.examples, "sequences"
+    if check.name == "l3":
+        plan = ctx.l3
+        if plan.only_episode is not None:
+            return "episodes", 1, "episodes"
+        if plan.batch is not None:
+            return "episodes", plan.batch[1] - plan.batch[0] + 1, "episodes"
+        return "episodes", plan.episodes, "episodes"
+    return None, None, ""  # its time alone (the reference's resets are in its counts)
+
+
+def _port_reported(profile: Profile, found: list[LevelResult]) -> None:
+    """The port's own account of its time, where it gives one (JAX's compile seconds in
+    L3's answers): inside the worker's wait, kept beside it."""
+    section = profile.current
+    if section is None:
+        return
+    for level in found:
+        for part in ("port_compile", "port_run"):
+            if part in level.seconds:
+                section.reported[part] = section.reported.get(part, 0.0) + level.seconds[part]
 
 
 def _stopped_early(failed: str, last: Check, ctx: VerifyContext) -> str:

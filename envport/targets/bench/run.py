@@ -179,12 +179,14 @@ def worker_rows(
     subjects: list[Subject],
     options: BenchOptions,
     check: SizeCheck | None = None,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> list[BenchRow]:
     """Every subject at every batch size; JIT compile and Rust build apart.
 
     At each batch size the port's one step is first `check`ed; a port that diverges there
     gets a row saying so instead of a speed, and is not timed at that size. Then the
-    subjects take turns one timed run at a time (`take_turns`), and each keeps its best run.
+    subjects take turns one timed run at a time (`take_turns`), and each keeps its best run;
+    `progress` is told each batch size as it is measured.
     """
     reference = Reference(spec)
     states = start_states(reference, min(START_STATES, max(options.batch_sizes)))
@@ -198,6 +200,7 @@ def worker_rows(
             _label(subject, worker) for subject, worker in zip(subjects, workers, strict=True)
         ]
         for batch in options.batch_sizes:
+            started = time.perf_counter()
             timed = list(range(len(subjects)))
             if check is not None:
                 for index, (subject, worker) in enumerate(zip(subjects, workers, strict=True)):
@@ -212,9 +215,13 @@ def worker_rows(
                 options.repeats,
                 functools.partial(_turn, subjects, workers, timed, batch, actions, states, options),
             )
-            for index, mine in zip(timed, answers, strict=True):
-                name, backend = labels[index]
-                rows.append(_row(subjects[index], name, backend, batch, options.steps, mine))
+            measured = [
+                _row(subjects[index], *labels[index], batch, options.steps, mine)
+                for index, mine in zip(timed, answers, strict=True)
+            ]
+            rows += measured
+            speeds = ", ".join(f"{row.name} {row.sps:,.0f} steps/s" for row in measured)
+            progress(f"batch {batch} in {time.perf_counter() - started:.1f} s: {speeds}")
     return rows
 
 
@@ -322,16 +329,20 @@ def run_bench(
     target: str = "auto",
     anchors: Sequence[str] = (),
     check: SizeCheck | None = None,
+    progress: Callable[[str], None] = lambda _: None,
 ) -> BenchReport:
     """The reference, the port and (optionally) anchors, in one report: ratios between
     implementations mean something only when they are measured in one run. With `check`,
-    no speed is reported at a size where the port's step differs from the reference's."""
+    no speed is reported at a size where the port's step differs from the reference's;
+    `progress` is told each part as it is measured (minutes at big batch sizes)."""
     spec = load_spec(spec_arg)
     subjects = [port_subject(spec, port_arg, target)]
     for name in dict.fromkeys(anchors):  # each named once, in the order given
         subjects.append(anchor_subject(name))
     report = new_report(spec_arg, options)
     # The reference first, while no worker is busy importing.
+    started = time.perf_counter()
     report.rows += reference_rows(spec, options)
-    report.rows += worker_rows(spec, subjects, options, check)
+    progress(f"the reference in {time.perf_counter() - started:.1f} s")
+    report.rows += worker_rows(spec, subjects, options, check, progress)
     return report

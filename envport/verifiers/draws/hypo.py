@@ -21,6 +21,7 @@ from hypothesis.internal.constants_ast import Constants
 from hypothesis.reporting import with_reporter
 
 from envport.cache_home import cache_home
+from envport.io import profile
 
 SHRINK_SECONDS = 15
 
@@ -100,7 +101,16 @@ def draws_independent_of_the_process() -> Iterator[None]:
     Patched at the provider module rather than through a custom backend: a backend other
     than "hypothesis" turns off the engine's tree-guided generation, and that tree draws
     through the default provider anyway. Uses Hypothesis internals where present (a test
-    pins the behaviour, so an upgrade that moves them fails loudly)."""
+    pins the behaviour, so an upgrade that moves them fails loudly).
+
+    Every Hypothesis run of a level passes through here, so its time is the profile's
+    "drawing" phase: what the reference, the port and the judging spend inside it is
+    taken out by their own phases, leaving Hypothesis's own work."""
+    with profile.phase("drawing"):
+        yield from _draws_independent()
+
+
+def _draws_independent() -> Iterator[None]:
     providers = hypothesis.internal.conjecture.providers
     harvest = getattr(providers, "_get_local_constants", None)
     cache = getattr(providers, "CONSTANTS_CACHE", None)

@@ -20,6 +20,7 @@ import numpy as np
 from gymnasium import spaces
 from hypothesis import strategies as st
 
+from envport.io import profile
 from envport.spec import Bound, FieldSpec, PortSpec
 from envport.structure import length_leaf, violated
 from envport.targets.reference import valid_helpers
@@ -263,8 +264,19 @@ def state_strategy(
         merged = pool if draws.reached_share >= 1 else weighted(draws.reached_share, pool, merged)
     if spec.state.valid:
         helpers = valid_helpers(spec)
-        return merged.filter(lambda state: violated(spec.state, state, helpers) is None)
+        return merged.filter(lambda state: _valid(spec, state, helpers))
     return merged
+
+
+def _valid(spec: PortSpec, state: dict[str, np.ndarray], helpers: dict[str, Any]) -> bool:
+    """`state.valid` on one drawn state, counted and timed apart in the profile: a rule
+    most draws break makes Hypothesis draw again and again for each example it keeps."""
+    profile.tick("states_checked")
+    with profile.phase("validity"):
+        kept = violated(spec.state, state, helpers) is None
+    if not kept:
+        profile.tick("states_rejected")
+    return kept
 
 
 def _box_component(

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.io import profile
 from envport.spec import PortSpec
 from envport.targets.turns import record_names
 from envport.verifiers.reporting.divergence import FieldDiff
@@ -142,6 +143,13 @@ def divergent_steps(
 ) -> list[tuple[int, list[FieldDiff]]]:
     """For each segment (episode) that diverges: its first differing step and every field
     differing there. Steps of all episodes come joined; `starts` marks where each begins."""
+    with profile.phase("judging"):
+        return _divergent_steps(spec, expected, actual, free_running, starts)
+
+
+def _divergent_steps(
+    spec: PortSpec, expected: Steps, actual: Steps, free_running: bool, starts: np.ndarray
+) -> list[tuple[int, list[FieldDiff]]]:
     length = len(expected.reward)
     if length == 0:
         return []

@@ -189,6 +189,9 @@ class VerifyReport(BaseModel):
     strict: bool = False
     # Which branches of the reference's own source the levels exercised (None: not measured).
     coverage: BranchCoverage | None = None
+    # Where each check's wall time went, by phase, and its requests to the port worker by
+    # op (envport.io.profile; docs/verification.md, "Where the time goes").
+    profile: dict[str, Any] = Field(default_factory=dict)
 
     @property
     def diverged(self) -> bool:

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky, Unsatisfiable
 
 from envport.errors import PortError
+from envport.io import profile
 from envport.serve import ops
 from envport.serve.ops import Requester
 from envport.spec import PortSpec
@@ -116,6 +117,7 @@ class Example:
 
 def _transition(run: L1Run, state: dict[str, np.ndarray], action: Any) -> Example:
     """Reset, inject the drawn state, step once: the reference's answer for this input."""
+    profile.tick("examples")  # one per drawn example: the check's progress
     run.reference.reset(run.seed)
     current = run.reference.read_state()
     with reference_rejects():

@@ -28,6 +28,7 @@ from hypothesis.stateful import (
 )
 
 from envport.gaps import Gap, GapKind
+from envport.io import profile
 from envport.serve.ops import Op, Requester, SessionLoad, SessionScript, SessionStep
 from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, Transition
@@ -118,6 +119,7 @@ def _machine(
             self.done = False
             self.log: list[str] = []
             last["machine"] = self
+            profile.tick("sequences")  # Hypothesis makes one machine per sequence
             last.setdefault("readable", True)
 
         def _load(self, what: str) -> None:

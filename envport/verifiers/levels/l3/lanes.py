@@ -25,6 +25,7 @@ from typing import Any, Protocol
 
 import zmq
 
+from envport.io import profile
 from envport.serve.client import PortWorker
 from envport.serve.ops import LoadReference, Op, PlayReference
 from envport.spec import PortSpec
@@ -101,6 +102,7 @@ class PortFeed:
 
     def add(self, played: Played) -> None:
         """Queue a played chunk: free-running first, resync once that is answered."""
+        profile.tick("episodes", len(played))  # every lane's chunks pass here: progress
         if self.coverage is not None:
             # Every chunk of every lane passes here, in this process: the reference's states.
             self.coverage.add(played.states, len(played))
