@@ -85,8 +85,8 @@ def draw(spec: PortSpec, reference: Reference, seed: int) -> ResetSample:
     base = seed * 100_003 + SEED_OFFSET
     observations, states = _resets(reference, CONSTANT_PILOT, base + 10**6)
     first = ResetSample(np.array(observations), stack_states(states), how="")
-    columns = first.columns(spec).values()
-    if all(sample_compare.classify(np.asarray(v).reshape(-1)) == "constant" for v in columns):
+    seen = first.columns(spec).values()
+    if all(sample_compare.classify(np.asarray(v).reshape(-1)) == "constant" for v in seen):
         first.how = (
             f"n = {first.n} per side: every component constant over {first.n} resets (a value "
             f"of probability {SHIFT:g} or more would have shown with probability "
