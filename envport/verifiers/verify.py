@@ -31,6 +31,7 @@ from envport.verifiers.options import (
     reference_workers,
 )
 from envport.verifiers.reporting.divergence import VerifyReport
+from envport.verifiers.source_review.check import check_review
 
 
 def verify(
@@ -40,6 +41,13 @@ def verify(
     when the directory is a stand-in (`RUN@K`, a run's port checked out at iteration K)."""
     ctx = build_context(spec_arg, port_arg, options, shown_as)
     report = ctx.report
+    # First and alone: the port's source read, not run. A port that could tell it is
+    # watched is refused before any check could be fooled by it (docs/isolation.md).
+    review = check_review(ctx.port, ctx.spec, ctx.target)
+    report.levels.append(review)
+    if not review.passed:
+        report.seconds["total"] = time.perf_counter() - ctx.started
+        return report
     lanes = reference_workers(options, ctx.l3) if "l3" in ctx.levels else 0
     if options.executor == "ray" and "l3" in ctx.levels:
         # Joined (or started) before any worker: a missing Ray or an unreachable cluster is

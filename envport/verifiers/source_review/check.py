@@ -1,0 +1,97 @@
+"""`review.static`: the port's source reviewed before any of it runs (docs/isolation.md).
+
+A port that looks at its surroundings can behave only while it is watched, and no check
+in a recognisable environment rules that out. So before the worker starts, every source
+file of the port is read (never imported) and each construct that could see the process,
+its files, its clock or its environment, or import or evaluate code the review cannot
+read, is a divergence naming the file, the line and the rule, which a translate run's
+repair prompt shows the model.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+from pathlib import Path
+
+from envport.spec import PortSpec
+from envport.targets.registry import TargetChoice, TargetName
+from envport.verifiers.reporting.divergence import Divergence, LevelResult
+from envport.verifiers.source_review import rules
+from envport.verifiers.source_review.python import Allowed, Finding, review_python
+from envport.verifiers.source_review.rust import review_rust
+
+# Files Python would import beside a module's source: compiled modules and bytecode (a
+# crafted `__pycache__` file is loaded instead of the source it claims to match).
+_COMPILED = tuple(s for s in importlib.machinery.all_suffixes() if s != ".py")
+
+
+def _files(port: Path, endings: tuple[str, ...]) -> tuple[list[Path], list[Finding]]:
+    """The port's source files (relative), and what is refused for being there at all: a
+    link (the review reads only the port's own files) or compiled Python."""
+    sources: list[Path] = []
+    refused: list[Finding] = []
+    for folder, dirs, names in os.walk(port):
+        here = Path(folder)
+        for name in sorted([*dirs, *names]):
+            path = here / name
+            relative = str(path.relative_to(port))
+            if path.is_symlink():
+                why = "a link in a port (the review reads only the port's own files); copy it in"
+                refused.append(Finding(relative, 0, "link", why, "files"))
+            elif name in names and name.endswith(_COMPILED):
+                why = "compiled Python the review cannot read; remove it (and any __pycache__)"
+                refused.append(Finding(relative, 0, "compiled file", why, "files"))
+            elif name in names and name.endswith(endings):
+                sources.append(path.relative_to(port))
+        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink())
+    return sorted(sources), refused
+
+
+def allowed_imports(spec: PortSpec, target: str) -> tuple[str, ...]:
+    """A Python target's imports: its own allowlist and the spec's `allow_imports`; a port
+    whose target is not settled (`auto`) gets both Python targets'."""
+    names = [target] if target in rules.PYTHON_IMPORTS else list(rules.PYTHON_IMPORTS)
+    found = [
+        m for name in names for m in (*rules.PYTHON_IMPORTS[name], *spec.target(name).allow_imports)
+    ]
+    return tuple(dict.fromkeys(found))
+
+
+def review_port(port: Path, spec: PortSpec, chosen: TargetChoice) -> list[Finding]:
+    """Every refusal in the port's source, file by file in order."""
+    crate = chosen.name == TargetName.RUST or (port / "Cargo.toml").is_file()
+    if crate:
+        sources, found = _files(port, (".rs",))
+        for relative in sources:
+            text = (port / relative).read_text(encoding="utf-8", errors="replace")
+            found += review_rust(text, str(relative), chosen.allow_crates)
+        return found
+    sources, found = _files(port, (".py",))
+    own = frozenset(p.with_suffix("").parts[0] for p in sources)
+    label = chosen.name if chosen.name in rules.PYTHON_IMPORTS else "|".join(rules.PYTHON_IMPORTS)
+    allowed = Allowed(label, allowed_imports(spec, chosen.name), own)
+    for relative in sources:
+        found += review_python((port / relative).read_bytes(), str(relative), allowed)
+    return found
+
+
+def check_review(port: Path, spec: PortSpec, chosen: TargetChoice) -> LevelResult:
+    """The review as the report's first check."""
+    found = review_port(port, spec, chosen)
+    divergences = [
+        Divergence(level="review", mode="static", message=finding.text()) for finding in found
+    ]
+    note = (
+        f"{len(found)} refused in the port's source"
+        if found
+        else "the port's source: nothing refused"
+    )
+    return LevelResult(
+        level="review",
+        mode="static",
+        passed=not found,
+        diverged_episodes=len(found),
+        divergences=divergences,
+        note=note,
+    )
