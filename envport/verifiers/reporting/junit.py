@@ -18,7 +18,7 @@ def junit_xml(report: VerifyReport) -> str:
     if report.error:
         failures += 1
         ET.SubElement(load, "failure", message=report.error).text = report.error
-    for level in report.levels:
+    for level in report.results:
         case = ET.SubElement(
             suite,
             "testcase",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import os
+import tomllib
 from pathlib import Path
 
 from envport.spec import PortSpec
@@ -28,7 +29,9 @@ _COMPILED = tuple(s for s in importlib.machinery.all_suffixes() if s != ".py")
 
 def _files(port: Path, endings: tuple[str, ...]) -> tuple[list[Path], list[Finding]]:
     """The port's source files (relative), and what is refused for being there at all: a
-    link (the review reads only the port's own files) or compiled Python."""
+    link (the review reads only the port's own files) or, in a Python port, compiled
+    Python."""
+    python = ".py" in endings
     sources: list[Path] = []
     refused: list[Finding] = []
     for folder, dirs, names in os.walk(port):
@@ -39,13 +42,27 @@ def _files(port: Path, endings: tuple[str, ...]) -> tuple[list[Path], list[Findi
             if path.is_symlink():
                 why = "a link in a port (the review reads only the port's own files); copy it in"
                 refused.append(Finding(relative, 0, "link", why, "files"))
-            elif name in names and name.endswith(_COMPILED):
+            elif python and name in names and name.endswith(_COMPILED):
                 why = "compiled Python the review cannot read; remove it (and any __pycache__)"
                 refused.append(Finding(relative, 0, "compiled file", why, "files"))
             elif name in names and name.endswith(endings):
                 sources.append(path.relative_to(port))
-        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink())
+        # A crate's `target/` is cargo's output (a local build's), not the crate's source.
+        skip = {"target"} if not python and here == port else set()
+        dirs[:] = sorted(d for d in dirs if not (here / d).is_symlink() and d not in skip)
     return sorted(sources), refused
+
+
+def _build_scripts(port: Path) -> set[Path]:
+    """A crate's build script: code run by cargo, not part of the library, and judged by
+    the crate policy (refused unless the spec allows build code, which then trusts it)."""
+    scripts = {Path("build.rs")}
+    try:
+        package = tomllib.loads((port / "Cargo.toml").read_text(encoding="utf-8")).get("package")
+    except (OSError, tomllib.TOMLDecodeError):
+        return scripts
+    build = package.get("build") if isinstance(package, dict) else None
+    return scripts | ({Path(build)} if isinstance(build, str) else set())
 
 
 def allowed_imports(spec: PortSpec, target: str) -> tuple[str, ...]:
@@ -63,7 +80,7 @@ def review_port(port: Path, spec: PortSpec, chosen: TargetChoice) -> list[Findin
     crate = chosen.name == TargetName.RUST or (port / "Cargo.toml").is_file()
     if crate:
         sources, found = _files(port, (".rs",))
-        for relative in sources:
+        for relative in [path for path in sources if path not in _build_scripts(port)]:
             text = (port / relative).read_text(encoding="utf-8", errors="replace")
             found += review_rust(text, str(relative), chosen.allow_crates)
         return found
