@@ -93,22 +93,27 @@ def review_port(port: Path, spec: PortSpec, chosen: TargetChoice) -> list[Findin
     return found
 
 
+# Refusals listed in the report's one divergence (the JSON keeps them all).
+SHOWN = 16
+
+
 def check_review(port: Path, spec: PortSpec, chosen: TargetChoice) -> LevelResult:
-    """The review as the report's first check."""
+    """The review as the report's first check: one divergence listing every refusal, so the
+    terminal and a translate's repair prompt show each line and its rule."""
     found = review_port(port, spec, chosen)
-    divergences = [
-        Divergence(level="review", mode="static", message=finding.text()) for finding in found
-    ]
-    note = (
-        f"{len(found)} refused in the port's source"
-        if found
-        else "the port's source: nothing refused"
+    if not found:
+        note = "the port's source: nothing refused"
+        return LevelResult(level="review", mode="static", passed=True, note=note)
+    lines = [finding.text() for finding in found]
+    shown = lines[:SHOWN] + ([f"and {len(lines) - SHOWN} more"] if len(lines) > SHOWN else [])
+    message = f"{len(found)} refused in the port's source:\n" + "\n".join(
+        f"  {line}" for line in shown
     )
     return LevelResult(
         level="review",
         mode="static",
-        passed=not found,
+        passed=False,
         diverged_episodes=len(found),
-        divergences=divergences,
-        note=note,
+        divergences=[Divergence(level="review", mode="static", message=message)],
+        note=f"{len(found)} refused in the port's source",
     )

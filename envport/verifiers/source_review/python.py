@@ -96,9 +96,8 @@ class _Review(ast.NodeVisitor):
             return
         for alias in node.names:
             if alias.name == "*":
-                self.refuse(
-                    node, shown, "a star import binds names the review cannot see", "import"
-                )
+                why = "a star import binds names the review cannot see"
+                self.refuse(node, f"`{shown}`", why, "import")
             else:
                 # A bridge imports a library's private names (pgx's `_step_det`).
                 self._attribute_name(node, alias.name, module=True, private_ok=True)
