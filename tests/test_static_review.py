@@ -247,3 +247,24 @@ def test_rust_text_in_comments_and_strings_and_allowed_paths_pass() -> None:
     )
     assert _rust(code) == []
     assert _rust("fn f() { libc::getpid(); }", crates=("libc",)) == []
+
+
+def test_a_translate_runs_repair_is_told_the_refused_line_and_rule(tmp_path: Path) -> None:
+    """A module check's refusal reaches the run state as a failed check whose failure text
+    (what the repair prompt quotes) names the file, the line and the rule."""
+    from envport.pipeline.checks import _outcomes
+    from envport.verifiers.reporting.divergence import VerifyReport
+    from envport.verifiers.source_review.check import check_review
+
+    port = tmp_path / "numpy"
+    shutil.copytree(CARTPOLE / "ports" / "numpy", port)
+    physics = port / "physics.py"
+    physics.write_text("import time as clock\n" + physics.read_text())
+    spec = load_spec(CARTPOLE)
+    report = VerifyReport(spec="s", port=str(port), passed=False)
+    report.review = check_review(port, spec, choose_target(spec, port, "numpy"))
+    assert report.diverged
+    (refused,) = [o for o in _outcomes("physics", report, "load", port) if not o.passed]
+    assert refused.name == "review.static:physics" and refused.level == "review"
+    assert "physics.py:1: `import time`: `time` reads the clock" in refused.failures[0]
+    assert "[rule: import]" in refused.failures[0]
