@@ -65,10 +65,16 @@ def _plain_format(text: str) -> bool:
 
 
 class _Review(ast.NodeVisitor):
-    def __init__(self, file: str, allowed: Allowed, modules: set[str], strings: Strings) -> None:
+    def __init__(
+        self, file: str, allowed: Allowed, modules: tuple[set[str], set[str]], strings: Strings
+    ) -> None:
         self.file = file
         self.allowed = allowed
-        self.modules = modules  # names bound to an imported module (or what may be one)
+        # Names `import` binds to a module, and those a `from X import` may (a submodule).
+        self.imported, maybe = modules
+        self.modules = self.imported | maybe
+        # Names read as the base of an attribute (`np` in `np.zeros`), the one use of a module.
+        self.bases: set[int] = set()
         self.strings = strings
         # The enclosing loops' variables and what they iterate (None: rebound in the body).
         self.loops: list[dict[str, ast.expr | None]] = []
@@ -144,9 +150,17 @@ class _Review(ast.NodeVisitor):
                 "a port's own variable of this name must be renamed"
             )
             self.refuse(node, f"`{name}`", why, "builtin")
+        elif name in self.imported and id(node) not in self.bases:
+            why = (
+                "a module used as a value (passed, stored or returned) takes its attributes "
+                f"out of the review's sight; use it as `{name}.attribute`"
+            )
+            self.refuse(node, f"`{name}`", why, "module")
 
     # Attributes.
     def visit_Attribute(self, node: ast.Attribute) -> None:
+        if isinstance(node.value, ast.Name):
+            self.bases.add(id(node.value))
         self._attribute_name(node, node.attr, module=self._module_rooted(node.value))
         if node.attr == "format":
             receiver = node.value
@@ -198,6 +212,8 @@ class _Review(ast.NodeVisitor):
         if len(node.args) < 2:
             return
         target, name = node.args[0], node.args[1]
+        if isinstance(target, ast.Name):
+            self.bases.add(id(target))
         if isinstance(name, ast.Constant) and isinstance(name.value, str):
             self._attribute_name(node, name.value, module=self._module_rooted(target))
             if not name.value.isidentifier():
@@ -323,16 +339,17 @@ def _rebinds(function: ast.AST, name: str, own: ast.arg) -> bool:
     return False
 
 
-def _module_names(tree: ast.AST, allowed: Allowed) -> set[str]:
-    """Names the file binds to an imported module, or to what an allowed library's
-    `from X import name` may hand over (`from jax import numpy as jnp`)."""
-    names: set[str] = set()
+def _module_names(tree: ast.AST) -> tuple[set[str], set[str]]:
+    """Names the file binds to an imported module, and those an allowed library's
+    `from X import name` may hand a module to (`from jax import numpy as jnp`)."""
+    imported: set[str] = set()
+    maybe: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(a.asname or a.name.split(".")[0] for a in node.names)
+            imported.update(a.asname or a.name.split(".")[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom) and not node.level:
-            names.update(a.asname or a.name for a in node.names)
-    return names
+            maybe.update(a.asname or a.name for a in node.names)
+    return imported, maybe
 
 
 def review_python(source: bytes, file: str, allowed: Allowed) -> list[Finding]:
@@ -344,6 +361,6 @@ def review_python(source: bytes, file: str, allowed: Allowed) -> list[Finding]:
         return []
     assert isinstance(tree, ast.Module)
     strings = Strings(module_constants(tree))
-    review = _Review(file, allowed, _module_names(tree, allowed), strings)
+    review = _Review(file, allowed, _module_names(tree), strings)
     review.visit(tree)
     return sorted(review.found, key=lambda finding: finding.line)

@@ -83,7 +83,8 @@ REFUSED_ATTRIBUTES: dict[str, str] = {
     **dict.fromkeys(("datetime64", "timedelta64", "perf_counter"), "reads the clock"),
     **dict.fromkeys(
         words(
-            "devices local_devices device_count local_device_count default_backend "
+            "devices device local_devices device_count local_device_count default_backend "
+            "get_backend xla_bridge sharding addressable_shards "
             "process_index process_count profiler distributed monitoring show_config "
             "show_runtime"
         ),
