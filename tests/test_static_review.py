@@ -271,3 +271,14 @@ def test_a_translate_runs_repair_is_told_the_refused_line_and_rule(tmp_path: Pat
     assert refused.name == "review.static:physics" and refused.level == "review"
     assert "physics.py:1: `import time`: `time` reads the clock" in refused.failures[0]
     assert "[rule: import]" in refused.failures[0]
+
+
+def test_a_stray_cargo_manifest_does_not_hide_a_python_ports_source(tmp_path: Path) -> None:
+    port = tmp_path / "numpy"
+    shutil.copytree(CARTPOLE / "ports" / "numpy", port)
+    (port / "Cargo.toml").write_text('[package]\nname = "decoy"\n')
+    (port / "physics.py").write_text("import os\n" + (port / "physics.py").read_text())
+    spec = load_spec(CARTPOLE)
+    for target in ("numpy", "auto"):
+        found = review_port(port, spec, choose_target(spec, port, target))
+        assert [(f.file, f.line, f.rule) for f in found] == [("physics.py", 1, "import")]

@@ -76,15 +76,20 @@ def allowed_imports(spec: PortSpec, target: str) -> tuple[str, ...]:
 
 
 def review_port(port: Path, spec: PortSpec, chosen: TargetChoice) -> list[Finding]:
-    """Every refusal in the port's source, file by file in order."""
-    crate = chosen.name == TargetName.RUST or (port / "Cargo.toml").is_file()
-    if crate:
-        sources, found = _files(port, (".rs",))
+    """Every refusal in the port's source, file by file in order: a crate's `.rs` files, a
+    Python port's `.py` files; both when the target is not settled (`auto`), so a stray
+    `Cargo.toml` never hides a Python port's source from the review."""
+    found: list[Finding] = []
+    if chosen.name == TargetName.RUST or (port / "Cargo.toml").is_file():
+        sources, refused = _files(port, (".rs",))
+        found += refused
         for relative in [path for path in sources if path not in _build_scripts(port)]:
             text = (port / relative).read_text(encoding="utf-8", errors="replace")
             found += review_rust(text, str(relative), chosen.allow_crates)
+    if chosen.name == TargetName.RUST:
         return found
-    sources, found = _files(port, (".py",))
+    sources, refused = _files(port, (".py",))
+    found += [finding for finding in refused if finding not in found]
     own = frozenset(p.with_suffix("").parts[0] for p in sources)
     label = chosen.name if chosen.name in rules.PYTHON_IMPORTS else "|".join(rules.PYTHON_IMPORTS)
     allowed = Allowed(label, allowed_imports(spec, chosen.name), own)
