@@ -231,6 +231,8 @@ RUST_EVASIONS = {
     '#[path = "/proc/self/environ"] mod x;': "foreign:`#[path]`",
     'const K: &str = include_str!("/etc/passwd");': "macro:`include_str!`",
     'const H: &str = env!("HOME");': "macro:`env!`",
+    "fn f() -> bool { cfg!(debug_assertions) }": "macro:`cfg!`",
+    "#[cfg(debug_assertions)] const G: f64 = 9.8;": "macro:`#[cfg(...)]`",
     'macro_rules! m { ($r:ident) => { $r::env::var("X") } }': "import:`$r::`",
 }
 
@@ -246,7 +248,7 @@ def test_rust_text_in_comments_and_strings_and_allowed_paths_pass() -> None:
         'const S: &str = "std::process::id()";\nconst R: &str = r#"std::env "x""#;\n'
         "use std::sync::{Arc, Mutex};\nuse std::f64::consts::PI;\n"
         "pub extern \"C\" fn envport_abi_version() -> u32 { let c = 'a'; 1 }\n"
-        "fn g<'a>(x: &'a [f64]) -> f64 { x[0] }\n"
+        "fn g<'a>(x: &'a [f64]) -> f64 { x[0] }\n#[cfg(test)]\nmod tests {}\n"
     )
     assert _rust(code) == []
     assert _rust("fn f() { libc::getpid(); }", crates=("libc",)) == []

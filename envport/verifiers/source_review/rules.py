@@ -151,4 +151,6 @@ RUST_MACROS: dict[str, str] = {
     **dict.fromkeys(("env", "option_env"), "reads the build's environment"),
     **dict.fromkeys(("include", "include_str", "include_bytes"), "reads a file at build time"),
     **dict.fromkeys(("asm", "global_asm", "naked_asm"), "runs inline assembly"),
+    # The harness's build settings (profile, features) are not a user's.
+    "cfg": "reads the build's configuration",
 }

@@ -24,6 +24,8 @@ _CRATE_ALIAS = re.compile(r"\bextern\s+crate\s+(std|core|alloc)\s+as\b")
 _MACRO_ROOT = re.compile(r"\$(?!crate\b)[A-Za-z_]\w*\s*::")
 _FOREIGN = re.compile(r"\bextern\s*\{")
 _LINK = re.compile(r"#\s*!?\s*\[\s*(link|path)\b")
+# Conditional compilation on the build's settings, except a crate's own tests.
+_CFG = re.compile(r"#\s*!?\s*\[\s*(cfg|cfg_attr)\s*\((?!\s*test\s*\))")
 _MACRO = re.compile(r"(?<![\w])([A-Za-z_]\w*)\s*!\s*[(\[{]")
 _SYSTEM_ROOT = re.compile(r"(?<![\w:])(?:::\s*)?\b([A-Za-z_]\w*)\s*::")
 _EXTERN_CRATE = re.compile(r"\bextern\s+crate\s+([A-Za-z_]\w*)")
@@ -156,6 +158,9 @@ def review_rust(source: str, file: str, allow_crates: tuple[str, ...]) -> list[F
         attribute = match.group(1)
         why = "links a native library" if attribute == "link" else "reads a file as a module"
         refuse(match.start(), f"#[{attribute}]", why, "foreign")
+    for match in _CFG.finditer(text):
+        why = "compiles differently by the build's settings (the harness's are not a user's)"
+        refuse(match.start(), f"#[{match.group(1)}(...)]", why, "macro")
     for match in _MACRO.finditer(text):
         why_macro = rules.RUST_MACROS.get(match.group(1))
         if why_macro is not None:
