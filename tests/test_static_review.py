@@ -224,6 +224,7 @@ RUST_EVASIONS = {
     "use std::{self as s};": "import:`std::self`",
     "use std as s;": "import:`use std`",
     "extern crate core as c;": "import:`extern crate core as`",
+    'mod x { pub extern crate std; }\nfn f() { x::std::env::var("A"); }': "import:`std::env`",
     "use core::arch::asm;": "import:`core::arch`",
     "fn f() { libc::getpid(); }": "import:`libc::`",
     'extern "C" { fn getpid() -> i32; }': "foreign:`extern { ... }`",

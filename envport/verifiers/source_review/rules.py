@@ -142,7 +142,6 @@ RUST_STD_MODULES = frozenset(
         "string sync task thread u8 u16 u32 u64 u128 usize vec"
     )
 )
-RUST_ROOTS = ("std", "core", "alloc")
 # Crates that are the operating system's interface: refused as a path's root unless the
 # spec allows them (`targets.rust.allow_crates`).
 RUST_SYSTEM_CRATES = frozenset({"libc", "nix", "rustix", "winapi", "windows_sys", "windows"})

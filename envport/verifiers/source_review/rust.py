@@ -17,7 +17,8 @@ from envport.verifiers.source_review import rules
 from envport.verifiers.source_review.python import Finding
 
 # Strings are blanked first, so `extern "C" {` reads `extern     {`.
-_PATH = re.compile(r"(?<![\w:])(?:::\s*)?\b(std|core|alloc)\s*::\s*(\{|\*|\$|[A-Za-z_]\w*)")
+# A root anywhere in a path: `x::std::env` reaches std through a module re-exporting it.
+_PATH = re.compile(r"(?<!\w)(?:::\s*)?\b(std|core|alloc)\s*::\s*(\{|\*|\$|[A-Za-z_]\w*)")
 _USE = re.compile(r"\buse\b[^;]*;")
 _BARE_ROOT = re.compile(r"(?<![\w:])(std|core|alloc)\s*(?:\bas\b|;|,|\})")
 _CRATE_ALIAS = re.compile(r"\bextern\s+crate\s+(std|core|alloc)\s+as\b")
@@ -27,7 +28,7 @@ _LINK = re.compile(r"#\s*!?\s*\[\s*(link|path)\b")
 # Conditional compilation on the build's settings, except a crate's own tests.
 _CFG = re.compile(r"#\s*!?\s*\[\s*(cfg|cfg_attr)\s*\((?!\s*test\s*\))")
 _MACRO = re.compile(r"(?<![\w])([A-Za-z_]\w*)\s*!\s*[(\[{]")
-_SYSTEM_ROOT = re.compile(r"(?<![\w:])(?:::\s*)?\b([A-Za-z_]\w*)\s*::")
+_SYSTEM_ROOT = re.compile(r"(?<!\w)(?:::\s*)?\b([A-Za-z_]\w*)\s*::")
 _EXTERN_CRATE = re.compile(r"\bextern\s+crate\s+([A-Za-z_]\w*)")
 
 
@@ -123,9 +124,8 @@ def review_rust(source: str, file: str, allow_crates: tuple[str, ...]) -> list[F
                 refuse(match.start(), f"{root}::$", why, "import")
             elif name == "self" or (name not in rules.RUST_STD_MODULES and name != "*"):
                 why = (
-                    f"`{root}::{name}` is outside the modules a step needs "
-                    f"({root}::{{{', '.join(sorted(rules.RUST_STD_MODULES))}}}): it reaches "
-                    "the process, files, the clock, the network or the machine"
+                    f"`{name}` is not among the `{root}` modules a step needs (they leave out "
+                    "the process, files, the clock, the network and the machine)"
                 )
                 refuse(match.start(), f"{root}::{name}", why, "import")
             elif name == "*":
@@ -143,8 +143,9 @@ def review_rust(source: str, file: str, allow_crates: tuple[str, ...]) -> list[F
         refuse(match.start(), match.group(0).strip(), why, "import")
     for match in _EXTERN_CRATE.finditer(text):
         name = match.group(1)
-        if name not in (*rules.RUST_ROOTS, *allow_crates):
-            why = "a crate outside std (the spec may allow it with targets.rust.allow_crates)"
+        if name not in allow_crates:
+            # Not needed since the 2018 edition; `pub extern crate std` re-exports a root.
+            why = "a crate named as an item (the spec may allow it with targets.rust.allow_crates)"
             refuse(match.start(), f"extern crate {name}", why, "import")
     for match in _SYSTEM_ROOT.finditer(text):
         name = match.group(1)
