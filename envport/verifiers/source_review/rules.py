@@ -17,11 +17,14 @@ def words(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-# Imports every Python target allows: the standard library a step needs and nothing that
-# reads the process. `operator` is left out on purpose: `attrgetter("gi_frame")` is an
-# attribute access by string. `math`'s and `typing`'s few dangerous names are refused below.
+# Imports every Python target allows: the standard library's pure computation a step may
+# use, nothing that reads the process. Left out on purpose: `operator` (`attrgetter` is an
+# attribute access by text), `string` (`Formatter` looks up fields by text), `random` (the
+# process's own seed: a port draws from numpy's or jax's generators). `typing`'s one way to
+# evaluate text (`get_type_hints`) is refused below.
 COMMON_IMPORTS = words(
-    "__future__ abc collections dataclasses enum functools itertools math typing"
+    "__future__ abc bisect collections copy dataclasses enum functools heapq itertools math "
+    "numbers typing"
 )
 # Per target. A JAX port gets jax (jax.numpy, jax.lax, jax.random, ...) and numpy for its
 # constants; chex and flax are not in it (a port's state is a NamedTuple or a dataclass;
