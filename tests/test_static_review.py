@@ -182,6 +182,12 @@ EVASIONS = {
         "dynamic:`getattr`"
     ),
     "for n in ('a',):\n    n = '__class__'\n    getattr(x, n)": "dynamic:`getattr`",
+    # A list the file changes (or could, through an alias) holds other names than it shows.
+    "NAMES = ['a']\nNAMES[0] = '__cl' + 'ass__'\nfor n in NAMES:\n    getattr(x, n)": (
+        "dynamic:`getattr`"
+    ),
+    "NAMES = ['a']\nalias = NAMES\nfor n in NAMES:\n    getattr(x, n)": "dynamic:`getattr`",
+    "NAMES = ('a', ['b'])\nfor n in NAMES:\n    getattr(x, n)": "dynamic:`getattr`",
     "def f(x: \"__import__('os')\"): pass": "dunder:`__import__`",
 }
 
@@ -285,3 +291,12 @@ def test_a_stray_cargo_manifest_does_not_hide_a_python_ports_source(tmp_path: Pa
     for target in ("numpy", "auto"):
         found = review_port(port, spec, choose_target(spec, port, target))
         assert [(f.file, f.line, f.rule) for f in found] == [("physics.py", 1, "import")]
+
+
+def test_a_list_another_file_of_the_port_names_is_not_a_constant() -> None:
+    """`from .env import NAMES; NAMES.append(...)` in another module would change it."""
+    code = b"NAMES = ['a']\ndef f(s):\n    return [getattr(s, n) for n in NAMES]\n"
+    allowed = Allowed("numpy", PYTHON_IMPORTS["numpy"], frozenset())
+    assert review_python(code, "env.py", allowed) == []
+    (found,) = review_python(code, "env.py", allowed, frozenset({"NAMES"}))
+    assert (found.line, found.rule) == (3, "dynamic")

@@ -10,6 +10,7 @@ repair prompt shows the model.
 
 from __future__ import annotations
 
+import ast
 import importlib.machinery
 import os
 import tomllib
@@ -19,6 +20,7 @@ from envport.spec import PortSpec
 from envport.targets.registry import TargetChoice, TargetName
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
 from envport.verifiers.source_review import rules
+from envport.verifiers.source_review.constants import identifiers
 from envport.verifiers.source_review.python import Allowed, Finding, review_python
 from envport.verifiers.source_review.rust import review_rust
 
@@ -93,9 +95,19 @@ def review_port(port: Path, spec: PortSpec, chosen: TargetChoice) -> list[Findin
     own = frozenset(p.with_suffix("").parts[0] for p in sources)
     label = chosen.name if chosen.name in rules.PYTHON_IMPORTS else "|".join(rules.PYTHON_IMPORTS)
     allowed = Allowed(label, allowed_imports(spec, chosen.name), own)
-    for relative in sources:
-        found += review_python((port / relative).read_bytes(), str(relative), allowed)
+    codes = {relative: (port / relative).read_bytes() for relative in sources}
+    used = {relative: _identifiers(code) for relative, code in codes.items()}
+    for relative, code in codes.items():
+        others = [names for other, names in used.items() if other != relative]
+        found += review_python(code, str(relative), allowed, frozenset().union(*others))
     return found
+
+
+def _identifiers(source: bytes) -> set[str]:
+    try:
+        return identifiers(ast.parse(source))
+    except (SyntaxError, ValueError):
+        return set()
 
 
 # Refusals listed in the report's one divergence (the JSON keeps them all).

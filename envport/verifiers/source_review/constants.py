@@ -32,15 +32,98 @@ def stores(tree: ast.AST) -> Counter[str]:
     return counted
 
 
-def module_constants(tree: ast.Module) -> dict[str, ast.expr]:
-    """Module-level names assigned once, and bound nowhere else in the file."""
+# Where a mutable constant (a list, set or dict literal) is only read: iterated, indexed,
+# asked for its keys, tested for membership, or handed to a builtin that copies or counts.
+_READ_METHODS = frozenset({"items", "keys", "values", "get", "copy", "count", "index"})
+_READING_CALLS = frozenset(
+    {"len", "sorted", "tuple", "list", "set", "frozenset", "dict", "enumerate", "zip",
+     "reversed", "any", "all", "sum", "min", "max", "iter"}
+)  # fmt: skip
+
+
+def identifiers(tree: ast.AST) -> set[str]:
+    """Every name a file uses (names, attributes, imported names): what another file of
+    the port could reach one of this file's constants by."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.alias):
+            found.add(node.name)
+    return found
+
+
+def _only_read(tree: ast.AST, name: str) -> bool:
+    """Whether every use of `name` in the file only reads it (never `X.append(...)`,
+    `X[k] = v`, `y = X` or `f(X)`, which could change what it holds)."""
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id == name):
+            continue
+        parent = parents.get(id(node))
+        grand = parents.get(id(parent)) if parent is not None else None
+        read = (
+            (isinstance(parent, ast.For | ast.comprehension) and parent.iter is node)
+            or (isinstance(parent, ast.Subscript) and isinstance(parent.ctx, ast.Load))
+            or (isinstance(parent, ast.Compare) and node in parent.comparators)
+            or (isinstance(parent, ast.Starred) and isinstance(grand, ast.Tuple | ast.List))
+            or (
+                isinstance(parent, ast.Attribute)
+                and parent.attr in _READ_METHODS
+                and isinstance(grand, ast.Call)
+                and grand.func is parent
+            )
+            or (
+                isinstance(parent, ast.Call)
+                and isinstance(parent.func, ast.Name)
+                and parent.func.id in _READING_CALLS
+                and node in parent.args
+            )
+        )
+        if not read and not (isinstance(parent, ast.Assign) and parent.targets[0] is node):
+            return False
+    return True
+
+
+def _frozen(value: ast.expr, frozen: set[str]) -> bool:
+    """A value nothing can change: a string, or a tuple of frozen values."""
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.Tuple):
+        return all(_frozen(element, frozen) for element in value.elts)
+    if isinstance(value, ast.Starred):
+        return _frozen(value.value, frozen)
+    return isinstance(value, ast.Name) and value.id in frozen
+
+
+def _flat(value: ast.expr, frozen: set[str]) -> bool:
+    """A list, set or dict literal whose listed strings are frozen (its items, its keys)."""
+    if isinstance(value, ast.List | ast.Set):
+        return all(_frozen(element, frozen) for element in value.elts)
+    if isinstance(value, ast.Dict):
+        return all(key is not None and _frozen(key, frozen) for key in value.keys)
+    return False
+
+
+def module_constants(
+    tree: ast.Module, elsewhere: frozenset[str] = frozenset()
+) -> dict[str, ast.expr]:
+    """Module-level names assigned once and bound nowhere else in the file, whose strings
+    cannot change: tuples and strings, and list, set or dict literals the file only reads
+    and no other file of the port names (`elsewhere`)."""
     counted = stores(tree)
     found: dict[str, ast.expr] = {}
     for statement in tree.body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1:
             target = statement.targets[0]
-            if isinstance(target, ast.Name) and counted[target.id] == 1:
-                found[target.id] = statement.value
+            if not (isinstance(target, ast.Name) and counted[target.id] == 1):
+                continue
+            name, value = target.id, statement.value
+            only_read = name not in elsewhere and _only_read(tree, name)
+            if _frozen(value, set(found)) or (_flat(value, set(found)) and only_read):
+                found[name] = value
     return found
 
 

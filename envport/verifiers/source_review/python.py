@@ -352,7 +352,9 @@ def _module_names(tree: ast.AST) -> tuple[set[str], set[str]]:
     return imported, maybe
 
 
-def review_python(source: bytes, file: str, allowed: Allowed) -> list[Finding]:
+def review_python(
+    source: bytes, file: str, allowed: Allowed, elsewhere: frozenset[str] = frozenset()
+) -> list[Finding]:
     """The refusals in one file, in line order. A file that does not parse has none: it
     cannot run either, and its import fails the check with Python's own message."""
     try:
@@ -360,7 +362,8 @@ def review_python(source: bytes, file: str, allowed: Allowed) -> list[Finding]:
     except (SyntaxError, ValueError):
         return []
     assert isinstance(tree, ast.Module)
-    strings = Strings(module_constants(tree))
+    # The names the port's other files use (`elsewhere`) may reach a constant of this one.
+    strings = Strings(module_constants(tree, elsewhere))
     review = _Review(file, allowed, _module_names(tree), strings)
     review.visit(tree)
     return sorted(review.found, key=lambda finding: finding.line)
