@@ -178,9 +178,8 @@ EVASIONS = {
     "get = getattr": "dynamic:`getattr` as a value",
     "'{0.gi_frame}'.format(g)": "dynamic:`.format`",
     "('{0' + '.f}').format(g)": "dynamic:`.format`",
-    "class A:\n    def m(self, n):\n        self = x\n        return getattr(self, n)": (
-        "dynamic:`getattr`"
-    ),
+    # A method's `self` is whatever the caller passes: C.m(np, name) reaches any attribute.
+    "class C:\n    def m(self, n):\n        return getattr(self, n)": "dynamic:`getattr`",
     "for n in ('a',):\n    n = '__class__'\n    getattr(x, n)": "dynamic:`getattr`",
     # A list the file changes (or could, through an alias) holds other names than it shows.
     "NAMES = ['a']\nNAMES[0] = '__cl' + 'ass__'\nfor n in NAMES:\n    getattr(x, n)": (
@@ -203,7 +202,6 @@ ALLOWED = [
     "import numpy as np\nnp.random.default_rng(0).integers(3)\nnp.array([1]).copy()",
     "from typing import NamedTuple\nclass S(NamedTuple):\n    x: int\nS(1)._replace(x=2)",
     "class A:\n    def __init__(self):\n        super().__init__()",
-    "class V:\n    def get(self, names):\n        return {n: getattr(self, n) for n in names}",
     "FIELDS = ('a', 'b')\ndef f(s):\n    return {n: getattr(s, f'_{n}') for n in FIELDS}",
     "CAP = {'a': 1}\ndef f(s):\n    for n, c in CAP.items():\n        getattr(s, n)",
     "print('{} {:.2f}'.format(1, 2.0))",

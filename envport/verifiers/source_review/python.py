@@ -79,7 +79,6 @@ class _Review(ast.NodeVisitor):
         # The enclosing loops' variables and what they iterate (None: rebound in the body).
         self.loops: list[dict[str, ast.expr | None]] = []
         self.found: list[Finding] = []
-        self.selves: list[str | None] = [None]  # the enclosing method's own `self`
         self.line: int | None = None  # a string annotation's line, while reviewing it
 
     def refuse(self, node: ast.AST, what: str, why: str, rule: str) -> None:
@@ -228,13 +227,12 @@ class _Review(ast.NodeVisitor):
                         node, f"`{builtin}`", "an attribute name that is not a name", "dynamic"
                     )
             return
-        own = isinstance(target, ast.Name) and target.id == self.selves[-1]
-        if not (own and builtin != "delattr"):
-            why = (
-                "an attribute name the review cannot list (computed): use a constant, a loop "
-                "over constant names, or a method's own `self`"
-            )
-            self.refuse(node, f"`{builtin}`", why, "dynamic")
+        # Not even on a method's `self`: `C.method(module, name)` passes anything as `self`.
+        why = (
+            "an attribute name the review cannot list (computed): use a constant, or a loop "
+            "over a module constant of names (a tuple)"
+        )
+        self.refuse(node, f"`{builtin}`", why, "dynamic")
 
     # Loops: what their variables take, for the names `getattr` is given.
     def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
@@ -274,34 +272,13 @@ class _Review(ast.NodeVisitor):
 
     visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
 
-    # Functions and classes: which name is a method's `self`, and string annotations.
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for child in [*node.decorator_list, *node.bases, *node.keywords]:
-            self.visit(child)
-        for statement in node.body:
-            if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef):
-                self._function(statement, method=True)
-            else:
-                self.visit(statement)
-
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._function(node, method=False)
-
-    def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
-        self._function(node, method=False)
-
-    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, *, method: bool) -> None:
-        own = self.selves[-1]
-        if method:
-            positional = [*node.args.posonlyargs, *node.args.args]
-            own = positional[0].arg if positional else None
-            if own is not None and _rebinds(node, own, positional[0]):
-                own = None
+    # Functions: string annotations.
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         if node.returns is not None:
             self._annotation(node.returns)
-        self.selves.append(own)
         self.generic_visit(node)
-        self.selves.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_arg(self, node: ast.arg) -> None:
         if node.annotation is not None:
@@ -324,19 +301,6 @@ class _Review(ast.NodeVisitor):
                 outer, self.line = self.line, self.line or node.lineno
                 self.visit(parsed.body)
                 self.line = outer
-
-
-def _rebinds(function: ast.AST, name: str, own: ast.arg) -> bool:
-    """Whether `name` is bound again anywhere in `function` (so `getattr(name, ...)` may be
-    on any object)."""
-    for node in ast.walk(function):
-        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
-            return True
-        if isinstance(node, ast.arg) and node.arg == name and node is not own:
-            return True
-        if isinstance(node, ast.Global | ast.Nonlocal) and name in node.names:
-            return True
-    return False
 
 
 def _module_names(tree: ast.AST) -> tuple[set[str], set[str]]:
