@@ -147,6 +147,10 @@ EVASIONS = {
     "import numpy as np\nxp = np\nxp.load('/proc/1/environ')": "module:`np`",
     "import numpy as np\ndef f(m):\n    return m.load('/f')\nf(np)": "module:`np`",
     "import jax\njax.config.update('x', 1)": "attribute:`.config`",
+    "from jax.experimental.serialize_executable import deserialize_and_load": (
+        "attribute:`.serialize_executable`"
+    ),
+    "import jax\njax.ffi.ffi_call('getpid', None)": "attribute:`.ffi`",
     "import numpy as np\nnp.__dict__": "dunder:`.__dict__`",
     "type(x).__mro__": "dunder:`.__mro__`",
     "type(x).mro()": "attribute:`.mro`",

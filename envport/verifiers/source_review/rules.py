@@ -83,6 +83,13 @@ REFUSED_ATTRIBUTES: dict[str, str] = {
         ),
         "reads files or raw memory",
     ),
+    **dict.fromkeys(
+        words(
+            "loads Unpickler serialize_executable deserialize_and_load ffi pycapsule "
+            "compilation_cache set_cache_dir"
+        ),
+        "loads code the review cannot read (a pickle, a foreign function, a cached program)",
+    ),
     **dict.fromkeys(("datetime64", "timedelta64", "perf_counter"), "reads the clock"),
     **dict.fromkeys(
         words(
