@@ -197,6 +197,12 @@ class _Review(ast.NodeVisitor):
         elif name.startswith("_") and not private_ok:
             self.refuse(node, shown, "a library's private internals", "attribute")
 
+    def visit_MatchClass(self, node: ast.MatchClass) -> None:
+        # `case object(__class__=c)` reads the attribute each keyword names.
+        for name in node.kwd_attrs:
+            self._attribute_name(node, name, module=False)
+        self.generic_visit(node)
+
     # Calls with an attribute name as text.
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func

@@ -96,6 +96,7 @@ REFUSED_ATTRIBUTES: dict[str, str] = {
             "devices device local_devices device_count local_device_count default_backend "
             "get_backend xla_bridge sharding addressable_shards "
             "process_index process_count profiler distributed monitoring show_config "
+            "geterr seterr geterrcall seterrcall get_printoptions getbufsize setbufsize "
             "show_runtime"
         ),
         "reads the machine or the library's configuration",
