@@ -63,8 +63,11 @@ def test_known_good_ports_verify(port: Path, tmp_path: Path) -> None:
         # Both ways an episode ends were exercised, not only pole falls.
         assert level["endings"].get("terminated", 0) > 0
         assert level["endings"].get("truncated", 0) > 0
+    # The levels' cases, the port's load and the static review of its source (not a level).
+    assert report["review"]["passed"] and report["review"]["level"] == "review"
     suite = ET.parse(junit_path).getroot()
-    assert suite.get("tests") == str(len(names) + 1) and suite.get("failures") == "0"
+    assert suite.get("tests") == str(len(names) + 2) and suite.get("failures") == "0"
+    assert suite.find("testcase[@name='review.static']") is not None
 
 
 def _one_line_failure(done, code: int, fragment: str) -> None:
