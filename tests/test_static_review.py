@@ -305,3 +305,19 @@ def test_a_list_another_file_of_the_port_names_is_not_a_constant() -> None:
     assert review_python(code, "env.py", allowed) == []
     (found,) = review_python(code, "env.py", allowed, frozenset({"NAMES"}))
     assert (found.line, found.rule) == (3, "dynamic")
+
+
+def test_a_crate_whose_manifest_compiles_a_file_the_review_skips_is_refused(
+    tmp_path: Path,
+) -> None:
+    port = tmp_path / "rust"
+    shutil.copytree(CARTPOLE / "ports" / "rust", port, ignore=shutil.ignore_patterns("target"))
+    (port / "src" / "lib.txt").write_text("pub fn pid() -> u32 { std::process::id() }\n")
+    manifest = port / "Cargo.toml"
+    text = manifest.read_text()
+    assert 'path = "src/lib.rs"' in text
+    manifest.write_text(text.replace('path = "src/lib.rs"', 'path = "src/lib.txt"'))
+    spec = load_spec(CARTPOLE)
+    found = review_port(port, spec, choose_target(spec, port, "rust"))
+    assert [(f.file, f.rule) for f in found] == [("Cargo.toml", "files")]
+    assert "src/lib.txt" in found[0].what

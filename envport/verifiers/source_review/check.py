@@ -67,6 +67,33 @@ def _build_scripts(port: Path) -> set[Path]:
     return scripts | ({Path(build)} if isinstance(build, str) else set())
 
 
+# The manifest's tables that name a source file cargo compiles.
+_TARGET_TABLES = ("lib", "bin", "example", "test", "bench")
+
+
+def _manifest_sources(port: Path) -> list[Finding]:
+    """A crate source the manifest names that the review would not read: a target whose
+    `path` is not a `.rs` file inside the crate (`[lib] path = "src/lib.txt"`)."""
+    try:
+        manifest = tomllib.loads((port / "Cargo.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []  # cargo says what is wrong with it
+    found = []
+    for table in _TARGET_TABLES:
+        entries = manifest.get(table)
+        for entry in entries if isinstance(entries, list) else [entries]:
+            named = entry.get("path") if isinstance(entry, dict) else None
+            if named is None:
+                continue
+            inside = (port / str(named)).resolve().is_relative_to(port.resolve())
+            if not (isinstance(named, str) and named.endswith(".rs") and inside):
+                why = "a crate source that is not one of the crate's own .rs files"
+                found.append(
+                    Finding("Cargo.toml", 0, f"`[{table}] path = {named!r}`", why, "files")
+                )
+    return found
+
+
 def allowed_imports(spec: PortSpec, target: str) -> tuple[str, ...]:
     """A Python target's imports: its own allowlist and the spec's `allow_imports`; a port
     whose target is not settled (`auto`) gets both Python targets'."""
@@ -84,7 +111,7 @@ def review_port(port: Path, spec: PortSpec, chosen: TargetChoice) -> list[Findin
     found: list[Finding] = []
     if chosen.name == TargetName.RUST or (port / "Cargo.toml").is_file():
         sources, refused = _files(port, (".rs",))
-        found += refused
+        found += refused + _manifest_sources(port)
         for relative in [path for path in sources if path not in _build_scripts(port)]:
             text = (port / relative).read_text(encoding="utf-8", errors="replace")
             found += review_rust(text, str(relative), chosen.allow_crates)
