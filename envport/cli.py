@@ -154,6 +154,12 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="stop at the first check that fails (the report names the checks not run)",
     )
+    p.add_argument(
+        "--no-static-review",
+        action="store_true",
+        help="run a port the static review refuses (to test the sandbox's own layers with "
+        "hostile code; the verdict then does not hold for a port that notices it is watched)",
+    )
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.add_argument("--json", type=Path, help="write the full report as JSON here")
     p.add_argument(
@@ -192,6 +198,7 @@ def verify_options(args: argparse.Namespace) -> VerifyOptions:
         explore_steps=args.explore_steps,
         strict=args.strict,
         fail_fast=args.fail_fast,
+        static_review=not args.no_static_review,
         executor=args.executor,
         address=args.address,
     )

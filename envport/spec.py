@@ -22,17 +22,21 @@ from pydantic import (
 
 from envport.errors import SpecError
 from envport.state_spec import LENGTH_SUFFIX, Bound, FieldSpec, GridSpec, StateSpec
+from envport.target_spec import ModuleSpec, TargetSpec
 from envport.variant import base_folders, fill_in
 
-# The state's declarations live in envport.state_spec; importers name them from here.
+# The state's declarations live in envport.state_spec, a target's in envport.target_spec;
+# importers name them from here.
 __all__ = [
     "LENGTH_SUFFIX",
     "Bound",
     "FieldSpec",
     "GridSpec",
+    "ModuleSpec",
     "PortSpec",
     "SpecError",
     "StateSpec",
+    "TargetSpec",
     "load_spec",
 ]
 
@@ -81,49 +85,6 @@ class ReferenceSpec(_Strict):
         prefix, sep, rest = value.partition(":")
         if not sep or not prefix or not rest:
             raise ValueError("expected `gymnasium:EnvId-v1` or `package.module:factory`")
-        return value
-
-
-class ModuleSpec(_Strict):
-    name: str
-    exports: list[str] = Field(default_factory=list)
-    depends_on: list[str] = Field(default_factory=list)
-    # Export name -> signature and meaning: the interface contract prompts show the model.
-    contract: dict[str, str] = Field(default_factory=dict)
-
-    @field_validator("name")
-    @classmethod
-    def _identifier(cls, value: str) -> str:
-        if not value.isidentifier():
-            raise ValueError(f"expected a Python module name, got {value!r}")
-        return value
-
-
-class TargetSpec(_Strict):
-    """The port's layout for one backend: modules in dependency order, `entry` last."""
-
-    entry: str = "env"
-    modules: list[ModuleSpec] = Field(default_factory=list)
-    # Harness file (relative to the spec) defining L1 probes for module functions.
-    probes: str | None = None
-    # A Rust port's build: the crates it may depend on, and whether build scripts and
-    # proc-macros (code that runs when the crate compiles) are allowed. Refused otherwise.
-    allow_crates: list[str] = Field(default_factory=list)
-    allow_build_code: bool = False
-    # A narrower state domain this target's port covers (expressions in `state.valid`'s
-    # language): L1 and L2 draw only states that meet them too, and every report says the
-    # port was verified on that restriction. For a port whose representation holds part of
-    # the reference's state space (a gridworld port that carries one object at most).
-    domain: list[str] = Field(default_factory=list)
-
-    @field_validator("domain")
-    @classmethod
-    def _domain_compiles(cls, value: list[str]) -> list[str]:
-        for expression in value:
-            try:
-                compile(expression, "<domain>", "eval")
-            except SyntaxError as error:
-                raise ValueError(f"`{expression}`: not a Python expression: {error.msg}") from None
         return value
 
 
@@ -337,6 +298,8 @@ class PortSpec(_Strict):
             names = [module.name for module in target.modules]
             if target.modules and target.entry not in names:
                 raise ValueError(f"`{name}.entry` = {target.entry!r} is not one of its modules")
+            if name == "rust" and target.allow_imports:
+                raise ValueError("`rust.allow_imports`: a crate's imports are its `allow_crates`")
         return value
 
     def tolerance_for(self, field: str) -> Tolerance:

@@ -79,7 +79,7 @@ def _outcomes(scope: str, report: VerifyReport, load_name: str, port: Path) -> l
         signature=f"{load_name}|{report.error}" if report.error else "",
     )
     outcomes = [load]
-    for level in report.levels:
+    for level in report.results:
         # Names are keys of the regression baseline: unique across modules, short when the
         # level's own name already says which module it checks ("l1.physics.dynamics").
         own = scope == COMPOSED or f".{scope}." in f".{level.name}."

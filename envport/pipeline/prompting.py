@@ -7,6 +7,7 @@ same prompt and the response cache answers it.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import re
@@ -25,6 +26,8 @@ from envport.prompts.render import Prompts, normalise_files
 from envport.runs.state import COMPOSED, RunState
 from envport.spec import PortSpec, Tolerance
 from envport.targets.registry import target
+from envport.verifiers.source_review.check import allowed_imports
+from envport.verifiers.source_review.rules import PYTHON_IMPORTS, RUST_STD_MODULES
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,10 @@ class TargetInfo:
     module_file: str = "{}.py"
     language: str = "python"
     port_files: tuple[str, ...] = (".py",)
+    # What the static review admits (envport.verifiers.source_review): a Python port's
+    # imports, or a crate's `std` modules and the crates the spec allows.
+    imports: tuple[str, ...] = ()
+    crates: tuple[str, ...] = ()
 
     def file(self, module: str) -> str:
         """The port file a module of the spec lives in."""
@@ -78,6 +85,7 @@ def target_info(name: str, game: bool = False) -> TargetInfo:
         module_file=chosen.module_file,
         language=chosen.language,
         port_files=chosen.port_files,
+        imports=PYTHON_IMPORTS.get(name) or tuple(sorted(RUST_STD_MODULES)),
     )
 
 
@@ -85,14 +93,12 @@ def prompt_builder(spec: PortSpec, target: str, prompts_dir: str | None) -> Prom
     """The builder of a run's prompts: the templates, the reference's source (or rules) and
     its types, measured by stepping the reference."""
     sources, rules = read_sources(spec), read_rules(spec)
-    return PromptBuilder(
-        Prompts(prompts_dir),
-        spec,
-        sources,
-        target_info(target, game=spec.game is not None),
-        rules,
-        observe(spec),
-    )
+    info = target_info(target, game=spec.game is not None)
+    if info.language == "python":  # the spec may extend the review's allowlist
+        info = dataclasses.replace(info, imports=allowed_imports(spec, target))
+    else:
+        info = dataclasses.replace(info, crates=tuple(spec.target(target).allow_crates))
+    return PromptBuilder(Prompts(prompts_dir), spec, sources, info, rules, observe(spec))
 
 
 @dataclass

@@ -114,7 +114,7 @@ class Recorder:
             passed=run.passed,
             outcomes=[o.model_dump() for o in run.outcomes],
             # Structured results (divergences with their L3 series) for review and report.
-            levels=[level.model_dump(mode="json") for level in run.report.levels],
+            levels=[level.model_dump(mode="json") for level in run.report.results],
             # The reference's branch coverage of this check (the HTML report's source view).
             coverage=run.report.coverage.model_dump(mode="json") if run.report.coverage else None,
             seconds=round(run.report.seconds.get("total", 0.0), 3),

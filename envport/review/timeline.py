@@ -52,7 +52,7 @@ ITERATION_EVENTS = (
 )
 OPTIMIZE_EVENTS = (OptimizeBenchEvent, OptimizeAttemptEvent)
 CALL_FAILED_EVENTS = (BudgetExhaustedEvent, ModelErrorEvent)
-LEVEL_ORDER = ("load", "module", "l1", "l2", "l3", "l4", "answer")
+LEVEL_ORDER = ("load", "review", "module", "l1", "l2", "l3", "l4", "answer")
 
 E = TypeVar("E", bound=Event)
 

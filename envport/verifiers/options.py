@@ -69,6 +69,9 @@ class VerifyOptions:
     # Stop at the first check that fails (a CI gate's verdict, a mutation self-check's
     # first catch): the checks after it are not run, and the report says so.
     fail_fast: bool = False
+    # The port's source reviewed before it runs (`review.static`). Off only to test the
+    # sandbox's own layers with hostile code that the review would refuse first.
+    static_review: bool = True
     # Levels this port already passed before this run, on the same code (a translate run's
     # module checks run L1 on every module, the last one on the whole port, before its
     # composed check runs L2 and L3): with them the run answers for the reference's rules,

@@ -32,6 +32,7 @@ from envport.verifiers.options import (
     reference_workers,
 )
 from envport.verifiers.reporting.divergence import LevelResult, VerifyReport
+from envport.verifiers.source_review.check import check_review
 
 
 def verify(
@@ -58,6 +59,13 @@ def verify(
 def _verify(ctx: VerifyContext, profile: Profile) -> VerifyReport:
     options = ctx.options
     report = ctx.report
+    # First and alone: the port's source read, not run. A port that could tell it is
+    # watched is refused before any check could be fooled by it (docs/isolation.md).
+    if options.static_review:
+        report.review = check_review(ctx.port, ctx.spec, ctx.target)
+        if not report.review.passed:
+            report.seconds["total"] = time.perf_counter() - ctx.started
+            return report
     lanes = reference_workers(options, ctx.l3) if "l3" in ctx.levels else 0
     if options.executor == "ray" and "l3" in ctx.levels:
         # Joined (or started) before any worker: a missing Ray or an unreachable cluster is
@@ -134,6 +142,9 @@ def _verify(ctx: VerifyContext, profile: Profile) -> VerifyReport:
     whole_plan = options.only_episode is None and options.episode_batch is None
     time_limit = ctx.reference.max_episode_steps if whole_plan and report.levels else None
     report.gaps = _gaps(report) + ending_gaps(report.levels, time_limit)
+    if not options.static_review:
+        why = "--no-static-review: a port that behaves only while watched is not ruled out"
+        report.gaps.append(Gap(check="review.static", kind=GapKind.NOT_RUN, detail=why))
     if measure is not None:  # stopped as the processes were (the exit stack above)
         analysed = time.perf_counter()
         report.coverage = branch_coverage.analyse(measure, ctx.spec)

@@ -177,6 +177,9 @@ class VerifyReport(BaseModel):
     passed: bool
     error: str | None = None
     levels: list[LevelResult] = Field(default_factory=list)
+    # The static review of the port's source (`review.static`), run before any level and
+    # kept apart from them (None: not run); a refusal is the report's only check.
+    review: LevelResult | None = None
     # Wall time by part: setup, port_load_wait, each level run, total.
     seconds: dict[str, float] = Field(default_factory=dict)
     # What the reader should know about how the port was checked (a port not split into the
@@ -194,8 +197,13 @@ class VerifyReport(BaseModel):
     profile: dict[str, Any] = Field(default_factory=dict)
 
     @property
+    def results(self) -> list[LevelResult]:
+        """Every check's result in the order they ran: the static review, then the levels."""
+        return ([self.review] if self.review is not None else []) + self.levels
+
+    @property
     def diverged(self) -> bool:
-        return self.error is not None or not all(level.passed for level in self.levels)
+        return self.error is not None or not all(level.passed for level in self.results)
 
     def verdict(self) -> str:
         """The closing line: what was checked, the result, and where the time went."""
@@ -233,7 +241,7 @@ class VerifyReport(BaseModel):
             lines.append(f"coverage: {self.coverage.summary()}")
         if self.error:
             lines.append(f"FAIL port: {self.error}")
-        for level in self.levels:
+        for level in self.results:
             status = "pass" if level.passed else "FAIL"
             lines.append(f"{status} {level.name}: {level.summary()}")
             lines.extend(d.text() for d in level.divergences[:1])

@@ -25,7 +25,7 @@ def junit_xml(report: VerifyReport) -> str:
         failures += 1
         error = inert(report.error)
         ET.SubElement(load, "failure", message=error).text = error
-    for level in report.levels:
+    for level in report.results:
         case = ET.SubElement(
             suite,
             "testcase",
