@@ -138,7 +138,7 @@ def test_an_anchor_that_cannot_be_imported_is_not_called_the_port(tmp_path: Path
     _one_line(done.returncode, done.stderr, 2, "anchor failed in `bench`")
     failure = [line for line in done.stderr.splitlines() if line.startswith("envport: ")]
     assert failure[0].startswith("envport: --anchor gymnax:CartPole-v1: anchor failed in `bench`")
-    assert "six_is_not_installed_here" in lines[0] and "port failed" not in lines[0]
+    assert "six_is_not_installed_here" in failure[0] and "port failed" not in failure[0]
 
 
 def test_subjects_take_turns_in_an_order_that_flips_every_round() -> None:
