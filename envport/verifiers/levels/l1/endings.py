@@ -19,7 +19,7 @@ import numpy as np
 
 from envport.targets.reference import Reference, State, Transition
 from envport.verifiers.draws.turns import game_players, turn_actions
-from envport.verifiers.levels.l1.properties import L1Run, rows_check
+from envport.verifiers.levels.l1.examples import L1Run, rows_check
 from envport.verifiers.levels.l1.rows import judge_rows
 from envport.verifiers.reporting.divergence import LevelResult
 

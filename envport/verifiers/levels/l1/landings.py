@@ -32,7 +32,7 @@ from envport.verifiers.draws.landing import (
     unresolved,
 )
 from envport.verifiers.draws.strategies import Draws
-from envport.verifiers.levels.l1.properties import (
+from envport.verifiers.levels.l1.examples import (
     L1Run,
     answered_alike,
     rows_check,

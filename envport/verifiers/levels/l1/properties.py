@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +20,9 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky, Unsatisfiable
 
 from envport.errors import PortError
-from envport.io import profile
 from envport.serve import ops
-from envport.serve.ops import Requester
-from envport.spec import PortSpec
 from envport.structure import violated
-from envport.targets.randomness import example_seed, noise_args
-from envport.targets.reference import Reference, State, Transition, valid_helpers
+from envport.targets.reference import Transition, valid_helpers
 from envport.targets.registry import TargetName
 from envport.verifiers.draws.hypo import (
     SHRINK_SECONDS,
@@ -40,94 +35,31 @@ from envport.verifiers.draws.hypo import (
 )
 from envport.verifiers.draws.landing import unresolved
 from envport.verifiers.draws.probes import Probe
-from envport.verifiers.draws.rejects import reference_rejects, unsatisfiable
+from envport.verifiers.draws.rejects import unsatisfiable
 from envport.verifiers.draws.strategies import (
     Draws,
     action_strategy,
-    draws_for,
     state_strategy,
 )
+from envport.verifiers.levels.l1.examples import (
+    Example,
+    L1Run,
+    answered_alike,
+    l1_divergence,
+    reference_example,
+    rows_check,
+    stepped_twice,
+)
 from envport.verifiers.reporting.compare import (
-    STEP_FIELDS,
     Steps,
     contract_problems,
     divergent_steps,
 )
-from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
-from envport.verifiers.reporting.replay import Replay
-from envport.verifiers.reporting.states import Divergent, field_diffs, stack_states
+from envport.verifiers.reporting.divergence import Divergence, LevelResult
+from envport.verifiers.reporting.states import Divergent, field_diffs
 
 # Eager (un-jitted) JAX is slow; the jit invariant is checked on the first examples only.
 JIT_CHECKS = 10
-
-
-@dataclass
-class L1Run:
-    spec: PortSpec
-    reference: Reference
-    worker: Requester
-    backend: str | None
-    examples: int
-    seed: int
-    replay: Replay
-    shrink: bool = True
-    draws: Draws | None = None  # edge and out-of-range draws (None: read from the reference)
-    # The examples of a check without `arrange`, as the reference answered them: every such
-    # check draws the same ones (same seed, same strategies), so they are drawn once.
-    drawn: list[Example] | None = None
-
-    def __post_init__(self) -> None:
-        if self.draws is None:
-            self.draws = draws_for(self.spec, self.reference)
-
-
-def rows_check(
-    mode: str,
-    build: Callable[[], list[Any]],
-    judge: Callable[[LevelResult, list[Any]], None],
-) -> LevelResult:
-    """An L1 check of rows built on the reference (landings, a game's endings): each row
-    one compared step, judged together, timed."""
-    started = time.perf_counter()
-    level = LevelResult(level="l1", mode=mode, passed=True)
-    rows = build()
-    level.episodes = level.steps_compared = len(rows)
-    if rows:
-        judge(level, rows)
-    level.seconds = {"total": time.perf_counter() - started}
-    return level
-
-
-@dataclass
-class Example:
-    """One drawn input, as the reference took it."""
-
-    before: dict[str, np.ndarray]
-    action: Any
-    transition: Transition
-    after: dict[str, np.ndarray]
-
-    @property
-    def draw_seed(self) -> int:
-        return example_seed(self.before, self.action)
-
-    def inputs(self) -> dict[str, Any]:
-        return {**self.before, "action": self.action, **noise_args(self.transition.noise)}
-
-
-def _transition(run: L1Run, state: dict[str, np.ndarray], action: Any) -> Example:
-    """Reset, inject the drawn state, step once: the reference's answer for this input."""
-    profile.tick("examples")  # one per drawn example: the check's progress
-    run.reference.reset(run.seed)
-    current = run.reference.read_state()
-    with reference_rejects():
-        run.reference.write_state({**current, **state})
-        before = run.reference.read_state()
-        # A stochastic reference draws from a stream that is a function of the example.
-        run.reference.reseed_draws(example_seed(before, action))
-        transition = run.reference.step(action)
-        after = run.reference.read_state()
-    return Example(before, action, transition, after)
 
 
 def _excused(run: L1Run, example: Example, fields: list[str], changed: Any) -> bool:
@@ -145,7 +77,7 @@ def _identical(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> list[str]:
     return [k for k in a if k not in b or not np.array_equal(a[k], b[k], equal_nan=True)]
 
 
-# A check's verdict on a batch of examples the reference answered (`_transition`, inside
+# A check's verdict on a batch of examples the reference answered (`reference_example`, inside
 # the hypothesis test: a state the reference refuses is no draw), one round trip for all,
 # raising Divergent at the first that differs (`first` numbers the batch's first example
 # from 1: the jit check takes the first few).
@@ -192,7 +124,7 @@ def _drawn(run: L1Run, arrange: Callable[..., Any] | None) -> list[Example]:
     drawn: list[Example] = []
 
     def collect(state: dict[str, np.ndarray], action: Any) -> None:
-        drawn.append(_transition(run, state, action))
+        drawn.append(reference_example(run, state, action))
 
     test = _hypothesis_test(run, collect, arrange, False)
     with captured_reports(), draws_independent_of_the_process():
@@ -251,7 +183,7 @@ def _one_at_a_time(
     def counted(state: dict[str, np.ndarray], action: Any) -> None:
         counter["examples"] += 1
         with port_failures_abort():
-            judge([_transition(run, state, action)], counter["examples"])
+            judge([reference_example(run, state, action)], counter["examples"])
 
     test = _hypothesis_test(run, counted, arrange, run.shrink)
     try:
@@ -295,48 +227,6 @@ def _diverged(
             failure.diffs,
             str(failure),
         )
-    )
-
-
-def l1_divergence(
-    run: L1Run,
-    mode: str,
-    module: str | None,
-    before: dict[str, Any],
-    action: Any,
-    fields: list[FieldDiff],
-    message: str,
-) -> Divergence:
-    """An L1 divergence: one step from `before` by `action`, with the line replaying it."""
-    return Divergence(
-        level="l1",
-        mode=mode,
-        module=module,
-        seed=run.seed,
-        start_state={k: np.asarray(v).tolist() for k, v in before.items()},
-        action_prefix=[np.asarray(action).tolist()],
-        fields=fields,
-        message=message,
-        replay=run.replay.at(module=module or "").command(),
-        replay_of=run.replay.at(module=module or ""),
-    )
-
-
-def stepped_twice(befores: list[State], actions: list[Any], noises: list[Any]) -> ops.StepBatch:
-    """One batch stepping each state twice, rows i and n + i (`answered_alike` compares
-    them): L1's examples and its rows built on the reference go to the port this way."""
-    noise = None if noises[0] is None else np.stack([np.asarray(n) for n in noises * 2])
-    return ops.StepBatch(
-        states=stack_states(befores * 2), actions=np.asarray(actions * 2), noise=noise
-    )
-
-
-def answered_alike(answer: dict, index: int, count: int) -> bool:
-    """Whether row `index` of a `stepped_twice` batch of `count` states got the same answer
-    both times (exactly: a deterministic port repeats itself)."""
-    return all(
-        np.array_equal(answer[k][index], answer[k][index + count], equal_nan=True)
-        for k in STEP_FIELDS
     )
 
 
@@ -456,4 +346,4 @@ def _judge_step(
             raise Divergent(found[0][1], inputs, "jit(step) differs from step")
 
 
-__all__ = ["L1Run", "PortError"]
+__all__ = ["Example", "L1Run", "PortError", "answered_alike", "rows_check", "stepped_twice"]

@@ -15,7 +15,7 @@ more rare states at the reference's cost alone; its `book` reaches those play ne
 from __future__ import annotations
 
 from envport.verifiers.draws.reached import reached_steps
-from envport.verifiers.levels.l1.properties import L1Run, rows_check
+from envport.verifiers.levels.l1.examples import L1Run, rows_check
 from envport.verifiers.levels.l1.rows import judge_rows
 from envport.verifiers.reporting.divergence import LevelResult
 

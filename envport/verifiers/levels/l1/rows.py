@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from envport.serve.ops import StepBatch
-from envport.verifiers.levels.l1.properties import L1Run, l1_divergence
+from envport.verifiers.levels.l1.examples import L1Run, l1_divergence
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import FieldDiff, LevelResult
 
