@@ -130,3 +130,43 @@ def test_a_book_adds_every_line_of_its_depth_from_each_position(tmp_path: Path) 
     replies = steps[3 + 7 : 3 + 7 + 7 * 7]
     assert len({_key(step.before) for step in replies}) == 7
     assert all(_key(step.before) != _key(start) for step in replies)
+
+
+_LOAD_AGAIN = """
+import sys
+from envport.spec import load_spec
+from envport.targets.reference import Reference
+from envport.verifiers.draws.reached import reached_steps
+
+spec = load_spec(sys.argv[1])
+reference = Reference(spec)
+calls = []
+step = reference.step
+reference.step = lambda action: calls.append(action) or step(action)
+steps = reached_steps(spec, reference)
+print(len(steps), len(calls))
+"""
+
+
+def test_the_play_is_kept_on_disk_by_what_it_follows_from(tmp_path: Path) -> None:
+    """A second process loads the episodes the first played (no reference step); a harness
+    file changed is another key, played again."""
+    spec_dir = _spec_with(tmp_path, "[state.reached]\nepisodes = 2")
+    env = user_env(ENVPORT_CACHE_DIR=str(tmp_path / "cache"))
+
+    def played() -> tuple[int, int]:
+        done = subprocess.run(
+            [sys.executable, "-c", _LOAD_AGAIN, str(spec_dir)],
+            capture_output=True, text=True, timeout=600, cwd=ROOT, env=env, check=True,
+        )  # fmt: skip
+        kept, stepped = done.stdout.split()
+        return int(kept), int(stepped)
+
+    kept, stepped = played()
+    assert kept > 0 and stepped >= kept  # played (the players try moves on it too)
+    assert list((tmp_path / "cache" / "reached").glob("*.pickle.gz"))
+    assert played() == (kept, 0)  # loaded: the reference not stepped at all
+    bridge = spec_dir / "harness" / "reference.py"
+    bridge.write_text(bridge.read_text() + "\n# changed\n")
+    again, stepped_again = played()
+    assert again == kept and stepped_again == stepped  # the bridge changed: played again

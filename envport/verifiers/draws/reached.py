@@ -9,7 +9,8 @@ L1 and L2 draw their start states from every state those episodes passed through
 of the draws; the rest from the fields and bounds as before). A state's rules are then met
 where play meets them; the levels still try every action from it, legal or not. The
 episodes follow from the spec alone (not from --seed), and are played once per spec in a
-process.
+process, and kept on disk by what they follow from (draws/reached_cache.py), so the next
+verify of the same reference loads them.
 
 A spec's `book` adds start states where rare rules decide, every line `depth` actions deep
 played from each (draws/book.py); their steps join the episodes'. Each step is kept whole
@@ -28,6 +29,7 @@ import numpy as np
 
 from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, Transition
+from envport.verifiers.draws import reached_cache
 from envport.verifiers.draws.book import book_starts, expanded
 from envport.verifiers.draws.policies import plan_actions
 from envport.verifiers.draws.turns import game_players, turn_actions
@@ -135,6 +137,12 @@ def reached_steps(spec: PortSpec, reference: Reference) -> tuple[ReachedStep, ..
     key = _key(spec)
     if key in _PLAYED:
         return _PLAYED[key]
+    kept_as = reached_cache.key(spec)
+    kept = reached_cache.load(kept_as) if kept_as else None
+    if isinstance(kept, tuple) and all(isinstance(step, ReachedStep) for step in kept):
+        _PLAYED.clear()
+        _PLAYED[key] = kept
+        return kept
     steps = config.steps or spec.levels.l3.steps
     played: list[ReachedStep] = []
     for episode in range(config.episodes):
@@ -150,4 +158,6 @@ def reached_steps(spec: PortSpec, reference: Reference) -> tuple[ReachedStep, ..
             played.append(ReachedStep.of(before, action, outcome))
     _PLAYED.clear()
     _PLAYED[key] = tuple(played)
+    if kept_as:
+        reached_cache.store(kept_as, _PLAYED[key])
     return _PLAYED[key]
