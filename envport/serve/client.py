@@ -16,7 +16,7 @@ import zmq
 
 from envport.errors import PortError
 from envport.io.scratch import make_scratch, remove_tree
-from envport.serve import answers, crate_cache, jail
+from envport.serve import answers, compile_cache, crate_cache, jail
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
 from envport.serve.output import BoundedOutput, cut
 from envport.serve.sandbox import Limits
@@ -72,6 +72,16 @@ def _own_paths(load: Op | None) -> list[Path]:
         # is the driver's own, read here, never the request's text.
         return [spec, *spec_folders(spec)]
     return []
+
+
+def _own_writable(load: Op | None) -> list[Path]:
+    """What a worker may change besides its scratch: a JAX port's own compilation cache,
+    the directory the driver keyed by that port's files (made and pruned here first)."""
+    if not isinstance(load, LoadPort) or load.build_only or load.compile_cache is None:
+        return []
+    directory = Path(load.compile_cache)
+    compile_cache.prepare(directory)
+    return [directory]
 
 
 # The program a worker runs: the process loop of `envport.serve.worker` with the answers of
@@ -175,6 +185,7 @@ class PortWorker:
                 command,
                 scratch,
                 readable=[*_own_paths(load), *(readable or [])],
+                writable=_own_writable(load),
                 # A build worker leaves its library in `scratch` for the driver to take.
                 work_bytes=None if building else (limits or Limits()).scratch_bytes,
             )

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 from envport.cache_home import cache_home
+from envport.serve import compile_cache
 from envport.serve.ops import LoadPort
 from envport.spec import PortSpec
 from envport.targets.loader import ContractError
@@ -130,7 +131,14 @@ class TargetChoice:
             build_key=_crate_key(port, self.modules if only_modules else None) if crate else None,
             allow_crates=list(self.allow_crates),
             allow_build_code=self.allow_build_code,
+            compile_cache=self._compile_cache(port),
         )
+
+    def _compile_cache(self, port: Path) -> str | None:
+        """A JAX port's own compilation cache directory, keyed by its content."""
+        if self.name != TargetName.JAX:
+            return None
+        return str(compile_cache.port_cache_dir(cache_home() / "jax", port, self.name, self.entry))
 
 
 def _crate_key(port: Path, modules: list[dict] | None) -> str | None:
