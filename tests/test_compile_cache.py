@@ -181,3 +181,14 @@ def test_pruning_removes_the_ports_used_longest_ago(tmp_path: Path) -> None:
     compile_cache.prepare(current, limit=1500)
     assert sorted(p.name for p in root.iterdir()) == ["current", "link", "recent"]
     assert (outside / "keep").exists()
+
+
+def test_a_cache_home_that_cannot_be_written_only_costs_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only or misnamed `ENVPORT_CACHE_DIR` (here a file): the port loads and steps
+    as without a cache, instead of the verify failing."""
+    home = tmp_path / "not-a-directory"
+    home.write_text("")
+    monkeypatch.setenv("ENVPORT_CACHE_DIR", str(home))
+    assert _step_and_count(_load(_port(tmp_path, "a"))) == {"hits": 0, "misses": 0}

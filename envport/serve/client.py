@@ -76,12 +76,23 @@ def _own_paths(load: Op | None) -> list[Path]:
 
 def _own_writable(load: Op | None) -> list[Path]:
     """What a worker may change besides its scratch: a JAX port's own compilation cache,
-    the directory the driver keyed by that port's files (made and pruned here first)."""
+    the directory the driver keyed by that port's files (`_with_compile_cache` made it)."""
     if not isinstance(load, LoadPort) or load.build_only or load.compile_cache is None:
         return []
-    directory = Path(load.compile_cache)
-    compile_cache.prepare(directory)
-    return [directory]
+    return [Path(load.compile_cache)]
+
+
+def _with_compile_cache(load: LoadPort) -> LoadPort:
+    """The load request with its compilation cache made and the others pruned, or without
+    one when the cache home cannot be written (a read-only home in CI): the cache only
+    saves time, and a worker told of a directory it cannot write would fail to compile."""
+    if load.compile_cache is None or load.build_only:
+        return load
+    try:
+        compile_cache.prepare(Path(load.compile_cache))
+    except OSError:
+        return dataclasses.replace(load, compile_cache=None)
+    return load
 
 
 # The program a worker runs: the process loop of `envport.serve.worker` with the answers of
@@ -134,6 +145,7 @@ class PortWorker:
         self.timeout = timeout
         if isinstance(load, LoadPort) and not load.build_only:
             _prebuild(load, timeout, limits)
+            load = _with_compile_cache(load)
         # What the worker hosts, as errors name it: a port, or a bench anchor (the user's
         # yardstick, whose failure is not the port's).
         self.role = role

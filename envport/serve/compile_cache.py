@@ -77,16 +77,18 @@ def prepare(directory: Path, limit: int = CACHE_BYTES) -> None:
     os.utime(directory)
     entries = []
     for child in root.iterdir():
-        if child.is_symlink() or not child.is_dir():
-            continue
-        entries.append((child.stat().st_mtime, child, _size(child)))
+        # Another driver (a batch, a parallel CI job) may be pruning the same folders.
+        with contextlib.suppress(OSError):
+            if not child.is_symlink() and child.is_dir():
+                entries.append((child.stat().st_mtime, child, _size(child)))
     total = sum(size for _, _, size in entries)
     for _, child, size in sorted(entries, key=lambda found: found[0]):
         if total <= limit:
             break
         if child == directory:
             continue
-        remove_tree(child)
+        with contextlib.suppress(OSError):
+            remove_tree(child)
         total -= size
 
 

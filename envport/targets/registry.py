@@ -138,7 +138,11 @@ class TargetChoice:
         """A JAX port's own compilation cache directory, keyed by its content."""
         if self.name != TargetName.JAX:
             return None
-        return str(compile_cache.port_cache_dir(cache_home() / "jax", port, self.name, self.entry))
+        try:
+            found = compile_cache.port_cache_dir(cache_home() / "jax", port, self.name, self.entry)
+        except OSError:
+            return None  # a file it cannot read: the port's load says so, without a cache
+        return str(found)
 
 
 def _crate_key(port: Path, modules: list[dict] | None) -> str | None:
