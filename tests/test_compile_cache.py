@@ -17,6 +17,7 @@ import pytest
 from envport.serve import compile_cache, jail, ops
 from envport.serve.client import PortWorker, _own_writable
 from envport.spec import load_spec
+from envport.targets.bench.run import port_subject
 from envport.targets.registry import load_request
 
 from helpers import CARTPOLE, JAX_PORT
@@ -192,3 +193,10 @@ def test_a_cache_home_that_cannot_be_written_only_costs_the_cache(
     home.write_text("")
     monkeypatch.setenv("ENVPORT_CACHE_DIR", str(home))
     assert _step_and_count(_load(_port(tmp_path, "a"))) == {"hits": 0, "misses": 0}
+
+
+def test_bench_compiles_the_port_as_it_compiles_the_anchors(tmp_path: Path, cache: Path) -> None:
+    """`envport bench` reports compile time beside uncached anchors: a cached port's
+    program read from disk would show as a compile ten times faster than it is."""
+    subject = port_subject(load_spec(CARTPOLE), str(_port(tmp_path, "a")), "jax")
+    assert subject.load is not None and subject.load.compile_cache is None
