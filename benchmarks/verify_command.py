@@ -82,12 +82,15 @@ class CommandTiming:
         }
 
 
-def _run(checkout: Checkout, arguments: list[str]) -> float:
+def _run(checkout: Checkout, arguments: list[str], cache: Path | None = None) -> float:
     started = time.perf_counter()
+    environment = checkout.environment()
+    if cache is not None:
+        environment["ENVPORT_CACHE_DIR"] = str(cache)
     done = subprocess.run(
         [checkout.python, "-m", "envport", *arguments],
         cwd=checkout.root,
-        env=checkout.environment(),
+        env=environment,
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -108,21 +111,27 @@ def _phases(report: dict) -> dict[str, float]:
 
 
 def time_command(
-    checkouts: list[Checkout], example: str, backend: str, repeats: int
+    checkouts: list[Checkout], example: str, backend: str, repeats: int, cold: bool = False
 ) -> list[CommandTiming]:
     """Each checkout's runs of one port, taken in turn (A, B, A, B, ...) so that the load
-    of a shared machine falls on all of them alike; one warm-up run each first."""
+    of a shared machine falls on all of them alike; one warm-up run each first.
+
+    Each checkout has a cache home of its own (`ENVPORT_CACHE_DIR`, in a scratch directory)
+    that the warm-up fills, so the timed runs find a JAX port's compiled programs there
+    (warm); `cold` gives every timed run an empty one instead, as a port's first verify."""
     spec = f"examples/{example}"
     port = f"examples/{example}/ports/{backend}"
     timings = [CommandTiming(checkout.label, example, backend) for checkout in checkouts]
     with tempfile.TemporaryDirectory(prefix="verify-speed-") as scratch:
         out = Path(scratch) / "report.json"
         arguments = ["verify", spec, "--port", port, "--json", str(out)]
-        for checkout in checkouts:
-            _run(checkout, arguments)
-        for _ in range(repeats):
-            for checkout, timing in zip(checkouts, timings, strict=True):
-                timing.walls.append(_run(checkout, arguments))
+        homes = [Path(scratch) / f"cache-{index}" for index in range(len(checkouts))]
+        for checkout, home in zip(checkouts, homes, strict=True):
+            _run(checkout, arguments, home)
+        for repeat in range(repeats):
+            for index, (checkout, timing) in enumerate(zip(checkouts, timings, strict=True)):
+                home = Path(scratch) / f"cold-{index}-{repeat}" if cold else homes[index]
+                timing.walls.append(_run(checkout, arguments, home))
                 timing.phases.append(_phases(json.loads(out.read_text(encoding="utf-8"))))
     for checkout, timing in zip(checkouts, timings, strict=True):
         timing.startup = statistics.median(

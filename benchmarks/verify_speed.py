@@ -2,11 +2,15 @@
 
     python benchmarks/verify_speed.py [--repo OTHER_CHECKOUT] [--command-repeats 3]
         [--ports cartpole:numpy,cartpole:jax] [--episodes 100] [--steps 500] [--repeats 7]
+        [--cold]
 
 The whole command: `envport verify examples/E --port examples/E/ports/B` as a user runs it,
 a subprocess timed by the wall clock, median of `--command-repeats`, with its breakdown
 (verify_command.py says how), for this checkout and each `--repo`, so before and after come
 from one run on one machine.
+Each checkout's runs share a cache home that its warm-up run fills, so a JAX port's timed
+runs load its compiled programs (warm); `--cold` gives every timed run an empty one, as a
+port's first verify has it.
 
 L3 next to the time the reference alone needs for the same transitions:
 
@@ -182,6 +186,12 @@ def main() -> None:
         "Python with it on PYTHONPATH); repeatable",
     )
     parser.add_argument("--no-l3", action="store_true", help="skip the in-process L3 part")
+    parser.add_argument(
+        "--cold",
+        action="store_true",
+        help="every timed run with an empty cache home: a JAX port's first verify, compiling "
+        "everything (by default the runs find what the warm-up run compiled)",
+    )
     parser.add_argument("--json", type=Path, default=RESULTS, help="where the JSON goes")
     args = parser.parse_args()
     ports = _ports(args.ports)
@@ -197,7 +207,7 @@ def main() -> None:
     timings = [
         timing
         for example, backend in ports
-        for timing in time_command(checkouts, example, backend, args.command_repeats)
+        for timing in time_command(checkouts, example, backend, args.command_repeats, args.cold)
     ]
     console.print(command_table(timings, args.command_repeats))
     results["verify"] = [timing.as_json() for timing in timings]

@@ -169,15 +169,17 @@ def spec(tmp_path: Path) -> Path:
 # The default tier's one whole translate run: the README's quickstart, offline.
 def test_quickstart_translates_cartpole_to_jax_offline(tmp_path: Path) -> None:
     started = time.monotonic()
+    runs, home = tmp_path / "runs", tmp_path / "cache-home"
+    env = clean_env(ENVPORT_CACHE_DIR=str(home))
     result = envport(
-        "translate", "examples/cartpole", "--target", "jax", "--out", str(tmp_path), env=clean_env()
+        "translate", "examples/cartpole", "--target", "jax", "--out", str(runs), env=env
     )
     seconds = time.monotonic() - started
     assert result.returncode == 0, result.stdout + result.stderr
     assert seconds < 120, f"quickstart took {seconds:.0f} s"
     out = result.stdout
     assert "replaying the session examples/cartpole/replay/jax (hand-written answers)" in out
-    run = only_run(tmp_path)
+    run = only_run(runs)
     for label, path in [
         ("port:", run / "port"),
         ("transcript:", run / "transcript.jsonl"),
@@ -195,6 +197,9 @@ def test_quickstart_translates_cartpole_to_jax_offline(tmp_path: Path) -> None:
     ]
     assert failed and "truncated: expected True, got False" in failed[0]["failures"][0]
     assert "state.time >= params.max_steps_in_episode" in (run / "port" / "env.py").read_text()
+    # Each port version's compiled programs in the run's own cache, none in the user's.
+    assert len(list((run / "cache" / "jax").iterdir())) >= 2
+    assert not (home / "jax").exists()
     log = git_log(run)
     assert log[-1] == "start cartpole -> jax"
     assert any(m.startswith("repair ") and "FAIL" not in m for m in log)

@@ -152,7 +152,10 @@ class CheckCache(JsonCache[VerifyReport]):
             "step": self.step,
             "spec": (run_dir / "envport.toml").read_text(encoding="utf-8"),
             "port": read_files(port, PORT_FILES),
-            "options": {k: v for k, v in vars(options).items() if k != "timeout"},
+            # Neither changes a verdict: how long to wait, where compiled programs are kept.
+            "options": {
+                k: v for k, v in vars(options).items() if k not in ("timeout", "compile_cache")
+            },
             # Proposed cases are checks too: a new one must not be answered from the cache.
             # By their bytes: a proposal that is not UTF-8 is the check's to refuse, not a
             # crash of every resume.
@@ -193,9 +196,16 @@ def check_module(
         target=target,
         module=module,
         timeout=CHECK_TIMEOUT_S,
+        compile_cache=_compile_cache(run_dir),
     )
     report, cached = _cached_verify(cache, run_dir, port, options)
     return CheckRun(module, _outcomes(module, report, f"module:{module}", port), report, cached)
+
+
+def _compile_cache(run_dir: Path) -> Path:
+    """The run's own JAX compilation caches: every repair is a new port, so a new
+    directory; kept with the run (and pruned there), not among the user's other ports'."""
+    return run_dir / "cache" / "jax"
 
 
 def _case_files(options: VerifyOptions) -> list[Path]:
@@ -226,6 +236,7 @@ def check_composed(
         # The sizes the optimisation will time: l2.sizes steps them, so no speed is kept
         # for a size the checks never stepped.
         bench_sizes=bench_sizes,
+        compile_cache=_compile_cache(run_dir),
     )
     report, cached = _cached_verify(cache, run_dir, port, options, profile)
     return CheckRun(COMPOSED, _outcomes(COMPOSED, report, "load", port), report, cached)

@@ -6,7 +6,8 @@ runs/<run-id>/
   envport.toml       frozen copy of the spec (with the module plan, when one was made)
   port/              the generated package
   transcript.jsonl   journal of every event (see envport.runs.journal)
-  cache/             model answers by request hash (envport.llm.ResponseCache)
+  cache/             model answers by request hash (envport.llm.ResponseCache); checks,
+                     bench and optimisation caches; jax/, the ports' compiled programs
   reports/           verify.json (last full check), <module>.json, outcome.md
   proposed_tests/    tests the model proposed, kept append-only
   .git/              one commit per iteration

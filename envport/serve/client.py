@@ -17,7 +17,7 @@ import zmq
 from envport.errors import PortError
 from envport.io import profile
 from envport.io.scratch import make_scratch, remove_tree
-from envport.serve import answers, crate_cache, jail, toolchain
+from envport.serve import answers, compile_cache, crate_cache, jail, toolchain
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
 from envport.serve.output import BoundedOutput, cut
 from envport.serve.sandbox import Limits
@@ -77,6 +77,27 @@ def _builds_rust(load: Op | None) -> bool:
     return load.target == "rust" or (load.target == "auto" and crate)
 
 
+def _own_writable(load: Op | None) -> list[Path]:
+    """What a worker may change besides its scratch: a JAX port's own compilation cache,
+    the directory the driver keyed by that port's files (`_with_compile_cache` made it)."""
+    if not isinstance(load, LoadPort) or load.build_only or load.compile_cache is None:
+        return []
+    return [Path(load.compile_cache)]
+
+
+def _with_compile_cache(load: LoadPort) -> LoadPort:
+    """The load request with its compilation cache made and the others pruned, or without
+    one when the cache home cannot be written (a read-only home in CI): the cache only
+    saves time, and a worker told of a directory it cannot write would fail to compile."""
+    if load.compile_cache is None or load.build_only:
+        return load
+    try:
+        compile_cache.prepare(Path(load.compile_cache))
+    except OSError:
+        return dataclasses.replace(load, compile_cache=None)
+    return load
+
+
 # The program a worker runs: the process loop of `envport.serve.worker` with the answers of
 # the layers above (named, not imported: this layer runs it in another process).
 WORKER_PROGRAM = "envport.verifiers.host"
@@ -127,6 +148,7 @@ class PortWorker:
         self.timeout = timeout
         if isinstance(load, LoadPort) and not load.build_only:
             _prebuild(load, timeout, limits)
+            load = _with_compile_cache(load)
         # What the worker hosts, as errors name it: a port, or a bench anchor (the user's
         # yardstick, whose failure is not the port's).
         self.role = role
@@ -180,6 +202,7 @@ class PortWorker:
                 command,
                 scratch,
                 readable=[*_own_paths(load), *(readable or [])],
+                writable=_own_writable(load),
                 # A build worker leaves its library in `scratch` for the driver to take.
                 work_bytes=None if building else (limits or Limits()).scratch_bytes,
                 rust=rust,

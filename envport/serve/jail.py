@@ -8,7 +8,8 @@ A port worker runs inside `bwrap` with
   directory (never cargo's or rustup's homes), and what the caller names (the port, the
   spec's folder, the probes file, the shared build cache), never a path found in a
   request's text; writable only its working directory (a tmpfs of a given size, or the
-  scratch directory of a build worker) and 1 MiB tmpfs at /tmp, /var/tmp, /run, /dev/shm;
+  scratch directory of a build worker), what the caller names writable (a JAX port's own
+  compilation cache, `compile_cache`) and 1 MiB tmpfs at /tmp, /var/tmp, /run, /dev/shm;
 - its own user namespace, as nobody with no capabilities, and no nested one;
 - its own PID namespace and /proc: no other process, the driver's included, is visible, so
   nothing reads the driver's environment (`/proc/<pid>/environ`) or memory;

@@ -69,6 +69,9 @@ class LoadPort(Op):
     # build scripts and proc-macros.
     allow_crates: list[str] = field(default_factory=list)
     allow_build_code: bool = False
+    # A JAX port's own persistent compilation cache (`compile_cache`): the directory the
+    # driver named from the port's content, the one place besides its scratch it writes.
+    compile_cache: str | None = None
 
 
 @dataclass(frozen=True)

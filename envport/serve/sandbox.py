@@ -255,6 +255,12 @@ def install_guard(writable: list[Path]) -> None:
         sys.addaudithook(_GUARD)
 
 
+def allow_writes(directory: Path) -> None:
+    """Before lockdown: one more directory the port may write (its compilation cache)."""
+    if _GUARD is not None and not _GUARD.locked:
+        _GUARD.writable.append(str(directory.resolve()))
+
+
 def lockdown() -> None:
     """From here on, the port's code runs: refuse what a port has no business doing."""
     global PROCESSES

@@ -48,6 +48,23 @@ class JaxPort:
         self.entry = entry
         self.params = entry.default_params() if hasattr(entry, "default_params") else None
         self._compiled: dict[tuple[Any, ...], Any] = {}
+        self._key_programs: dict[tuple[int, ...], Any] = {}
+
+    def _keys(self, seed: int, shape: tuple[int, ...]) -> np.ndarray:
+        """Keys split from PRNGKey(seed), one per entry of `shape`, as NumPy: one compiled
+        program per shape, held for the run. Split eagerly, the seed, the split (threefry,
+        unrolled: about 0.3 s) and the reshape compile apiece, and each row taken from a
+        JAX array compiles a slice; these are the same keys."""
+        if shape not in self._key_programs:
+            random = self.jax.random
+            count = int(np.prod(shape))
+
+            def split(seed: Any) -> Any:
+                keys = random.split(random.PRNGKey(seed), count)
+                return keys.reshape(*shape, *keys.shape[1:])
+
+            self._key_programs[shape] = self.jax.jit(split)
+        return np.asarray(self._key_programs[shape](seed))
 
     def _step(self, key_or_noise: Any, state: Any, action: Any, noisy: bool) -> Any:
         if noisy:
@@ -149,8 +166,9 @@ class JaxPort:
         if eager:
             return self._eager_steps(states, actions, noise)
         if pad_to is None:
-            # L1's batches (its drawn examples, its landing rows, a game's endings) come in
-            # sizes of their own: padded to a shared bucket, one compiled step serves them.
+            # L1's batches (its drawn examples, its landing rows, a game's endings) and L3's
+            # resync chunks come in sizes of their own: padded to a shared bucket, one
+            # compiled step serves them all.
             pad_to = [_bucket(actions.shape[0])]
         return self._run("step", self._single, states, actions, noise, pad_to)
 
@@ -166,7 +184,7 @@ class JaxPort:
         noisy = noise is not None
         inputs: Any = noise
         if inputs is None:
-            inputs = jax.random.split(jax.random.PRNGKey(0), actions.shape[0])
+            inputs = self._keys(0, actions.shape[:1])
         rows = []
         with jax.disable_jit():
             for index in range(actions.shape[0]):
@@ -191,7 +209,7 @@ class JaxPort:
                 return self.entry.sample_noise(key, state, action, self.params)
 
             self._sampler = jax.jit(jax.vmap(sample))
-        keys = jax.random.split(jax.random.PRNGKey(seed), actions.shape[0])
+        keys = self._keys(seed, actions.shape[:1])
         return {"noise": np.asarray(self._sampler(states, actions, keys))}
 
     def state_api(self, states: dict[str, np.ndarray], actions: np.ndarray) -> dict[str, Any]:
@@ -219,7 +237,7 @@ class JaxPort:
                 return obs, None if read is None else read(state)
 
             self._resetter = jax.jit(jax.vmap(one))
-        obs, states = self._resetter(jax.random.split(jax.random.PRNGKey(seed), count))
+        obs, states = self._resetter(self._keys(seed, (count,)))
         return {
             "obs": np.asarray(obs),
             "state": None if states is None else {k: np.asarray(v) for k, v in states.items()},
@@ -245,7 +263,7 @@ class JaxPort:
                 return (obs, reward, terminated, truncated), (*composed[:1], *composed[2:5])
 
             self._sampled_step = jax.jit(jax.vmap(both))
-        keys = jax.random.split(jax.random.PRNGKey(seed), actions.shape[0])
+        keys = self._keys(seed, actions.shape[:1])
         sampled, composed = self._sampled_step(states, actions, keys)
         names = ("obs", "reward", "terminated", "truncated")
         return {
@@ -309,11 +327,7 @@ class JaxPort:
             # Compiled once for the run: L2 asks for several batch sizes, each env alone.
             self._episode_jit = jax.jit(self._episode, static_argnums=3)
         episode = self._episode_jit
-        if noise is not None:
-            inputs = noise
-        else:
-            keys = jax.random.split(jax.random.PRNGKey(0), actions.shape[0] * actions.shape[1])
-            inputs = keys.reshape(*actions.shape[:2], *keys.shape[1:])
+        inputs = noise if noise is not None else self._keys(0, actions.shape[:2])
         singles = [
             episode({k: v[i] for k, v in states.items()}, actions[i], inputs[i], noisy)
             for i in range(actions.shape[0])

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 from envport.cache_home import cache_home
+from envport.serve import compile_cache
 from envport.serve.ops import LoadPort
 from envport.spec import PortSpec
 from envport.targets.loader import ContractError
@@ -114,8 +115,16 @@ class TargetChoice:
     allow_crates: tuple[str, ...] = ()
     allow_build_code: bool = False
 
-    def load(self, port: Path, *, only_modules: bool = False, reverse: bool = False) -> LoadPort:
-        """The worker's load request: the one place it is built."""
+    def load(
+        self,
+        port: Path,
+        *,
+        only_modules: bool = False,
+        reverse: bool = False,
+        compile_root: Path | None = None,
+    ) -> LoadPort:
+        """The worker's load request: the one place it is built. `compile_root`: where a
+        JAX port's compilation cache directories are kept (default: the cache home's)."""
         crate = self.name == TargetName.RUST or (
             self.name == AUTO and TARGETS[TargetName.RUST].owns(port)
         )
@@ -130,7 +139,18 @@ class TargetChoice:
             build_key=_crate_key(port, self.modules if only_modules else None) if crate else None,
             allow_crates=list(self.allow_crates),
             allow_build_code=self.allow_build_code,
+            compile_cache=self._compile_cache(port, compile_root or cache_home() / "jax"),
         )
+
+    def _compile_cache(self, port: Path, root: Path) -> str | None:
+        """A JAX port's own compilation cache directory, keyed by its content."""
+        if self.name != TargetName.JAX:
+            return None
+        try:
+            found = compile_cache.port_cache_dir(root, port, self.name, self.entry)
+        except OSError:
+            return None  # a file it cannot read: the port's load says so, without a cache
+        return str(found)
 
 
 def _crate_key(port: Path, modules: list[dict] | None) -> str | None:

@@ -144,7 +144,7 @@ def build_context(
         state = spec.state.model_copy(update={"valid": [*spec.state.valid, *domain]})
         spec = spec.model_copy(update={"state": state})
     levels = options.levels
-    load = chosen.load(port, reverse=options.reverse)
+    load = chosen.load(port, reverse=options.reverse, compile_root=options.compile_cache)
     if options.module is not None:
         names = [m["name"] for m in chosen.modules]
         if options.module not in names:
@@ -156,7 +156,9 @@ def build_context(
             chosen.name, chosen.modules[: names.index(options.module) + 1], chosen.entry
         )
         # Before the entry module exists only the modules so far can be imported.
-        load = partial.load(port, only_modules=options.module != chosen.entry)
+        load = partial.load(
+            port, only_modules=options.module != chosen.entry, compile_root=options.compile_cache
+        )
         levels = tuple(level for level in levels if level == "l1")
     requested = levels
     if options.reverse:

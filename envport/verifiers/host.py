@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from envport.serve import ops, sandbox
+from envport.serve import compile_cache, ops, sandbox
 from envport.serve.wire import Request
 from envport.serve.worker import PORT_PACKAGE, run_worker
 from envport.targets.backend import open_port
@@ -41,6 +41,11 @@ class Host:
         self._crate: Any = None
 
     def load(self, request: ops.LoadPort) -> dict:
+        if request.compile_cache is not None:
+            # Before the port's code runs: JAX reads and keeps this port's compiled programs
+            # in the directory the driver keyed by its files (docs/isolation.md).
+            sandbox.allow_writes(Path(request.compile_cache))
+            compile_cache.enable(request.compile_cache)
         opened = open_port(request, sandbox.lockdown)
         self.sandbox["processes"] = sandbox.PROCESSES
         if request.build_only:
@@ -127,7 +132,8 @@ class Host:
     def answer(self, op: ops.Op) -> Any:
         match op:
             case ops.Ping():
-                return {"pid": os.getpid()}
+                # The compilation cache's hits and misses: what a warm run saved.
+                return {"pid": os.getpid(), "compile_cache": dict(compile_cache.COUNTS)}
             case ops.LoadPort():
                 return self.load(op)
             case ops.Probe():

@@ -81,6 +81,9 @@ class VerifyOptions:
     # `bench_batch_sizes`): l2.sizes steps each of them too, so no speed is reported for a
     # size the checks never stepped.
     bench_sizes: tuple[int, ...] = ()
+    # Where a JAX port's compilation cache directories go (`serve/compile_cache.py`): None,
+    # the cache home's; a translate run keeps its ports' in its own `cache/jax`.
+    compile_cache: Path | None = None
     # Where L3's chunks run: "local" (lanes on this machine) or "ray" (tasks on a Ray
     # cluster: `address`, else $RAY_ADDRESS, else a local Ray started for the run).
     executor: str = "local"

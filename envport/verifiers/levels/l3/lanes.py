@@ -40,8 +40,6 @@ from envport.verifiers.reporting.compare import Steps, contract_problems
 from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.reporting.replay import Replay
 
-# Resync batches are padded to a power of two rows, at least this many.
-MIN_RESYNC_ROWS = 1024
 # Answers are judged in batches of at least this many rows: judging costs mostly per call,
 # and a small run is judged once, at its end.
 JUDGE_ROWS = 20_000
@@ -124,8 +122,9 @@ class PortFeed:
         self.pump()
 
     def _add_resync(self, played: Played) -> None:
-        rows = max(MIN_RESYNC_ROWS, 1 << (played.transitions - 1).bit_length())
-        request = l3.resync_request(played, [rows])
+        # Unpadded: a compiling backend pads a step batch to its own buckets, the ones L1's
+        # batches met, so a resync chunk reuses the program L1 compiled.
+        request = l3.resync_request(played)
         self._queue.append((request, lambda r: self._judge("resync", played, r)))
 
     def _judge(self, mode: str, played: Played, result: Any) -> None:

@@ -1,0 +1,83 @@
+"""What a JAX port's verify compiles: programs shared across checks, none compiled for
+glue. Counted by JAX's own compile events, not by time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import jax
+import numpy as np
+import pytest
+
+from envport.spec import load_spec
+from envport.targets.jax_port import JaxPort
+from envport.targets.loader import import_modules
+from envport.targets.reference import Reference
+from envport.verifiers.levels.l3 import rollout as l3
+from envport.verifiers.levels.l3.lanes import PortFeed
+from envport.verifiers.options import L3Options
+from envport.verifiers.reporting.replay import replays
+from envport.verifiers.verify import VerifyOptions
+
+from helpers import CARTPOLE, JAX_PORT
+
+COMPILED = "/jax/core/compile/backend_compile_duration"
+_compiles = [0]
+
+
+def _count(event: str, _seconds: float, **_: Any) -> None:
+    if event == COMPILED:
+        _compiles[0] += 1
+
+
+@pytest.fixture(scope="module")
+def port() -> Iterator[JaxPort]:
+    spec = load_spec(CARTPOLE)
+    entry = import_modules(JAX_PORT, [m.model_dump() for m in spec.target("jax").modules], "env")
+    jax.monitoring.register_event_duration_secs_listener(_count)
+    yield JaxPort(entry)
+    jax.monitoring.unregister_event_duration_listener(_count)
+
+
+def _compiled(call: Any) -> int:
+    before = _compiles[0]
+    call()
+    return _compiles[0] - before
+
+
+def _states(rows: int) -> dict[str, np.ndarray]:
+    physics = np.random.default_rng(rows).uniform(-0.05, 0.05, (rows, 4))
+    return {"physics": physics, "elapsed_steps": np.zeros(rows, np.int64)}
+
+
+def test_reset_samples_compile_one_split_and_one_reset(port: JaxPort) -> None:
+    """First in the file: JAX keeps what it compiled eagerly for the whole process."""
+    assert _compiled(lambda: port.reset_samples(100, 3)) <= 2
+
+
+def test_an_l3_resync_chunk_reuses_the_step_l1_compiled(port: JaxPort) -> None:
+    """L3 asked for its resync chunks padded to 1024 rows at least, L1's step batches were
+    padded to 512: the same step compiled twice in one run."""
+    l1 = _compiled(lambda: port.step_batch(_states(400), np.zeros(400, np.int64)))
+    assert l1 >= 1
+    spec = load_spec(CARTPOLE)
+    options = L3Options(episodes=20, steps=500, mode="both")
+    replay = replays(str(CARTPOLE), str(JAX_PORT), VerifyOptions(), 20, 500, True)["l3"]
+    # The lane's queue only: the request it would send, stepped here by the same adapter.
+    feed = PortFeed(None, spec, options, 32, replay)  # type: ignore[arg-type]
+    chunk = l3.play_reference(Reference(spec), spec, options)
+    rows = chunk.transitions
+    assert rows < 512
+    feed._add_resync(chunk)
+    request = feed._queue[-1][0]
+    answer: dict[str, Any] = {}
+    assert _compiled(lambda: answer.update(port.step_batch(**request.args()))) == 0
+    assert answer["obs"].shape == (rows, 4)
+
+
+def test_batch_vs_single_compiles_only_its_programs(port: JaxPort) -> None:
+    """The batch, one env alone, and the keys: splitting keys eagerly compiled the seed,
+    the split and a reshape apiece, and each env's keys taken from a JAX array a slice."""
+    states, actions = _states(33), np.zeros((33, 20), np.int64)
+    assert _compiled(lambda: port.batch_vs_single(states, actions)) <= 3
