@@ -10,8 +10,11 @@ known-good ports and bridges of every example pass it.
 
 from __future__ import annotations
 
+import marshal
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -24,7 +27,7 @@ from envport.verifiers.source_review.python import Allowed, review_python
 from envport.verifiers.source_review.rules import PYTHON_IMPORTS
 from envport.verifiers.source_review.rust import review_rust
 
-from helpers import CARTPOLE, ROOT, payload_place, plant_code, run_envport
+from helpers import CARTPOLE, ROOT, payload_place, plant_code, run_envport, user_env
 
 WATCHED = Path(__file__).parent / "watched"
 MARKER = re.compile(r"(?:#|//) refused: (\w+)")
@@ -321,3 +324,43 @@ def test_a_crate_whose_manifest_compiles_a_file_the_review_skips_is_refused(
     found = review_port(port, spec, choose_target(spec, port, "rust"))
     assert [(f.file, f.rule) for f in found] == [("Cargo.toml", "files")]
     assert "src/lib.txt" in found[0].what
+
+
+def _imported_once(tmp_path: Path) -> Path:
+    """CartPole's NumPy port after a plain `import` of it: what any port handed to verify
+    has beside its modules, a `__pycache__` written by the interpreter."""
+    port = tmp_path / "port"
+    shutil.copytree(
+        CARTPOLE / "ports" / "numpy", port, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    subprocess.run(
+        [sys.executable, "-c", "import port.env"],
+        cwd=tmp_path, env=user_env(), check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    assert list((port / "__pycache__").glob("*.pyc"))
+    return port
+
+
+def _review(port: Path) -> list[str]:
+    spec = load_spec(CARTPOLE)
+    return [f.text() for f in review_port(port, spec, choose_target(spec, port, "numpy"))]
+
+
+def test_the_bytecode_an_import_leaves_passes_and_a_crafted_one_is_refused(tmp_path: Path) -> None:
+    port = _imported_once(tmp_path)
+    assert _review(port) == []
+    # The attack: bytecode of other code under the header of the real source (its mtime and
+    # size), so Python loads it in the source's place while the review reads the source.
+    pyc = next((port / "__pycache__").glob("physics.*.pyc"))
+    header = pyc.read_bytes()[:16]
+    hostile = compile("import os\nGRAVITY = float(os.getpid())\n", "physics.py", "exec")
+    pyc.write_bytes(header + marshal.dumps(hostile))
+    found = _review(port)
+    assert len(found) == 1 and "physics" in found[0] and "not its source compiled" in found[0]
+    # Unchecked hash-based bytecode is loaded whatever the source holds: judged the same.
+    flags = (0b01).to_bytes(4, "little")
+    pyc.write_bytes(header[:4] + flags + b"\0" * 8 + marshal.dumps(hostile))
+    assert len(_review(port)) == 1
+    # Stale bytecode (the source changed since) is never loaded: no finding.
+    pyc.write_bytes(header[:8] + b"\0\0\0\0" + header[12:] + marshal.dumps(hostile))
+    assert _review(port) == []

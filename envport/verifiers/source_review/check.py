@@ -19,7 +19,7 @@ from pathlib import Path
 from envport.spec import PortSpec
 from envport.targets.registry import TargetChoice, TargetName
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
-from envport.verifiers.source_review import rules
+from envport.verifiers.source_review import bytecode, rules
 from envport.verifiers.source_review.constants import identifiers
 from envport.verifiers.source_review.python import Allowed, Finding, review_python
 from envport.verifiers.source_review.rust import review_rust
@@ -27,6 +27,7 @@ from envport.verifiers.source_review.rust import review_rust
 # Files Python would import beside a module's source: compiled modules and bytecode (a
 # crafted `__pycache__` file is loaded instead of the source it claims to match).
 _COMPILED = tuple(s for s in importlib.machinery.all_suffixes() if s != ".py")
+_NATIVE = "a compiled module the review cannot read"
 
 
 def _files(port: Path, endings: tuple[str, ...]) -> tuple[list[Path], list[Finding]]:
@@ -45,8 +46,12 @@ def _files(port: Path, endings: tuple[str, ...]) -> tuple[list[Path], list[Findi
                 why = "a link in a port (the review reads only the port's own files); copy it in"
                 refused.append(Finding(relative, 0, "link", why, "files"))
             elif python and name in names and name.endswith(_COMPILED):
-                why = "compiled Python the review cannot read; remove it (and any __pycache__)"
-                refused.append(Finding(relative, 0, "compiled file", why, "files"))
+                # A `__pycache__` file that is its source compiled is what importing the
+                # port leaves; one Python would load in the source's place is not.
+                compiled = bytecode.refused(path) if name.endswith(".pyc") else _NATIVE
+                if compiled is not None:
+                    why = compiled + "; remove it (and any __pycache__)"
+                    refused.append(Finding(relative, 0, "compiled file", why, "files"))
             elif name in names and name.endswith(endings):
                 sources.append(path.relative_to(port))
         # A crate's `target/` is cargo's output (a local build's), not the crate's source.
