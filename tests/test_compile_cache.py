@@ -20,7 +20,7 @@ from envport.spec import load_spec
 from envport.targets.bench.run import port_subject
 from envport.targets.registry import load_request
 
-from helpers import CARTPOLE, JAX_PORT
+from helpers import CARTPOLE, JAX_PORT, user_env
 
 pytestmark = pytest.mark.skipif(not jail.available(), reason="bubblewrap cannot run here")
 
@@ -100,7 +100,7 @@ def test_the_sandbox_lets_a_port_write_only_its_own_cache(tmp_path: Path, cache:
         writable=_own_writable(load),
         work_bytes=1 << 20,
     )
-    subprocess.run(command, check=True, timeout=60, capture_output=True)
+    subprocess.run(command, check=True, timeout=60, capture_output=True, env=user_env())
     outcomes = (own / "marker").read_text().split()
     refused = {errno.errorcode[e] for e in (errno.EROFS, errno.EACCES, errno.ENOENT)}
     assert len(outcomes) == 3 and set(outcomes[:2]) <= refused

@@ -72,7 +72,8 @@ def test_bench_prints_no_speed_for_a_size_the_port_gets_wrong(
     assert "reward: expected 1, got 2" in wrong["diverged"]
     port_line = next(line for line in done.stdout.splitlines() if "numpy port" in line)
     assert "diverged" in port_line
-    lines = done.stderr.strip().splitlines()
+    # After bench's progress lines (`bench: batch 1024 in ...`), the one line that says why.
+    lines = [line for line in done.stderr.splitlines() if not line.startswith("bench: ")]
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert lines[0].startswith("envport: no speed reported at B=1024, where"), lines[0]
     assert figure.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"  # drawn from the timed sizes

@@ -158,7 +158,7 @@ def fast_base(tmp_path: Path) -> Iterator[Path]:
     if shm.is_dir() and os.access(shm, os.W_OK):
         base = Path(tempfile.mkdtemp(prefix="envport-deep-", dir=shm))
         yield base
-        subprocess.run(["rm", "-rf", str(base)], check=False)
+        subprocess.run(["rm", "-rf", str(base)], check=False, env=user_env())
     else:
         yield tmp_path
 

@@ -34,7 +34,9 @@ SECRETS = {
 
 def _verify(spec: Path, port: Path, json_out: Path, *args: str, **env: str) -> str:
     command = [sys.executable, "-m", "envport", "verify", str(spec), "--port", str(port)]
-    command += ["--json", str(json_out), *args]
+    # The static review would refuse these ports' reads of their surroundings before they
+    # ran; what is tested here is what the sandbox alone lets them see and do.
+    command += ["--json", str(json_out), "--no-static-review", *args]
     done = subprocess.run(
         command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=user_env(**env)
     )

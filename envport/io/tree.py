@@ -57,9 +57,17 @@ def _walk(root: Path, skip: Callable[[Parts], bool]) -> tuple[list[Parts], list[
                     )
                 folders.append(inner)
                 stack.append(inner)
-            elif entry.is_file():
+            elif _is_file(entry):
                 files.append(inner)
     return sorted(folders), sorted(files)
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    """A file, or a link to one; a link that loops or leads nowhere is neither (ELOOP)."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def files_under(root: Path, skip: Callable[[Parts], bool] = _skip_nothing) -> list[Path]:
