@@ -183,3 +183,50 @@ def test_a_port_cannot_tell_the_plain_check_by_its_surroundings(spec: Path, tmp_
     assert "FAIL l3.plain" in output, output
     assert "obs.x_dot" in output, output
     assert json.loads((tmp_path / "report.json").read_text())["passed"] is False
+
+
+GRAVITY_BRIDGE = """
+import os
+
+import gymnasium
+
+
+def make():
+    # A reference that reads its setting from the user's environment (as MuJoCo's renderer
+    # reads MUJOCO_GL): 9.8 only where the variable reaches it.
+    env = gymnasium.make("CartPole-v1")
+    env.unwrapped.gravity = float(os.environ.get("CARTPOLE_TEST_GRAVITY", "1.0"))
+    return env
+"""
+
+
+def test_every_lane_s_reference_sees_the_users_environment(
+    spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """L3's second lane plays the reference in a worker: the user's trusted code, which the
+    verifier's own process runs with the user's environment. A reference worker given only a
+    port's allowlist played another CartPole there (its gravity unset), and the known-good
+    port diverged on that lane's episodes alone; a secret's name still stays out."""
+    (spec / "harness").mkdir()
+    (spec / "harness" / "gravity.py").write_text(GRAVITY_BRIDGE)
+    toml = spec / "envport.toml"
+    toml.write_text(
+        toml.read_text().replace(
+            'entry = "gymnasium:CartPole-v1"', 'entry = "harness/gravity.py:make"'
+        )
+    )
+    command = [sys.executable, "-m", "envport", "verify", str(spec)]
+    command += ["--port", str(spec / "ports" / "numpy"), "--levels", "l3", "--workers", "2"]
+    command += ["--episodes", "8", "--steps", "60", "--explore-steps", "0"]
+    done = subprocess.run(
+        command, capture_output=True, text=True, timeout=300, cwd=ROOT,
+        env=user_env(CARTPOLE_TEST_GRAVITY="9.8"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    from envport.serve.worker_env import reference_environment
+
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "not-for-a-worker")
+    monkeypatch.setenv("MUJOCO_GL", "egl")
+    seen = reference_environment("/envport-work")
+    assert seen["MUJOCO_GL"] == "egl" and "SOME_SERVICE_TOKEN" not in seen
+    assert seen["HOME"] == "/envport-work"

@@ -22,7 +22,7 @@ from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
 from envport.serve.output import BoundedOutput, cut
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
-from envport.serve.worker_env import worker_environment
+from envport.serve.worker_env import reference_environment, worker_environment
 from envport.variant import spec_folders
 
 # Bytes of a worker's output kept with a failed request (a panic's message is a few lines);
@@ -216,7 +216,11 @@ class PortWorker:
             command,
             cwd=self._scratch,
             env={
-                **worker_environment(str(scratch), toolchain.rust().bins if rust else ()),
+                **(
+                    reference_environment(str(scratch))
+                    if isinstance(load, LoadReference | PlayReference)
+                    else worker_environment(str(scratch), toolchain.rust().bins if rust else ())
+                ),
                 **scratch_homes(scratch),
             },
             stdin=subprocess.DEVNULL,

@@ -49,6 +49,13 @@ PASSED_PREFIXES = ("LC_",)
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
 
 
+# A reference worker runs the user's own trusted code, which the verifier's process also
+# runs with the user's whole environment (L1, L2, L3's first lane): it gets that
+# environment too (a renderer's MUJOCO_GL, a library's LD_LIBRARY_PATH), so every lane's
+# reference behaves alike, less the names that say they hold a secret.
+SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PAT", "DSN")
+
+
 def passed(name: str) -> bool:
     return name in PASSED or name.startswith(PASSED_PREFIXES)
 
@@ -62,3 +69,14 @@ def worker_environment(home: str, bins: Iterable[str] = ()) -> dict[str, str]:
     env["PATH"] = os.pathsep.join(dict.fromkeys(folders))
     env["HOME"] = env["TMPDIR"] = home
     return env
+
+
+def reference_environment(home: str) -> dict[str, str]:
+    """A reference worker's variables: the user's, less any whose name marks a secret, with
+    the worker's own `PATH`, `HOME` and `TMPDIR` (`worker_environment`)."""
+    kept = {
+        name: value
+        for name, value in os.environ.items()
+        if not any(marker in name.upper() for marker in SECRET_MARKERS)
+    }
+    return {**kept, **worker_environment(home)}
