@@ -33,6 +33,8 @@ _BUILTINS = {
     "sorted": sorted,
     "list": list,
 }
+# What a `state.valid` expression may call besides numpy, math and the spec's helpers.
+BUILTINS = _BUILTINS
 _INDEX = re.compile(r"\[[^\]]*\]$")
 
 

@@ -25,6 +25,7 @@ from envport.spec import Bound, FieldSpec, PortSpec
 from envport.structure import length_leaf, violated
 from envport.targets.reference import valid_helpers
 from envport.verifiers.draws.action_range import ActionRange, action_range
+from envport.verifiers.draws.aligned import aligned_fields, holds_row_by_row, row_strategy
 from envport.verifiers.draws.constants import source_constants
 from envport.verifiers.draws.reached import reached_states
 
@@ -173,6 +174,17 @@ def _collection_edges(low: np.ndarray, high: np.ndarray, integer: bool) -> st.Se
 
 
 def _components(name: str, bound: Bound, draws: Draws) -> st.SearchStrategy[np.ndarray]:
+    parts, dtype = component_parts(name, bound, draws)
+    shape = np.broadcast_arrays(np.asarray(bound.low, float), np.asarray(bound.high, float))[
+        0
+    ].shape
+    return st.tuples(*parts).map(lambda values: np.asarray(values, dtype=dtype).reshape(shape))
+
+
+def component_parts(
+    name: str, bound: Bound, draws: Draws
+) -> tuple[list[st.SearchStrategy[Any]], Any]:
+    """One strategy per component of a bounded field (flattened), and the field's dtype."""
     low, high = np.broadcast_arrays(np.asarray(bound.low, float), np.asarray(bound.high, float))
     if bound.integer:
         extra = draws.integers.get(name, ()) + tuple(int(c) for c in draws.constants if c == int(c))
@@ -192,7 +204,7 @@ def _components(name: str, bound: Bound, draws: Draws) -> st.SearchStrategy[np.n
             for lo, hi in zip(low.flat, high.flat, strict=True)
         ]
         dtype = np.float64
-    return st.tuples(*parts).map(lambda values: np.asarray(values, dtype=dtype).reshape(low.shape))
+    return parts, dtype
 
 
 def _codes(spec: PortSpec, declared: FieldSpec) -> st.SearchStrategy[int]:
@@ -246,13 +258,27 @@ def state_strategy(
         for name, declared in spec.state.declared.items()
         if (found := _declared(spec, name, declared, draws)) is not None
     }
+    # Slots of objects whose rules hold slot by slot: drawn slot by slot (draws/aligned.py).
+    slotted = aligned_fields(spec, SMALL_FIELD) if spec.state.valid else None
+    if slotted is not None and not holds_row_by_row(spec, *slotted):
+        slotted = None
+    rows = set(slotted[0]) if slotted is not None else set()
     plain = st.fixed_dictionaries(
         {
             name: _field(name, b, draws)
             for name, b in spec.state.bounds.items()
-            if name not in structured
+            if name not in structured and name not in rows
         }
     )
+    if slotted is not None:
+        fields, rules, length = slotted
+        slots = row_strategy(
+            fields,
+            rules,
+            length,
+            lambda name: component_parts(name, spec.state.bounds[name], draws),
+        )
+        plain = st.tuples(plain, slots).map(lambda parts: {**parts[0], **parts[1]})
     merged = plain
     if structured:
         merged = st.tuples(plain, *structured.values()).map(
