@@ -40,14 +40,15 @@ def test_the_list_of_iterations(run: Path) -> None:
     assert f"run {run.name}: cartpole -> numpy, model replay:{run.parent.parent}/session" in out
     assert "verified (every level passes)" in out
     assert "# phase module iter levels decision tokens cost cached" in out
-    assert "0 generate physics 0 module ok l1 ok accept 0 $0.0000 0" in out
-    assert "1 generate env 0 module ok l1 ok accept 0 $0.0000 0" in out
+    # Each check's levels, the static review of the port's source first.
+    assert "0 generate physics 0 review ok module ok l1 ok accept 0 $0.0000 0" in out
+    assert "1 generate env 0 review ok module ok l1 ok accept 0 $0.0000 0" in out
     # The drift shows over many steps: L3 and, since it plays 60-step batches against
     # Gymnasium's SyncVectorEnv, L2's vector check may see it too.
     checked = [line for line in out if line.startswith("2 check whole port - ")]
     assert len(checked) == 1 and "l3 FAIL" in checked[0]
     assert checked[0].endswith("repair 0 $0.0000 0")
-    assert "3 repair whole port 1 module ok l1 ok l2 ok l3 ok accept 0 $0.0000 0" in out
+    assert "3 repair whole port 1 review ok module ok l1 ok l2 ok l3 ok accept 0 $0.0000 0" in out
     assert "total: 0 tokens, $0.0000" in out
     assert f"4 iterations; one in full: envport review {run} --iteration K" in out
 
