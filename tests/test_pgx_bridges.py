@@ -62,7 +62,9 @@ def test_pgx_stochastic_games_verify_through_their_noise(game: str) -> None:
     assert code == 1, out
     failed = [line for line in out.splitlines() if line.startswith("FAIL ")]
     assert [line.split(":")[0] for line in failed] == ["FAIL l2.interaction"], out
-    assert "state.last_action: expected 1, got 3" in out
+    # The field, not its values: shrinking is bounded in time, so the example it ends on
+    # depends on the machine's speed.
+    assert "state.last_action: expected" in out
 
 
 @pytest.mark.slow
