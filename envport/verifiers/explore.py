@@ -12,8 +12,9 @@ reached later first), then a cell of it, loads its state and plays a rollout (un
 actions, sticky half the time, or the spec's own `[levels.l3] policy`). A rollout that takes
 code of the reference no check had taken is kept: the port plays it from the same state with
 the same actions, compared step by step as L3's free play. The budget is reference steps
-(`[coverage] explore_steps`), so a seed replays it; the search stops early when half of it,
-or a thousand rollouts in a row, pass with nothing new.
+(`[coverage] explore_steps`), so a seed replays it; the search stops early when half of it
+passes with neither new code nor a new level, or two thousand rollouts in a row take no new
+code.
 
 A divergence's replay line runs the kept rollouts again as proposed cases (a TOML file of
 start states and actions under envport's cache), without exploring.
@@ -61,10 +62,13 @@ FRONTIER = 16.0
 # new level reached: what is still missed is then likely out of reach (a spec's
 # `out_of_scope` says why), and a slow reference does not pay the whole budget for it.
 PATIENCE = 0.5
-# It also stops after this many rollouts in a row with nothing new: rollouts that end at
-# once (a game's uniform move is nearly always illegal, and an illegal move ends it) cost a
-# reset, a state load and a coverage read each, and 20,000 of them found nothing in chess.
-ROLLOUT_PATIENCE = 1000
+# It also stops after this many rollouts in a row with no new code, new levels or not:
+# rollouts that end at once (a game's uniform move is nearly always illegal, and an illegal
+# move ends it) cost a reset, a state load and a coverage read each, and in chess the odd
+# legal move among them reached a new level every few hundred rollouts, so counting levels
+# kept 13,000 one-step rollouts going that found nothing. The longest run of rollouts
+# between two new arcs seen in MinAtar Breakout (the refill) was about 1,000: half this.
+ROLLOUT_PATIENCE = 2000
 # The exploration's own stream of the run's seed, apart from L3's episodes.
 STREAM = 0xE7
 
@@ -100,12 +104,14 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
     search = Search(spec, reference, measure, ctx.options.seed)
     kept = search.run(budget(ctx), spec.coverage.explore_horizon)
     stopped = (
-        f" (stopped: nothing new in the last half of the budget or {ROLLOUT_PATIENCE} rollouts)"
+        f" (stopped: nothing new in the last half of the budget, or no new code in"
+        f" {ROLLOUT_PATIENCE} rollouts)"
         if search.stalled
         else ""
     )
     note = (
-        f"{search.steps} reference steps{stopped} from {len(search.archive)} cells: "
+        f"{search.steps} reference steps in {search.rollouts} rollouts{stopped} from "
+        f"{len(search.archive)} cells: "
         f"{len(kept)} rollouts took {search.new_exits} arcs of the reference's code no level had"
     )
     if not kept:
@@ -147,6 +153,7 @@ class Search:
         # The archive's cells by level, levels in the order first reached.
         self.levels: dict[Any, list[Cell]] = {}
         self.steps = 0
+        self.rollouts = 0
         self.new_exits = 0
         self.stalled = False
         self.space = reference.env.action_space
@@ -161,12 +168,13 @@ class Search:
             self._add(self.reference.read_state(), 0.0)
         kept: list[Played] = []
         progress = 0  # the step of the last new code or new level
-        idle = 0  # rollouts since then
+        idle = 0  # rollouts since the last new code
         while self.steps < budget:
             if self.steps - progress > budget * PATIENCE or idle >= ROLLOUT_PATIENCE:
                 self.stalled = True
                 break
             idle += 1
+            self.rollouts += 1
             cell = self._pick()
             cell.chosen += 1
             levels = len(self.levels)
@@ -179,7 +187,7 @@ class Search:
                 kept.append(played)
                 progress, idle = self.steps, 0
             elif len(self.levels) > levels:
-                progress, idle = self.steps, 0
+                progress = self.steps
         return kept
 
     def _pick(self) -> Cell:
