@@ -19,6 +19,7 @@ import numpy as np
 from envport.errors import EXIT_OK, SpecError
 from envport.io.inert import InertConsole
 from envport.pipeline.sources.reading import read_rules, read_sources, slice_sources
+from envport.pipeline.spec_shapes import check_grids, check_harness
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.structure import violated
 from envport.targets.reference import Reference, valid_helpers
@@ -48,6 +49,7 @@ def check_spec(spec_arg: str, seed: int = 0) -> list[str]:
     """The lines `envport check` prints; a SpecError at the first thing that is wrong."""
     spec = load_spec(spec_arg)
     lines = [f"spec {spec_path(spec_arg)}: {spec.name} ({spec.reference.entry})"]
+    lines += check_harness(spec)
     reference = Reference(spec)
     reference.reset(seed)
     state = reference.read_state()
@@ -76,6 +78,7 @@ def check_spec(spec_arg: str, seed: int = 0) -> list[str]:
         f"{f'{out.reward:g}' if np.ndim(out.reward) == 0 else np.round(out.reward, 6).tolist()}, "
         f"terminated {out.terminated}, truncated {out.truncated}"
     )
+    lines += check_grids(spec, state, reference, out.obs)
     check_reference_determinism(spec, reference, seed)
     lines.append(
         "determinism: the same injected state and action step alike"
