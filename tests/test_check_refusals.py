@@ -94,3 +94,46 @@ def test_bench_refuses_an_anchor_of_another_game() -> None:
     assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
     assert "--anchor pgx:chess: an anchor of another game (chess)" in lines[0]
     assert "connect_four" in lines[0]
+
+
+def _port_without_mask(tmp_path: Path) -> Path:
+    """Connect Four's known-good NumPy port whose `init` leaves out `legal_action_mask`
+    (its `step` still has it: only the start lacks it, so play alone finds it late)."""
+    port = tmp_path / "numpy"
+    shutil.copytree(EXAMPLES / "connect_four" / "ports" / "numpy", port)
+    env = port / "env.py"
+    start = (
+        "    return _begin(np.zeros((num_envs, ROWS, COLUMNS), np.int8), "
+        "np.zeros(num_envs, np.int32))"
+    )
+    text = env.read_text()
+    assert start in text
+    env.write_text(
+        text.replace(
+            start,
+            start.replace("return ", "state = ")
+            + '\n    del state["legal_action_mask"]\n    return state',
+        )
+    )
+    return port
+
+
+def test_check_loads_a_game_port_and_refuses_an_init_without_a_contract_field(
+    tmp_path: Path,
+) -> None:
+    port = _port_without_mask(tmp_path)
+    done = run_envport("check", str(EXAMPLES / "connect_four"), "--port", str(port))
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"--port {port}" in lines[0]
+    assert "without `legal_action_mask` (it holds board, current_player" in lines[0]
+
+
+def test_verify_fails_such_a_port_at_load_not_after_play(tmp_path: Path) -> None:
+    port = _port_without_mask(tmp_path)
+    done = run_envport(
+        "verify", str(EXAMPLES / "connect_four"), "--port", str(port), "--levels", "l1"
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "failed in `load`" in done.stderr and "without `legal_action_mask`" in done.stderr
