@@ -8,10 +8,19 @@ from collections.abc import Generator
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from envport.verifiers.draws.hypo import draws_independent_of_the_process
 
 from helpers import NUMPY_PORT
+
+# The suite runs on loaded machines (CI's 2 cores shared, a contributor's laptop): a
+# Hypothesis deadline or health check ("input generation is slow") fails a test for the
+# machine's load, not for anything the test checks. A test's own `@settings` inherits this
+# profile for every setting it does not name (tests/test_hypothesis_profile.py holds the
+# suite to it).
+settings.register_profile("envport-tests", deadline=None, suppress_health_check=list(HealthCheck))
+settings.load_profile("envport-tests")
 
 
 @pytest.fixture

@@ -187,11 +187,11 @@ def test_bench_structured_example_with_xminigrid_anchor(tmp_path: Path) -> None:
 
 def test_an_unknown_xminigrid_env_is_the_anchors_failure() -> None:
     code, _, err = _bench(
-        "--port", str(NUMPY_PORT), "--batch-sizes", "8", "--anchor", "xminigrid:MiniGrid-Nope",
+        "--port", str(NUMPY_PORT), "--batch-sizes", "8", "--anchor", "xminigrid:CartPole-v1",
         *QUICK,
     )  # fmt: skip
-    _one_line(code, err, 2, "--anchor xminigrid:MiniGrid-Nope: anchor failed in `bench`")
-    assert "has no env 'MiniGrid-Nope'" in err and "MiniGrid-Empty-8x8" in err
+    _one_line(code, err, 2, "--anchor xminigrid:CartPole-v1: anchor failed in `bench`")
+    assert "has no env 'CartPole-v1'" in err and "MiniGrid-Empty-8x8" in err
     assert "port failed" not in err
 
 
@@ -225,10 +225,10 @@ def test_bench_minatar_with_pgx_and_gymnax_anchors_in_one_run(tmp_path: Path) ->
 def test_an_unknown_pgx_env_is_the_anchors_failure() -> None:
     pytest.importorskip("pgx")
     code, _, err = _bench(
-        "--port", str(NUMPY_PORT), "--batch-sizes", "8", "--anchor", "pgx:minatar-pong", *QUICK
+        "--port", str(NUMPY_PORT), "--batch-sizes", "8", "--anchor", "pgx:cartpole", *QUICK
     )  # fmt: skip
-    _one_line(code, err, 2, "--anchor pgx:minatar-pong: anchor failed in `bench`")
-    assert "pgx has no env 'minatar-pong'" in err and "minatar-breakout" in err
+    _one_line(code, err, 2, "--anchor pgx:cartpole: anchor failed in `bench`")
+    assert "pgx has no env 'cartpole'" in err and "minatar-breakout" in err
 
 
 def _rendered(rows: list[tuple[str, str, int, float]]) -> str:

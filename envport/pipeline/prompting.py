@@ -24,6 +24,7 @@ from envport.pipeline.sources.reading import (
 )
 from envport.prompts.render import Prompts, normalise_files
 from envport.runs.state import COMPOSED, RunState
+from envport.serve import toolchain
 from envport.spec import PortSpec, Tolerance
 from envport.targets.registry import target
 from envport.verifiers.source_review.check import allowed_imports
@@ -48,6 +49,8 @@ class TargetInfo:
     # imports, or a crate's `std` modules and the crates the spec allows.
     imports: tuple[str, ...] = ()
     crates: tuple[str, ...] = ()
+    # The compiler that will build a crate (`1.85.0`), so a model writes what it compiles.
+    compiler: str = ""
 
     def file(self, module: str) -> str:
         """The port file a module of the spec lives in."""
@@ -97,7 +100,12 @@ def prompt_builder(spec: PortSpec, target: str, prompts_dir: str | None) -> Prom
     if info.language == "python":  # the spec may extend the review's allowlist
         info = dataclasses.replace(info, imports=allowed_imports(spec, target))
     else:
-        info = dataclasses.replace(info, crates=tuple(spec.target(target).allow_crates))
+        toolchain.require_rust()  # a compiler too old for any port: refused before any call
+        info = dataclasses.replace(
+            info,
+            crates=tuple(spec.target(target).allow_crates),
+            compiler=toolchain.rust_version() or f"{toolchain.MINIMUM_RUST} or newer",
+        )
     return PromptBuilder(Prompts(prompts_dir), spec, sources, info, rules, observe(spec))
 
 

@@ -12,16 +12,20 @@ and the sources the prompts would carry listed.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from envport.errors import EXIT_OK, SpecError
 from envport.io.inert import InertConsole
+from envport.pipeline.port_form import check_port_form
 from envport.pipeline.sources.reading import read_rules, read_sources, slice_sources
+from envport.pipeline.spec_shapes import check_grids, check_harness
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.structure import violated
 from envport.targets.reference import Reference, valid_helpers
+from envport.targets.registry import TARGET_CHOICES
 from envport.verifiers.coverage.determinism import check_reference_determinism
 
 
@@ -34,20 +38,32 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("spec", help="envport.toml, or the directory holding it")
     p.add_argument("--seed", type=int, default=0, help="reset seed (default 0)")
+    p.add_argument(
+        "--port",
+        type=Path,
+        help="also load this port in a sandboxed worker and check its form (a game port's "
+        "`init` holds every field of the contract)",
+    )
+    p.add_argument(
+        "--target", choices=TARGET_CHOICES, default="auto", help="the port's target (default auto)"
+    )
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     console = InertConsole(highlight=False)
-    for line in check_spec(args.spec, args.seed):
+    for line in check_spec(args.spec, args.seed, args.port, args.target):
         console.print(line, markup=False, soft_wrap=True)
     return EXIT_OK
 
 
-def check_spec(spec_arg: str, seed: int = 0) -> list[str]:
+def check_spec(
+    spec_arg: str, seed: int = 0, port: Path | None = None, target: str = "auto"
+) -> list[str]:
     """The lines `envport check` prints; a SpecError at the first thing that is wrong."""
     spec = load_spec(spec_arg)
     lines = [f"spec {spec_path(spec_arg)}: {spec.name} ({spec.reference.entry})"]
+    lines += check_harness(spec)
     reference = Reference(spec)
     reference.reset(seed)
     state = reference.read_state()
@@ -76,12 +92,15 @@ def check_spec(spec_arg: str, seed: int = 0) -> list[str]:
         f"{f'{out.reward:g}' if np.ndim(out.reward) == 0 else np.round(out.reward, 6).tolist()}, "
         f"terminated {out.terminated}, truncated {out.truncated}"
     )
+    lines += check_grids(spec, state, reference, out.obs)
     check_reference_determinism(spec, reference, seed)
     lines.append(
         "determinism: the same injected state and action step alike"
         + (" (the step's draws are declared in [randomness])" if spec.randomness else "")
     )
     lines += _sources(spec)
+    if port is not None:
+        lines += check_port_form(spec, port, target)
     lines.append("spec ok: `envport translate` and `envport verify` can use it")
     return lines
 

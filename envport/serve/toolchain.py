@@ -15,9 +15,20 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
+
+from envport.errors import EnvportError
+
+# The oldest Rust that builds every known-good Rust port (examples/*/ports/rust): they
+# write their layouts as C string literals (`c"..."`, stable since 1.77; `div_ceil` 1.73,
+# `OnceLock` 1.70), and the Rust prompt tells a model to. The one place this is stated:
+# `./dev` reads it from this line to choose the compiler it installs.
+MINIMUM_RUST = "1.77"
+# What to install, for the line that refuses an older compiler.
+RUST_INSTALL = "Debian 12: `apt-get install cargo-web`; elsewhere: rustup, https://rustup.rs"
 
 
 @dataclass(frozen=True)
@@ -26,6 +37,46 @@ class Toolchain:
 
     roots: tuple[str, ...]
     bins: tuple[str, ...]
+
+
+def _version_of(rustc: str) -> tuple[int, int, int] | None:
+    try:
+        done = subprocess.run(
+            [rustc, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = re.match(r"rustc (\d+)\.(\d+)\.(\d+)", done.stdout.strip())
+    return (int(found[1]), int(found[2]), int(found[3])) if found else None
+
+
+@functools.cache
+def rust_version() -> str | None:
+    """The version of the rustc a build uses (`1.85.0`), or None when there is none."""
+    rustc = shutil.which("rustc")
+    version = _version_of(rustc) if rustc is not None else None
+    return ".".join(map(str, version)) if version is not None else None
+
+
+def require_rust() -> None:
+    """Refuse, before any worker builds, a compiler too old for the ports (exit 2). With no
+    rustc at all the build worker says "cargo is not installed" as the port's failure."""
+    version = rust_version()
+    if version is None:
+        return
+    have = tuple(int(part) for part in version.split("."))
+    need = tuple(int(part) for part in MINIMUM_RUST.split("."))
+    if have < need:
+        raise EnvportError(
+            f"rustc {version} ({shutil.which('rustc')}) is older than Rust {MINIMUM_RUST}, "
+            f"the oldest that builds envport's Rust ports: install a newer one ({RUST_INSTALL}), "
+            "first on PATH"
+        )
 
 
 def _sysroot() -> str | None:

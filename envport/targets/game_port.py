@@ -54,6 +54,31 @@ def field(state: Any, name: str) -> Any:
     return getattr(state, name)
 
 
+# What every game state holds besides the game's own fields (the two-player contract).
+STATE_FIELDS = (
+    "current_player",
+    "observation",
+    "legal_action_mask",
+    "rewards",
+    "terminated",
+    "truncated",
+)
+
+
+def require_fields(state: Any) -> None:
+    """A state from the port's `init` holding every field of the contract, checked at load:
+    a port without `legal_action_mask` is told so before any game is played."""
+    held = list(state) if isinstance(state, Mapping) else [n for n in dir(state) if n[0] != "_"]
+    missing = [name for name in STATE_FIELDS if name not in held]
+    if missing:
+        shown = [name for name in held if not callable(getattr(state, name, None))][:12]
+        raise ContractError(
+            f"the port's `init` returns a state without {', '.join(f'`{m}`' for m in missing)} "
+            f"(it holds {', '.join(shown) or 'nothing'}); a game state holds "
+            f"{', '.join(STATE_FIELDS)} (two-player contract)"
+        )
+
+
 def _require(entry: ModuleType) -> None:
     missing = [
         name
@@ -84,9 +109,11 @@ class JaxGame:
     """
 
     def __init__(self, entry: ModuleType) -> None:
+        import jax
         import jax.numpy as jnp
 
         _require(entry)
+        require_fields(entry.init(jax.random.PRNGKey(0)))
         self.jnp = jnp
         self.entry = entry
         self.__name__ = entry.__name__
@@ -225,6 +252,10 @@ class NumpyGame:
 
     def __init__(self, entry: ModuleType) -> None:
         _require(entry)
+        started = entry.init(np.random.default_rng(0), 1)
+        if not isinstance(started, Mapping):
+            raise ContractError("port `init` must return a dict of arrays (two-player contract)")
+        require_fields(started)
         self.entry = entry
         self.__name__ = entry.__name__
         self.VectorEnv = type("VectorEnv", (_VectorGame,), {"entry": entry})

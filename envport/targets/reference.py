@@ -61,7 +61,11 @@ def import_attr(target: str, key: str, spec: PortSpec | None = None) -> Callable
         try:
             return getattr(module, attr)
         except AttributeError:
-            raise SpecError(f"key `{key}`: {module_name} has no `{attr}`") from None
+            defined = [n for n, v in vars(module).items() if callable(v) and not n.startswith("_")]
+            raise SpecError(
+                f"key `{key}`: {module_name} has no `{attr}` (it defines "
+                f"{', '.join(f'`{n}`' for n in defined) or 'no function'})"
+            ) from None
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 from envport.cache_home import cache_home
-from envport.serve import compile_cache
+from envport.serve import compile_cache, toolchain
 from envport.serve.ops import LoadPort
 from envport.spec import PortSpec
 from envport.targets.loader import ContractError
@@ -128,6 +128,8 @@ class TargetChoice:
         crate = self.name == TargetName.RUST or (
             self.name == AUTO and TARGETS[TargetName.RUST].owns(port)
         )
+        if crate:  # a compiler too old for any port is the user's to fix: one line, exit 2
+            toolchain.require_rust()
         return LoadPort(
             port_dir=str(port.resolve()),
             modules=self.modules,

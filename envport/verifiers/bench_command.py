@@ -16,6 +16,7 @@ from envport.errors import EXIT_DIVERGED, EXIT_OK, EnvportError
 from envport.io.inert import say
 from envport.serve.ops import Requester
 from envport.spec import load_spec
+from envport.targets.bench.anchors import anchor_kind, foreign_anchor
 from envport.targets.bench.report import BenchReport
 from envport.targets.bench.run import DEFAULT_BATCH_SIZES, BenchOptions, SizeCheck
 from envport.targets.reference import Reference
@@ -79,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.plot and importlib.util.find_spec("matplotlib") is None:
         raise EnvportError("--plot needs matplotlib: pip install 'envport[plot]'")
+    _same_game(args.spec, args.anchor)
     options = BenchOptions(
         batch_sizes=args.batch_sizes,
         steps=args.steps,
@@ -104,6 +106,23 @@ def run(args: argparse.Namespace) -> int:
     if args.plot:
         plot(report, args.plot)
     return _verdict(report)
+
+
+def _same_game(spec_arg: str, anchors: list[str]) -> None:
+    """Refuse an anchor of another game (`pgx:chess` on Connect Four), in one line."""
+    if not anchors:
+        return
+    spec = load_spec(spec_arg)
+    names = f"{spec.name} {spec.reference.entry}"
+    for anchor in anchors:
+        if anchor_kind(anchor) is None:
+            continue  # the worker's load says what is wrong with its form
+        other = foreign_anchor(anchor, names)
+        if other is not None:
+            raise EnvportError(
+                f"--anchor {anchor}: an anchor of another game ({other}), not of this spec's "
+                f"{spec.name} ({spec.reference.entry}): name the same game's id"
+            )
 
 
 def size_check(spec_arg: str, seed: int) -> SizeCheck:

@@ -13,6 +13,7 @@ the names below (the worker imports gymnax, xminigrid or pgx on first use).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from envport.targets.loader import ContractError
@@ -122,6 +123,17 @@ def anchor_kind(name: str) -> str | None:
     """The anchor's kind (`gymnax`, `xminigrid`, `pgx`), or None when `name` is not `kind:EnvId`."""
     kind, _, env_id = name.partition(":")
     return kind if kind in ANCHORS and env_id else None
+
+
+def foreign_anchor(name: str, reference: str) -> str | None:
+    """The words of an anchor's env id that the reference's names (the spec's name and
+    entry, or its env id) do not hold: an anchor of another game, whose speed beside the
+    port means nothing (`pgx:chess` on Connect Four). Versions and sizes (`v1`, `8x8`) are
+    left out, so a MiniGrid room of another size is still the game; None when all match."""
+    held = re.sub(r"[^a-z0-9]", "", reference.lower())
+    words = [w.lower() for w in re.split(r"[^A-Za-z0-9]+", name.partition(":")[2]) if w]
+    missing = [w for w in words if not re.search(r"\d", w) and w not in held]
+    return ", ".join(missing) if missing else None
 
 
 def load_anchor(name: str) -> Any:
