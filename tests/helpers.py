@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -133,6 +134,30 @@ def translated_offline(spec: Path, target: str, out: Path, timeout: float = 400)
     report = json.loads((run / "reports" / "verify.json").read_text())
     assert report["passed"] and {lv["level"] for lv in report["levels"]} >= {"l2", "l3"}
     return run
+
+
+def with_budgets(example: Path, destination: Path, budgets: dict[str, dict[str, int]]) -> Path:
+    """A copy of `example` (its ports left out) whose spec has `budgets` in place of its own
+    (`{"levels.l1": {"examples": 60}}`): a slow test runs a check at the smallest budget that
+    still fails on its bug, never the example's full one."""
+    shutil.copytree(example, destination, ignore=shutil.ignore_patterns("ports", "__pycache__"))
+    spec = destination / "envport.toml"
+    lines = spec.read_text().splitlines()
+    for table, values in budgets.items():
+        header = f"[{table}]"
+        if header not in lines:
+            lines += ["", header]
+        start = lines.index(header) + 1
+        end = next((i for i in range(start, len(lines)) if lines[i].startswith("[")), len(lines))
+        for key, number in values.items():
+            found = [i for i in range(start, end) if lines[i].split("=")[0].strip() == key]
+            if found:
+                lines[found[0]] = f"{key} = {number}"
+            else:
+                lines.insert(start, f"{key} = {number}")
+                end += 1
+    spec.write_text("\n".join(lines) + "\n")
+    return destination
 
 
 def divergent_fields(report: Any) -> set[str]:

@@ -23,7 +23,7 @@ from envport.verifiers.coverage.determinism import check_reference_determinism
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
-from helpers import ROOT, check_failures, translated_offline
+from helpers import ROOT, check_failures, translated_offline, with_budgets
 
 SEAQUEST = ROOT / "examples" / "minatar_seaquest"
 
@@ -143,7 +143,15 @@ def test_seaquest_translates_offline_and_the_full_crew_slip_is_repaired(tmp_path
     """The session's rules leave a full crew at 0 divers after surfacing (the comment above
     MinAtar's `_surface`, not its code, which leaves -1): the env module's surfacing probe
     finds it, the repair fixes rules.py, and every level passes on the repaired port."""
-    run = translated_offline(SEAQUEST, "jax", tmp_path / "runs", timeout=2400)
+    # The slip is the surfacing probe's: the whole-port checks run at small budgets.
+    small = {
+        "levels.l1": {"examples": 60},
+        "levels.l2": {"examples": 10},
+        "levels.l3": {"episodes": 10},
+        "coverage": {"explore_steps": 0},
+    }
+    spec = with_budgets(SEAQUEST, tmp_path / "minatar_seaquest", small)
+    run = translated_offline(spec, "jax", tmp_path / "runs", timeout=2400)
     failed = check_failures(run)
     assert failed and "diver_count: expected -1, got 0" in failed[0], failed
     note = " Hand-written known-good port, not model output.\n"
