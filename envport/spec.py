@@ -21,17 +21,21 @@ from pydantic import (
 )
 
 from envport.errors import SpecError
+from envport.level_spec import L1Spec, L2Spec, L4Spec
 from envport.state_spec import LENGTH_SUFFIX, Bound, FieldSpec, GridSpec, StateSpec
 from envport.target_spec import ModuleSpec, TargetSpec
 from envport.variant import base_folders, fill_in
 
-# The state's declarations live in envport.state_spec, a target's in envport.target_spec;
-# importers name them from here.
+# The state's declarations live in envport.state_spec, a target's in envport.target_spec,
+# the budgets of L1, L2 and L4 in envport.level_spec; importers name them from here.
 __all__ = [
     "LENGTH_SUFFIX",
     "Bound",
     "FieldSpec",
     "GridSpec",
+    "L1Spec",
+    "L2Spec",
+    "L4Spec",
     "ModuleSpec",
     "PortSpec",
     "SpecError",
@@ -119,53 +123,6 @@ class L3Spec(_Strict):
     # reference's exponentially fast, so free-running steps are compared only up to this
     # many steps into each episode; resync still compares every step.
     free_horizon: int | None = Field(default=None, gt=0)
-
-
-class L1Spec(_Strict):
-    examples: int = Field(default=200, gt=0, description="hypothesis examples per check")
-    # Start states solved so the next state lands on (or just past) a constant of the
-    # reference's source: this many per constant, state component and kind; 0: none.
-    landings: int = Field(default=2, ge=0)
-    # A two-player game's `l1.endings`: games the reference plays for positions near their
-    # end (a slow reference, chess's, plays fewer); 0: none.
-    endings: int = Field(default=36, ge=0)
-
-
-class L2Spec(_Strict):
-    examples: int = Field(default=40, gt=0, description="hypothesis sequences")
-    steps: int = Field(default=25, gt=0, description="rules per sequence at most")
-    # Batch sizes for the batch-equals-singles check: odd on purpose, so a port that works
-    # in chunks (of 4, 8, 256 envs) meets a partial last chunk, and 1 meets its smallest.
-    batch: list[int] = Field(default_factory=lambda: [1, 7, 33], min_length=1)
-
-    @field_validator("batch", mode="before")
-    @classmethod
-    def _sizes(cls, value: Any) -> Any:
-        return [value] if isinstance(value, int) else value
-
-    @field_validator("batch")
-    @classmethod
-    def _positive(cls, value: list[int]) -> list[int]:
-        if any(size < 1 for size in value):
-            raise ValueError("expected batch sizes >= 1")
-        return value
-
-
-class L4Spec(_Strict):
-    """Policy transfer: policies trained on the port and on the reference, each evaluated on
-    both; equivalent only if a paired TOST shows the difference is within `margin`."""
-
-    margin: float | None = Field(
-        default=None, gt=0, description="equivalence margin, in the env's return units"
-    )
-    seeds: int = Field(default=5, ge=2, description="K: training seeds per env")
-    episodes: int = Field(default=20, gt=0, description="evaluation episodes per policy and env")
-    trainer: Literal["auto", "q_learning", "cem"] = "auto"
-    budget: int | None = Field(
-        default=None, gt=0, description="training episodes (q_learning) or iterations (cem)"
-    )
-    max_steps: int | None = Field(default=None, gt=0, description="steps per episode at most")
-    alpha: float = Field(default=0.05, gt=0, lt=0.5)
 
 
 class LevelsSpec(_Strict):
