@@ -163,6 +163,14 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.add_argument("--json", type=Path, help="write the full report as JSON here")
     p.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="write the report as one self-contained HTML page here: the verdict, each "
+        "check, each divergence with its grid pictures and replay line (`envport report "
+        "VERIFY.json` writes the same page from a --json file)",
+    )
+    p.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -243,6 +251,10 @@ def _run_verify(args: argparse.Namespace) -> int:
         args.json.write_text(report.model_dump_json(indent=2), encoding="utf-8")
     if args.junit:
         write_junit(report, args.junit)
+    if args.html:
+        from envport.report.verify_page import write_verify_page
+
+        write_verify_page(report, args.html)
     if report.error:
         # The port could not be run at all: one line, in the port's own words.
         say(f"envport: {report.error}")
