@@ -28,9 +28,10 @@ from envport.targets.registry import AUTO, TARGET_CHOICES
 
 # What `envport --help` says the tool is (this module's docstring is about the module).
 DESCRIPTION = (
-    "Port a reference RL environment (Gymnasium) to a fast backend (JAX, batched NumPy, "
-    "Rust) with an LLM, and prove the port behaves like the reference: L1 property, L2 "
-    "interaction and L3 rollout checks, with repairs from each divergence."
+    "Port a reference RL environment (a Gymnasium env, or a PettingZoo two-player game) "
+    "to a fast backend (JAX, batched NumPy, Rust) with an LLM, and prove the port behaves "
+    "like the reference: L1 property, L2 interaction and L3 rollout checks, with repairs "
+    "from each divergence."
 )
 
 
