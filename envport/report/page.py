@@ -117,6 +117,8 @@ def _diff_view(edit: EditEvent) -> dict[str, Any]:
         "lines": lines,
         "added": sum(1 for kind, _ in lines if kind == "add"),
         "removed": sum(1 for kind, _ in lines if kind == "del"),
+        # The answer repeated the file as it was: said, not shown as an open empty diff.
+        "unchanged": not edit.diff.strip(),
     }
 
 

@@ -133,7 +133,7 @@ def _verify(ctx: VerifyContext, profile: Profile) -> VerifyReport:
                     report.levels += found
                     failed = next((lv.name for lv in report.levels if not lv.passed), None)
                     if options.fail_fast and failed is not None:
-                        report.warnings.append(_stopped_early(failed, check, ctx))
+                        report.stopped_early = _stopped_early(failed, check, ctx)
                         stopped_early = True
                         break
         except PortError as error:
