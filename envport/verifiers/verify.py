@@ -170,6 +170,9 @@ def _verify(ctx: VerifyContext, profile: Profile) -> VerifyReport:
     return report
 
 
+_AS_REPORTED = {"explore": "l3.explore", "plain": "l3.plain"}
+
+
 def _run_check(check: Check, ctx: VerifyContext) -> list[LevelResult]:
     """The check's results. A port that raised where the check could not say on what input
     (the levels that can name it do: L1, L2's sequences and batches) fails the check with
@@ -177,7 +180,8 @@ def _run_check(check: Check, ctx: VerifyContext) -> list[LevelResult]:
     try:
         return check.run(ctx)
     except PortRaised as error:
-        level, _, mode = check.name.partition(".")
+        # Named as the check's own results are (`l3.explore`, `l3.plain`: L3's follow-ups).
+        level, _, mode = _AS_REPORTED.get(check.name, check.name).partition(".")
         replay = ctx.replays.get(cast(Kind, level))
         failed = Divergence(
             level=level,
