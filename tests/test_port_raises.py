@@ -6,6 +6,7 @@ another matter (tests/test_verify_cli.py: one line)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from helpers import CARTPOLE, plant_code, run_envport, user_env
@@ -54,7 +55,14 @@ def test_a_port_raising_in_step_fails_the_check_with_its_start_state_action_and_
     assert "  replay: envport verify" in shown and "--levels l1" in shown
     # The levels after L1 ran, each with its line, and the verdict closes the table.
     assert any(line.startswith(("pass l2.", "FAIL l2.")) for line in lines), out
-    assert any(line.startswith(("pass l3.", "FAIL l3.")) for line in lines), out
+    # L3 plays the plan again in parts to say which episode and step raised.
+    rollouts = lines.index("FAIL l3: 1 episodes, 0 steps compared, 1 diverged")
+    assert re.match(
+        r"L3 free, episode \d+ \(policy \w+, reset seed \d+\), step \d+: the port raised",
+        lines[rollouts + 1],
+    ), out
+    l3_replay = next(line for line in lines[rollouts:] if line.startswith("  replay: "))
+    assert "--levels l3" in l3_replay and "--episode " in l3_replay, l3_replay
     assert lines[-1].startswith("DIVERGED: backend numpy"), out
 
     report = json.loads(report_path.read_text())
