@@ -28,9 +28,10 @@ from envport.targets.registry import AUTO, TARGET_CHOICES
 
 # What `envport --help` says the tool is (this module's docstring is about the module).
 DESCRIPTION = (
-    "Port a reference RL environment (Gymnasium) to a fast backend (JAX, batched NumPy, "
-    "Rust) with an LLM, and prove the port behaves like the reference: L1 property, L2 "
-    "interaction and L3 rollout checks, with repairs from each divergence."
+    "Port a reference RL environment (a Gymnasium env, or a PettingZoo two-player game) "
+    "to a fast backend (JAX, batched NumPy, Rust) with an LLM, and prove the port behaves "
+    "like the reference: L1 property, L2 interaction and L3 rollout checks, with repairs "
+    "from each divergence."
 )
 
 
@@ -163,6 +164,14 @@ def _add_verify(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--junit", type=Path, help="write JUnit XML here")
     p.add_argument("--json", type=Path, help="write the full report as JSON here")
     p.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="write the report as one self-contained HTML page here: the verdict, each "
+        "check, each divergence with its grid pictures and replay line (`envport report "
+        "VERIFY.json` writes the same page from a --json file)",
+    )
+    p.add_argument(
         "-v",
         "--verbose",
         action="store_true",
@@ -243,6 +252,10 @@ def _run_verify(args: argparse.Namespace) -> int:
         args.json.write_text(report.model_dump_json(indent=2), encoding="utf-8")
     if args.junit:
         write_junit(report, args.junit)
+    if args.html:
+        from envport.report.verify_page import write_verify_page
+
+        write_verify_page(report, args.html)
     if report.error:
         # The port could not be run at all: one line, in the port's own words.
         say(f"envport: {report.error}")

@@ -33,3 +33,10 @@ class PortError(EnvportError):
         # What the port itself said (a Rust panic's text, the traceback's frames in the
         # port): for a report that shows the crash, not for the one-line message.
         self.detail = detail
+
+
+class PortRaised(PortError):
+    """The port's own code raised while answering one request, and said so: its worker is
+    alive and answers the next request. A check that meets it fails on the input that made
+    the port raise, and the other checks still run; a worker that died or hung is the plain
+    `PortError` that ends the verify."""

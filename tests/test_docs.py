@@ -98,3 +98,12 @@ def test_the_readme_opens_with_the_two_commands_and_links_only_pages_that_exist(
     site = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     for page in sorted((ROOT / "docs").glob("*.md")):
         assert page.name in site, f"docs/{page.name} is not in mkdocs.yml's navigation"
+
+
+def test_the_readme_and_help_say_what_references_envport_takes() -> None:
+    """A Gymnasium env or a PettingZoo two-player game (contract 8), in both first words."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    opening = readme.split("\n\n")[1]
+    described = " ".join(build_parser().format_help().split())
+    for text in (" ".join(opening.split()), described):
+        assert "Gymnasium" in text and "PettingZoo" in text, text

@@ -24,6 +24,7 @@ from envport.verifiers.levels.l3 import lanes as l3_lanes
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.played import Played
 from envport.verifiers.options import L3Options
+from envport.verifiers.reporting.divergence import VerifyReport
 from envport.verifiers.reporting.replay import replays
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
@@ -191,11 +192,22 @@ def test_a_batched_bridge_that_disagrees_with_the_per_env_one_fails_the_port(
         "    return out",
     )
     report = verify(str(CARTPOLE), str(port), VerifyOptions(levels=("l3",), episodes=20))
-    assert report.error is not None and "states_from_reference" in report.error
-    assert "disagrees with `state_from_reference`" in report.error
+    said = raised_in_l3(report)
+    assert "states_from_reference" in said and "disagrees with `state_from_reference`" in said
 
 
-def test_a_port_failing_in_any_lane_ends_the_run_with_its_error(tmp_path: Path) -> None:
+def raised_in_l3(report: VerifyReport) -> str:
+    """What the port raised in L3: a failed check with the port's words and its replay line
+    (the verify goes on; docs/verification.md), not the verify's end."""
+    assert report.error is None and not report.passed
+    # (l3.plain, which runs the port too, fails on its own.)
+    (failed,) = [level for level in report.levels if level.name == "l3"]
+    (divergence,) = failed.divergences
+    assert divergence.replay.startswith("envport verify") and "--levels l3" in divergence.replay
+    return divergence.message
+
+
+def test_a_port_failing_in_any_lane_fails_l3_with_its_error(tmp_path: Path) -> None:
     port = edited_numpy_port(
         tmp_path,
         "    def step(self, actions):\n",
@@ -205,4 +217,4 @@ def test_a_port_failing_in_any_lane_ends_the_run_with_its_error(tmp_path: Path) 
     )
     options = VerifyOptions(levels=("l3",), episodes=600, workers=2)
     report = verify(str(CARTPOLE), str(port), options)
-    assert report.error is not None and "too many envs for this port" in report.error
+    assert "too many envs for this port" in raised_in_l3(report)

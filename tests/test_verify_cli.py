@@ -227,10 +227,13 @@ def test_fail_fast_stops_at_the_first_failing_check_and_says_what_did_not_run(
     levels = report["levels"]
     assert levels and {level["level"] for level in levels} == {"l1"}, levels
     first = next(level for level in levels if not level["passed"])
-    (warning,) = [w for w in report["warnings"] if w.startswith("fail-fast:")]
-    assert f"stopped after l1.{first['mode']} failed" in warning, warning
-    assert "l2" in warning and "l3" in warning
-    assert "fail-fast: stopped after" in done.stdout
+    stopped = report["stopped_early"]
+    assert stopped.startswith(f"fail-fast: stopped after l1.{first['mode']} failed"), stopped
+    assert "l2" in stopped and "l3" in stopped
+    # Its own line, not one of the spec's warnings.
+    assert stopped in done.stdout.splitlines(), done.stdout
+    assert not [w for w in report["warnings"] if "fail-fast" in w], report["warnings"]
+    assert "warn spec: fail-fast" not in done.stdout
     # Branches only the levels not run would reach are not called gaps of the reference.
     assert not [gap for gap in report["gaps"] if gap["check"] == "coverage"], report["gaps"]
 

@@ -9,20 +9,17 @@ all, so markup an answer smuggles in is shown as text and could not run if it sl
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jinja2
 from pydantic import ValidationError
 
 from envport.errors import EnvportError
 from envport.gaps import gap_lines
-from envport.io.inert import inert
 from envport.report import plots
-from envport.report.grids import GridView, grid_views
+from envport.report.views import LevelView, environment, level_view
 from envport.review.terminal import prompt_label
 from envport.review.timeline import (
     CALL_FAILED_EVENTS,
@@ -40,25 +37,7 @@ from envport.runs.state import CheckOutcome, RunState
 
 log = logging.getLogger("envport.report")
 
-# Plots per level of one check: the first few divergences tell the story.
-PLOTS_PER_LEVEL = 3
 BENCH_GLOB = "bench*.json"
-
-
-@dataclass
-class DivergenceView:
-    text: str
-    plot: str | None = None
-    grids: list[GridView] = field(default_factory=list)
-
-
-@dataclass
-class LevelView:
-    name: str
-    passed: bool
-    summary: str
-    divergences: list[DivergenceView] = field(default_factory=list)
-    gaps: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -138,37 +117,9 @@ def _diff_view(edit: EditEvent) -> dict[str, Any]:
         "lines": lines,
         "added": sum(1 for kind, _ in lines if kind == "add"),
         "removed": sum(1 for kind, _ in lines if kind == "del"),
+        # The answer repeated the file as it was: said, not shown as an open empty diff.
+        "unchanged": not edit.diff.strip(),
     }
-
-
-def _plot(divergence: dict[str, Any]) -> str | None:
-    if not plots.available():
-        return None
-    try:
-        return plots.divergence_plot(divergence)
-    except Exception as error:  # a plot is a nicety: the page goes out without it
-        log.warning("no plot for a divergence: %s", error)
-        return None
-
-
-def _level_view(level: dict[str, Any]) -> LevelView:
-    from envport.verifiers.reporting.divergence import LevelResult
-
-    try:
-        result = LevelResult.model_validate(level)
-    except ValidationError:
-        return LevelView(str(level.get("level", "?")), bool(level.get("passed")), "unreadable")
-    views = []
-    for index, divergence in enumerate(result.divergences):
-        data = divergence.model_dump(mode="json")
-        views.append(
-            DivergenceView(
-                divergence.text(),
-                _plot(data) if index < PLOTS_PER_LEVEL else None,
-                grid_views(data) if index < PLOTS_PER_LEVEL else [],
-            )
-        )
-    return LevelView(result.name, result.passed, result.summary(), views, gap_lines(result.gaps))
 
 
 def _check_view(check: CheckEvent) -> CheckView:
@@ -178,7 +129,7 @@ def _check_view(check: CheckEvent) -> CheckView:
         seconds=check.seconds,
         cached=check.cached,
         outcomes=check.outcomes,
-        levels=[_level_view(level) for level in check.levels],
+        levels=[level_view(level) for level in check.levels],
         coverage=_coverage_view(check.coverage),
     )
 
@@ -295,22 +246,6 @@ def _cost_plot(views: list[IterationView]) -> str | None:
         return None
 
 
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(
-        loader=jinja2.FunctionLoader(_template_source),
-        # Every value is escaped, in every template, whatever its name.
-        autoescape=True,
-        # Control characters (a terminal escape in an answer) shown as \xNN, not hidden.
-        finalize=lambda value: inert(value) if isinstance(value, str) else value,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-
-
-def _template_source(name: str) -> str:
-    return resources.files("envport.report").joinpath(name).read_text(encoding="utf-8")
-
-
 def render(run: RunDir, bench: list[Path] | None = None) -> str:
     state: RunState = run.load()
     timeline = read_timeline(run.transcript)
@@ -322,7 +257,7 @@ def render(run: RunDir, bench: list[Path] | None = None) -> str:
     contexts = {sha: text for sha, text in timeline.contexts.items() if sha in used}
     outcomes = list(state.results.values())
     results = [outcome.model_dump() for outcome in outcomes]
-    template = _environment().get_template("report.html.j2")
+    template = environment().get_template("report.html.j2")
     return template.render(
         state=state,
         gap_lines=gap_lines,

@@ -11,6 +11,7 @@ from envport.errors import EXIT_OK, EnvportError
 from envport.io.inert import InertConsole
 from envport.review.terminal import detail, overview, show
 from envport.review.timeline import read_timeline
+from envport.runs.events import iteration_range, read_events
 from envport.runs.layout import open_run
 from envport.runs.snapshot import pin_replays, pinned_note
 
@@ -58,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     iteration = timeline.find(args.iteration)
     if iteration is None:
-        steps = [it.step for it in timeline.iterations]
-        known = f"{steps[0]}..{steps[-1]}" if steps else "none yet"
+        # Named as `--port RUN@K` names them (envport.runs.snapshot), from the same events.
+        known = iteration_range(list(read_events(run_dir.transcript)))
         raise EnvportError(
             f"--iteration {args.iteration}: no such iteration (this run has {known})"
         )

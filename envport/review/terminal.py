@@ -158,8 +158,11 @@ def _answer(answer: AnswerEvent, call: ModelCallEvent | None) -> list[Renderable
 
 
 def _diff(edit: EditEvent, color: bool) -> list[RenderableType]:
+    if not edit.diff.strip():
+        # The answer repeated the file as it was: nothing to show but that.
+        return [_section(f"diff {edit.path} (no change)")]
     what = "created" if edit.created else "changed"
-    diff = inert(edit.diff or "(no change)")
+    diff = inert(edit.diff)
     body: RenderableType = (
         Syntax(diff, "diff", theme="ansi_dark", word_wrap=True) if color else Text(diff)
     )

@@ -16,6 +16,7 @@ from typing import TypeVar
 from envport.llm.ledger import CallTotals, call_totals
 from envport.llm.types import Purpose, TokenUsage
 from envport.runs.events import (
+    ITERATION_EVENTS,
     RUN_EVENTS,
     AnswerEvent,
     BudgetExhaustedEvent,
@@ -30,7 +31,6 @@ from envport.runs.events import (
     ModelErrorEvent,
     OptimizeAttemptEvent,
     OptimizeBenchEvent,
-    ParseErrorEvent,
     PromptEvent,
     ResumedEvent,
     RunEvent,
@@ -39,17 +39,6 @@ from envport.runs.events import (
 )
 from envport.runs.state import CheckOutcome
 
-# Events that make a step an iteration of its own; a step with only a decision (the driver
-# journals "stuck" after the step counter moved on) belongs to the iteration before it.
-ITERATION_EVENTS = (
-    PromptEvent,
-    AnswerEvent,
-    EditEvent,
-    CheckEvent,
-    ParseErrorEvent,
-    OptimizeBenchEvent,
-    OptimizeAttemptEvent,
-)
 OPTIMIZE_EVENTS = (OptimizeBenchEvent, OptimizeAttemptEvent)
 CALL_FAILED_EVENTS = (BudgetExhaustedEvent, ModelErrorEvent)
 LEVEL_ORDER = ("load", "review", "module", "l1", "l2", "l3", "l4", "answer")

@@ -276,6 +276,25 @@ EVENT: TypeAdapter[Event] = TypeAdapter(Event)
 # Events that describe the run as a whole, not one of its steps.
 RunEvent = RunStartedEvent | ResumedEvent | FinishedEvent | InterruptedEvent | StoppedEvent
 RUN_EVENTS = (RunStartedEvent, ResumedEvent, FinishedEvent, InterruptedEvent, StoppedEvent)
+# Events that make a step an iteration of its own; a step with only a decision (the driver
+# journals "stuck" after the step counter moved on) belongs to the iteration before it, and
+# the run's own events (a finish journaled at the next step) to none.
+ITERATION_EVENTS = (
+    PromptEvent,
+    AnswerEvent,
+    EditEvent,
+    CheckEvent,
+    ParseErrorEvent,
+    OptimizeBenchEvent,
+    OptimizeAttemptEvent,
+)
+
+
+def iteration_range(events: list[Event]) -> str:
+    """The run's iterations as every view names them in an error (`0..3`, or `none yet`):
+    `review --iteration K` and `--port RUN@K` take the same K."""
+    steps = sorted({e.step for e in events if isinstance(e, ITERATION_EVENTS)})
+    return f"{steps[0]}..{steps[-1]}" if steps else "none yet"
 
 
 def step_of(event: Event) -> int | None:

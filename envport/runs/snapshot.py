@@ -17,7 +17,13 @@ import git
 
 from envport.errors import EnvportError
 from envport.io.scratch import scratch as scratch_dir
-from envport.runs.events import CheckEvent, CommitEvent, read_events, step_of
+from envport.runs.events import (
+    ITERATION_EVENTS,
+    CheckEvent,
+    CommitEvent,
+    iteration_range,
+    read_events,
+)
 from envport.runs.layout import RunDir, open_run
 
 _AT = re.compile(r"^(?P<run>.+)@(?P<step>\d+)$")
@@ -37,10 +43,11 @@ def commit_at(run: RunDir, step: int) -> str:
     """The commit holding the port that iteration `step`'s checks ran on."""
     events = list(read_events(run.transcript))
     commits = [e for e in events if isinstance(e, CommitEvent)]
-    steps = [s for e in events if (s := step_of(e)) is not None]
-    last = max(steps, default=0)
-    if step > last:
-        raise EnvportError(f"{run.root}@{step}: no such iteration (this run has 0..{last})")
+    steps = [e.step for e in events if isinstance(e, ITERATION_EVENTS)]
+    if step > max(steps, default=0):
+        raise EnvportError(
+            f"{run.root}@{step}: no such iteration (this run has {iteration_range(events)})"
+        )
     mine = [e for e in commits if e.step == step]
     if mine:
         return mine[0].sha  # the attempt, before any revert of it

@@ -14,7 +14,7 @@ from typing import Any
 
 import zmq
 
-from envport.errors import PortError
+from envport.errors import PortError, PortRaised
 from envport.io import profile
 from envport.io.scratch import make_scratch, remove_tree
 from envport.serve import answers, compile_cache, crate_cache, jail, toolchain
@@ -197,6 +197,12 @@ class PortWorker:
         scratch = self._scratch
         building = isinstance(load, LoadPort) and load.build_only
         rust = _builds_rust(load)
+        # How long a failed request waits for the port's words (`_failure_detail`): a Rust
+        # panic on one of the port's threads may reach stderr up to a second after the
+        # failure reply (seen under load); a Python port raises on the answering thread, so
+        # what it printed is in the pipe already and only the reader's lag is waited for
+        # (a second per raise would make a check that bisects a raise take minutes).
+        self._output_grace = 1.0 if rust else 0.1
         try:
             command = jail.command_line(
                 command,
@@ -277,7 +283,7 @@ class PortWorker:
                 waited = time.perf_counter() - waiting
                 profile.request(self._pending_op, waited, self._sent_bytes, len(frame))
                 if not response.ok:
-                    raise PortError(
+                    raise PortRaised(
                         f"{self.role} failed in `{self._pending_op}`: "
                         f"{cut(response.error or '', MAX_FAILURE_OUTPUT)}",
                         detail=self._failure_detail(response.detail),
@@ -342,8 +348,9 @@ class PortWorker:
         Rust panic's message goes to stderr) and the traceback's frames in the port."""
         printed = ""
         # A panic on one of the port's threads may reach its stderr just after the failure
-        # reply does (seen under load, past 0.2 s): up to a second's grace before reading none.
-        for _ in range(20):
+        # reply does (seen under load, past 0.2 s): a Rust port gets a second's grace before
+        # reading none (`_output_grace`).
+        for _ in range(max(1, round(self._output_grace / 0.05))):
             printed = self._output.since(self._output_mark, MAX_FAILURE_OUTPUT).strip()
             if printed:
                 break

@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from types import ModuleType
 from typing import ClassVar
 
-from envport.errors import EnvportError
+from envport.errors import EnvportError, PortRaised
 from envport.targets.registry import TARGET_NAMES, TargetName, target
 from envport.verifiers import explore
 from envport.verifiers.context import VerifyContext
@@ -31,6 +31,7 @@ from envport.verifiers.levels.l2 import run as l2
 from envport.verifiers.levels.l3 import cases
 from envport.verifiers.levels.l3 import lanes as l3_lanes
 from envport.verifiers.levels.l3 import on_ray as l3_ray
+from envport.verifiers.levels.l3 import raised as l3_raised
 from envport.verifiers.levels.l3 import replay as l3_replay
 from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.reporting.replay import Replay
@@ -233,16 +234,23 @@ class L3Rollouts(Check):
                 coverage,
             )
         else:
-            found = l3_lanes.run_l3(
-                ctx.spec,
-                options,
-                replay,
-                ctx.worker,
-                ctx.reference,
-                ctx.lane_workers,
-                coverage,
-                ctx.branches,
-            )
+            try:
+                found = l3_lanes.run_l3(
+                    ctx.spec,
+                    options,
+                    replay,
+                    ctx.worker,
+                    ctx.reference,
+                    ctx.lane_workers,
+                    coverage,
+                    ctx.branches,
+                )
+            except PortRaised as error:  # the episode and step it raised on, played again
+                return [
+                    l3_raised.raised_level(
+                        ctx.spec, options, replay, ctx.worker, ctx.reference, error
+                    )
+                ]
         if whole:
             # Not a replay itself: each replay line must show its divergence again.
             l3_replay.confirm_replays(ctx.spec, options, replay, ctx.worker, ctx.reference, found)

@@ -97,6 +97,19 @@ def applies(ctx: VerifyContext) -> bool:
     return bool(analyse(measure, ctx.spec).missed)
 
 
+def found(rollouts: int, exits: int) -> str:
+    """What the search found, worded beside the coverage line it is part of: that line's
+    figure already counts these exits (the search runs before it is taken), so they are the
+    ones exploration added to the levels' before it, not ones still missing."""
+    if not rollouts:
+        return "no rollout took a branch exit of the reference's code the levels before it had not"
+    return (
+        f"{rollouts} rollout{'s' if rollouts != 1 else ''} took {exits} branch "
+        f"exit{'s' if exits != 1 else ''} of the reference's code the levels before it had not "
+        "(counted in the coverage line)"
+    )
+
+
 def run_explore(ctx: VerifyContext) -> LevelResult:
     measure = ctx.branches
     assert measure is not None
@@ -111,8 +124,7 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
     )
     note = (
         f"{search.steps} reference steps in {search.rollouts} rollouts{stopped} from "
-        f"{len(search.archive)} cells: "
-        f"{len(kept)} rollouts took {search.new_exits} arcs of the reference's code no level had"
+        f"{len(search.archive)} cells: " + found(len(kept), search.new_exits)
     )
     if not kept:
         level = LevelResult(level="l3", mode="explore", passed=True, episodes=0)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
-from envport.errors import PortError
+from envport.errors import PortError, PortRaised
 from envport.gaps import Gap, GapKind
 from envport.io.profile import Profile, active
 from envport.scale import cluster
@@ -31,7 +31,9 @@ from envport.verifiers.options import (
     VerifyOptions,
     reference_workers,
 )
-from envport.verifiers.reporting.divergence import LevelResult, VerifyReport
+from envport.verifiers.reporting.divergence import Divergence, LevelResult, VerifyReport
+from envport.verifiers.reporting.replay import Kind
+from envport.verifiers.reporting.states import port_words
 from envport.verifiers.source_review.check import check_review
 
 
@@ -125,13 +127,13 @@ def _verify(ctx: VerifyContext, profile: Profile) -> VerifyReport:
                     if measure is not None:
                         measure.level(check.name.split(".")[0])
                     profile.begin(check.name, *_progress_unit(check, ctx))
-                    found = check.run(ctx)
+                    found = _run_check(check, ctx)
                     _port_reported(profile, found)
                     profile.end(all(level.passed for level in found))
                     report.levels += found
                     failed = next((lv.name for lv in report.levels if not lv.passed), None)
                     if options.fail_fast and failed is not None:
-                        report.warnings.append(_stopped_early(failed, check, ctx))
+                        report.stopped_early = _stopped_early(failed, check, ctx)
                         stopped_early = True
                         break
         except PortError as error:
@@ -166,6 +168,33 @@ def _verify(ctx: VerifyContext, profile: Profile) -> VerifyReport:
     report.passed = not report.diverged and not (options.strict and report.gaps)
     report.seconds["total"] = time.perf_counter() - ctx.started
     return report
+
+
+_AS_REPORTED = {"explore": "l3.explore", "plain": "l3.plain"}
+
+
+def _run_check(check: Check, ctx: VerifyContext) -> list[LevelResult]:
+    """The check's results. A port that raised where the check could not say on what input
+    (the levels that can name it do: L1, L2's sequences and batches) fails the check with
+    its own words and the check's replay line; its worker answers the checks after it."""
+    try:
+        return check.run(ctx)
+    except PortRaised as error:
+        # Named as the check's own results are (`l3.explore`, `l3.plain`: L3's follow-ups).
+        level, _, mode = _AS_REPORTED.get(check.name, check.name).partition(".")
+        replay = ctx.replays.get(cast(Kind, level))
+        failed = Divergence(
+            level=level,
+            mode=mode or None,
+            message=port_words(error),
+            replay=replay.command() if replay is not None else "",
+        )
+        stopped = f"stopped: the port raised in `{check.name}` before it could say on what input"
+        return [
+            LevelResult(
+                level=level, mode=mode or None, passed=False, divergences=[failed], note=stopped
+            )
+        ]
 
 
 def _progress_unit(check: Check, ctx: VerifyContext) -> tuple[str | None, int | None, str]:

@@ -224,6 +224,8 @@ class VerifyReport(BaseModel):
 
     # Problems with the spec that weaken the checks without failing them, one line each.
     warnings: list[str] = Field(default_factory=list)
+    # --fail-fast: where it stopped and what it did not run (None: it ran every check).
+    stopped_early: str | None = None
     # The port's declared domain (`targets.<name>.domain`): L1 and L2 drew only states
     # meeting these expressions, so the verdict holds on that part of the state space.
     restricted_to: list[str] = Field(default_factory=list)
@@ -246,6 +248,8 @@ class VerifyReport(BaseModel):
             lines.append(f"{status} {level.name}: {level.summary()}")
             lines.extend(d.text() for d in level.divergences[:1])
         lines.extend(f"n/a  {name}: not run, {why}" for name, why in self.not_run.items())
+        if self.stopped_early:
+            lines.append(self.stopped_early)  # not the spec's problem: no `warn spec:`
         # Checks that did not run are the n/a lines above; the rest of the gaps follow.
         shown = [gap for gap in self.gaps if gap.kind is not GapKind.NOT_RUN]
         said = gap_lines(shown)

@@ -72,11 +72,15 @@ class Replay:
             line = shlex.join([*words, "--levels", "l3", "--cases", str(o.cases)])
             return line + " --episodes 1" + _explore(o)
         words += ["--levels", "l3", "--episodes", str(o.episodes), "--steps", str(o.steps)]
-        line = shlex.join(words) + f" --mode {o.mode}" + _explore(o)
+        # A replay not narrowed to a mode or an episode (a check whose port raised before
+        # it could say where) runs them all.
+        line = shlex.join(words) + (f" --mode {o.mode}" if o.mode else "") + _explore(o)
         if self.kind == "reverse":  # one batched reset starts every episode: all run again
             return line
         batch = o.episode_batch
-        return line + f" --episode {f'{batch[0]}-{batch[1]}' if batch else o.only_episode}"
+        if batch is not None:
+            return line + f" --episode {batch[0]}-{batch[1]}"
+        return line + ("" if o.only_episode is None else f" --episode {o.only_episode}")
 
 
 def _explore(options: VerifyOptions) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.errors import PortRaised
 from envport.spec import PortSpec
 from envport.structure import canonical, enum_name
 from envport.targets.reference import State
@@ -29,6 +30,20 @@ class Divergent(Exception):
         super().__init__(message)
         self.diffs = diffs
         self.inputs = inputs
+
+    @classmethod
+    def raised(cls, error: PortRaised, inputs: dict[str, Any]) -> Divergent:
+        """The port raised on these inputs: a failure like any other answer that differs,
+        so a check shrinks it and reports its start state, action and replay line. Its
+        message is the port's own error and what the port printed (each cut to a bound by
+        the worker's client; printers make it inert)."""
+        return cls([], inputs, port_words(error))
+
+
+def port_words(error: PortRaised) -> str:
+    """A raise as a divergence's message: the error's line, then the port's output and the
+    traceback's frames in the port."""
+    return f"the port raised: {error}" + (f"\n{error.detail}" if error.detail else "")
 
 
 def field_diffs(

@@ -91,6 +91,8 @@ def build_rows(run: L1Run) -> list[Row]:
 
 def check_endings(run: L1Run, entry: str) -> LevelResult:
     return rows_check(
+        run,
+        entry,
         "endings",
         lambda: build_rows(run),
         lambda level, rows: judge_rows(

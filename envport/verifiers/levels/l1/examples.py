@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.errors import PortRaised
 from envport.io import profile
 from envport.serve import ops
 from envport.serve.ops import Requester
@@ -23,7 +24,7 @@ from envport.verifiers.draws.strategies import Draws, draws_for
 from envport.verifiers.reporting.compare import STEP_FIELDS
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.reporting.replay import Replay
-from envport.verifiers.reporting.states import stack_states
+from envport.verifiers.reporting.states import port_words, stack_states
 
 
 @dataclass
@@ -47,20 +48,55 @@ class L1Run:
 
 
 def rows_check(
+    run: L1Run,
+    entry: str,
     mode: str,
     build: Callable[[], list[Any]],
     judge: Callable[[LevelResult, list[Any]], None],
 ) -> LevelResult:
     """An L1 check of rows built on the reference (landings, a game's endings): each row
-    one compared step, judged together, timed."""
+    (a `before` state and an `action`) one compared step, judged together, timed. A port
+    that raises fails the check on the first row it raises on."""
     started = time.perf_counter()
     level = LevelResult(level="l1", mode=mode, passed=True)
     rows = build()
     level.episodes = level.steps_compared = len(rows)
     if rows:
-        judge(level, rows)
+        try:
+            judge(level, rows)
+        except PortRaised as error:
+            row, error = _first_raise(judge, rows, error)
+            level.passed, level.diverged_episodes = False, 1
+            level.divergences = [
+                l1_divergence(run, mode, entry, row.before, row.action, [], port_words(error))
+            ]
     level.seconds = {"total": time.perf_counter() - started}
     return level
+
+
+def _first_raise(
+    judge: Callable[[LevelResult, list[Any]], None], rows: list[Any], error: PortRaised
+) -> tuple[Any, PortRaised]:
+    """The row ending the shortest prefix of `rows` the port raises on (by bisection: a
+    few requests, whatever the rows' number), with its error; the last row and the whole
+    batch's error when the port raises only on all of them together."""
+
+    def raises(count: int) -> PortRaised | None:
+        try:
+            judge(LevelResult(level="l1", passed=True), rows[:count])
+        except PortRaised as failure:
+            return failure
+        return None
+
+    low, high, found = 1, len(rows), error  # the prefix of `high` rows raises
+    while low < high:
+        middle = (low + high) // 2
+        failure = raises(middle)
+        if failure is None:
+            low = middle + 1
+        else:
+            high, found = middle, failure
+    return rows[high - 1], found
 
 
 @dataclass

@@ -164,7 +164,11 @@ def _fail(
 
 def check_landings(run: L1Run, entry: str) -> LevelResult:
     return rows_check(
-        "landings", lambda: build_rows(run), lambda level, rows: _judge(run, entry, level, rows)
+        run,
+        entry,
+        "landings",
+        lambda: build_rows(run),
+        lambda level, rows: _judge(run, entry, level, rows),
     )
 
 

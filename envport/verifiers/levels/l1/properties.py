@@ -19,7 +19,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky, Unsatisfiable
 
-from envport.errors import PortError
+from envport.errors import PortError, PortRaised
 from envport.serve import ops
 from envport.structure import violated
 from envport.targets.reference import Transition, valid_helpers
@@ -153,10 +153,13 @@ def _drive(
         raise unsatisfiable(f"l1.{name}") from None
     found: Divergent | None = None
     try:
-        # A port that fails on the batch (raises, dies, hangs) fails the check as it is.
+        # A port that dies or hangs on the batch ends the verify (PortError); one that
+        # raises fails this check on the example it raised on, found below.
         judge(drawn, 1)
     except Divergent as failure:
         found = failure
+    except PortRaised as error:
+        found = Divergent.raised(error, {}) if run.shrink else _first_alone(judge, drawn, error)
     if found is None:
         level.episodes = level.steps_compared = len(drawn)
     elif not run.shrink:
@@ -167,6 +170,19 @@ def _drive(
         _one_at_a_time(run, judge, name, module, arrange, level, found)
     level.seconds = {"total": time.perf_counter() - started}
     return level
+
+
+def _first_alone(judge: Judge, drawn: list[Example], error: PortRaised) -> Divergent:
+    """Unshrunk: the first drawn example the port fails alone (the batch's raise, without
+    an input, when every example passes alone)."""
+    for number, example in enumerate(drawn, 1):
+        try:
+            judge([example], number)
+        except Divergent as failure:
+            return failure
+        except PortRaised as alone:
+            return Divergent.raised(alone, example.inputs())
+    return Divergent.raised(error, {})
 
 
 def _one_at_a_time(
@@ -182,8 +198,13 @@ def _one_at_a_time(
 
     def counted(state: dict[str, np.ndarray], action: Any) -> None:
         counter["examples"] += 1
+        example = reference_example(run, state, action)
         with port_failures_abort():
-            judge([reference_example(run, state, action)], counter["examples"])
+            try:
+                judge([example], counter["examples"])
+            except PortRaised as error:
+                # A raise is a counterexample like a differing answer: Hypothesis shrinks it.
+                raise Divergent.raised(error, example.inputs()) from None
 
     test = _hypothesis_test(run, counted, arrange, run.shrink)
     try:

@@ -40,4 +40,4 @@ def check_reached(run: L1Run, entry: str) -> LevelResult:
             "the action the reference played from this state in a `[state.reached]` episode",
         )
 
-    return rows_check(MODE, build, judge)
+    return rows_check(run, entry, MODE, build, judge)

@@ -27,6 +27,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from envport.errors import PortRaised
 from envport.gaps import Gap, GapKind
 from envport.io import profile
 from envport.serve.ops import Op, Requester, SessionLoad, SessionScript, SessionStep
@@ -69,12 +70,21 @@ class _Exchange:
         self.recording = False
         self.kept: list[tuple[Op, Callable[[Any], None], list[str]]] = []
 
-    def __call__(self, op: Op, judge: Callable[[Any], None], log: list[str]) -> None:
+    def __call__(
+        self, op: Op, judge: Callable[[Any], None], log: list[str], state: State | None = None
+    ) -> None:
+        """`state`: the reference's state the request starts from (a step's), shown when
+        the port raises on it."""
         if self.recording:
             self.kept.append((op, judge, list(log)))
             return
         with port_failures_abort():
-            answer = self.worker.request(op)
+            try:
+                answer = self.worker.request(op)
+            except PortRaised as error:
+                # A raise fails the sequence like an answer that differs: Hypothesis shrinks
+                # it, and the machine's log is the way to the state the port raised on.
+                raise Divergent.raised(error, state or {}) from None
         judge(answer)
 
 
@@ -197,7 +207,8 @@ def _machine(
                 self._compare_states(answer["state"], after, "step, then state read", True)
 
             try:
-                exchange(SessionStep(actions=np.asarray([action]), noise=noise), judge, self.log)
+                step = SessionStep(actions=np.asarray([action]), noise=noise)
+                exchange(step, judge, self.log, before)
             except _Undecided:
                 # Both sides start over: the port may have ended where the reference did not.
                 self.log.append(
@@ -308,7 +319,8 @@ def check_interaction(
         exchange.recording = False
     steps = _COUNTS["steps"]
     failure = _judged(exchange, worker)
-    if failure is not None and not shrink and isinstance(failure[0], Divergent):
+    # (A raise in the script has no log: the machine runs again live to find its sequence.)
+    if failure is not None and not shrink and isinstance(failure[0], Divergent) and failure[1]:
         _diverged(level, failure[0], failure[1], replay)
     elif failure is not None:
         last.clear()
@@ -364,8 +376,12 @@ def _judged(
     kept, exchange.kept = exchange.kept, []
     if not kept:
         return None
-    # A port that fails on the script (raises, dies, hangs) fails the check as it is.
-    answers = worker.request(SessionScript.of([op for op, _, _ in kept]))
+    # A port that dies or hangs on the script ends the verify; one that raises fails the
+    # check, and the machine runs again live to find the sequence it raises on.
+    try:
+        answers = worker.request(SessionScript.of([op for op, _, _ in kept]))
+    except PortRaised as error:
+        return Divergent.raised(error, {}), []
     for (_, judge, log), answer in zip(kept, answers, strict=True):
         try:
             judge(answer)

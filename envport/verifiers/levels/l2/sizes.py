@@ -20,12 +20,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from envport.errors import PortRaised
 from envport.serve.ops import Requester
 from envport.spec import PortSpec
 from envport.targets.reference import Reference
 from envport.verifiers.draws.action_range import ActionRange
 from envport.verifiers.levels.l2.tiled import DistinctSteps, SizeOutcome
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
+from envport.verifiers.reporting.states import port_words
 
 PAST_POWERS = (65, 129, 257, 513, 1025, 2049, 4097)
 POWERS = (64, 128, 256, 512, 1024, 2048, 4096, 8192)
@@ -50,16 +52,27 @@ def check_sizes(
     sizes = sizes_with(extra)
     level = LevelResult(level="l2", mode="sizes", passed=True, episodes=len(sizes))
     distinct = DistinctSteps.played(reference, seed, outside)
-    sampled = []
+    sampled, tried = [], []
     for size in sizes:
-        outcome = distinct.step(spec, worker, size)
+        tried.append(size)
+        try:
+            outcome = distinct.step(spec, worker, size)
+        except PortRaised as error:
+            # Every env of the batch is one of the distinct states: no one row to name.
+            level.passed, level.diverged_episodes = False, level.diverged_episodes + 1
+            level.divergences.append(
+                Divergence(
+                    level="l2", mode="sizes", seed=seed, message=port_words(error), replay=replay
+                )
+            )
+            break
         level.steps_compared += outcome.compared
         if outcome.compared < size:
             sampled.append(size)
         if not outcome.passed:
             _diverged(level, distinct, outcome, (seed, replay))
     level.note = (
-        f"batches of {', '.join(map(str, sizes))}: one step each, "
+        f"batches of {', '.join(map(str, tried))}: one step each, "
         f"{level.steps_compared} envs compared"
         + (f" (a sample of the envs of {', '.join(map(str, sampled))})" if sampled else "")
     )

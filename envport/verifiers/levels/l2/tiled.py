@@ -129,7 +129,8 @@ class DistinctSteps:
         try:
             answer = worker.request(request)
         except PortError as failure:
-            raise PortError(f"a batch of {size} envs: {failure}", failure.detail) from None
+            # Of the same kind: a raise stays a raise (the check fails, the verify goes on).
+            raise type(failure)(f"a batch of {size} envs: {failure}", failure.detail) from None
         picked = rows[kept]
         expected = Steps(*(np.take(part, picked, axis=0) for part in self.expected.parts()))
         actual = Steps.of(answer)
