@@ -37,6 +37,7 @@ from envport.spec import Bound, PortSpec
 from envport.targets.reference import Reference, State, import_attr
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.coverage.branches import Measure, analyse
+from envport.verifiers.coverage.conditions import ConditionMeasure
 from envport.verifiers.draws.policies import EpisodePlan, uniform_actions
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.cases import MAX_ACTIONS
@@ -90,6 +91,9 @@ def applies(ctx: VerifyContext) -> bool:
         return False
     if measure.not_measured:
         return False  # what a level played unmeasured (on Ray) may have taken the branches
+    conditions = ctx.conditions
+    if conditions is not None and conditions.broken is None and conditions.analyse().missed:
+        return True  # conditions never seen together: explored toward like branches
     return bool(analyse(measure, ctx.spec).missed)
 
 
@@ -97,7 +101,7 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
     measure = ctx.branches
     assert measure is not None
     spec, reference = ctx.spec, ctx.reference
-    search = Search(spec, reference, measure, ctx.options.seed)
+    search = Search(spec, reference, measure, ctx.options.seed, ctx.conditions)
     kept = search.run(budget(ctx), spec.coverage.explore_horizon)
     stopped = (
         f" (stopped: nothing new in the last half of the budget or {ROLLOUT_PATIENCE} rollouts)"
@@ -106,7 +110,8 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
     )
     note = (
         f"{search.steps} reference steps{stopped} from {len(search.archive)} cells: "
-        f"{len(kept)} rollouts took {search.new_exits} arcs of the reference's code no level had"
+        f"{len(kept)} rollouts took {search.new_exits} arcs of the reference's code or "
+        "conditions together that no level had"
     )
     if not kept:
         level = LevelResult(level="l3", mode="explore", passed=True, episodes=0)
@@ -128,9 +133,9 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
         divergence.mode = "explore"
         divergence.replay = replay.command()
         divergence.replay_of = replay
+        reached = search.reached.get(divergence.episode or 0) or ["a branch no level reached"]
         divergence.message = (
-            f"explored rollout {divergence.episode} (a branch no level reached): "
-            + divergence.message
+            f"explored rollout {divergence.episode} ({'; '.join(reached)}): " + divergence.message
         )
     level.note = note
     return level
@@ -139,8 +144,18 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
 class Search:
     """The archive and the rollouts: deterministic for a seed and a budget."""
 
-    def __init__(self, spec: PortSpec, reference: Reference, measure: Measure, seed: int) -> None:
+    def __init__(
+        self,
+        spec: PortSpec,
+        reference: Reference,
+        measure: Measure,
+        seed: int,
+        conditions: ConditionMeasure | None = None,
+    ) -> None:
         self.spec, self.reference, self.measure = spec, reference, measure
+        self.conditions = conditions
+        # Per kept rollout, the conditions and pairs it was the first to show.
+        self.reached: dict[int, list[str]] = {}
         self.rng = np.random.default_rng([seed, STREAM])
         self.seed = seed
         self.archive: dict[tuple[Any, Any], Cell] = {}
@@ -154,8 +169,18 @@ class Search:
         policy = spec.levels.l3.policy
         self.policy = import_attr(policy, "levels.l3.policy", spec) if policy else None
 
+    def _known(self) -> tuple[int, set[str]]:
+        """Arcs taken, and conditions and pairs shown (in words): what a rollout is new by."""
+        shown = set() if self.conditions is None else set(self.conditions.shown())
+        return _count(self.measure.executed()), shown
+
     def run(self, budget: int, horizon: int) -> list[Played]:
-        known = _count(self.measure.executed())
+        if self.conditions is not None:
+            self.conditions.restart()  # its rollouts' steps measured as a run of their own
+        return self._run(budget, horizon)
+
+    def _run(self, budget: int, horizon: int) -> list[Played]:
+        known, combinations = self._known()
         for root in range(ROOTS):
             self.reference.reset(self.seed + root)
             self._add(self.reference.read_state(), 0.0)
@@ -171,10 +196,15 @@ class Search:
             cell.chosen += 1
             levels = len(self.levels)
             played = self._rollout(cell, min(horizon, budget - self.steps), len(kept))
-            taken = _count(self.measure.executed())
-            if taken > known:
-                self.new_exits += taken - known
-                known = taken
+            taken, now = self._known()
+            if taken > known or now - combinations:
+                self.new_exits += taken - known + len(now - combinations)
+                # What the rollout reached, for its divergence's message.
+                self.reached[len(kept)] = ["a branch no level reached"] if taken > known else []
+                self.reached[len(kept)] += [
+                    f"{c}, which no level had" for c in sorted(now - combinations)
+                ]
+                known, combinations = taken, now
                 cell.found += 1
                 kept.append(played)
                 progress, idle = self.steps, 0
