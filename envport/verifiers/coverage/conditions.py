@@ -16,9 +16,9 @@ evaluates the conditions at each decision's line (`twin`, called by
 `envport.targets.reference.Reference.step` through `rule_trace`). The real env is never
 touched: the copy shares only its generators, whose states are restored after. The first
 STEPS steps are measured, then every second, fourth... (half as many per doubling of the
-run's steps), so the cost grows with the log of the run; l3.explore starts the count again, to
-steer toward combinations still missed. Once every decision is met and shown in full, no
-step is measured.
+run's steps), MOST at most: the cost grows with the log of the run and is capped.
+l3.explore starts the count again, to steer toward combinations still missed. Once every
+decision is met and shown in full, no step is measured.
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ from envport.verifiers.reporting.branch_report import ConditionCoverage
 
 # Steps measured in full before the measure thins out (see above).
 STEPS = 1000
+# At most this many measured steps per run (and as many more for l3.explore): a step of a
+# slow reference (chess's) costs milliseconds, its copy a millisecond more.
+MOST = 3000
 # Missed combinations a report lists one by one.
 SHOWN = 12
 
@@ -57,6 +60,7 @@ class ConditionMeasure:
         self.decisions = found
         self.seen: dict[str, set[Values]] = {}
         self.calls = self.measured = 0
+        self.limit = MOST
         self.seconds = 0.0
         self.broken: str | None = None
         self._lines: dict[str, dict[int, list[Decision]] | None] = {}
@@ -76,12 +80,13 @@ class ConditionMeasure:
 
     def restart(self) -> None:
         """Measure the steps from here on as a run of their own: the first STEPS each, then
-        thinning (l3.explore steers by what its own rollouts show)."""
+        thinning, MOST at most (l3.explore steers by what its own rollouts show)."""
         self.calls = 0
+        self.limit = self.measured + MOST
 
     def wanted(self) -> bool:
-        if self.complete():
-            return False  # every decision met so far shown in full: nothing left to learn
+        if self.complete() or self.measured >= self.limit:
+            return False  # every decision shown in full, or the run's measure spent
         self.calls += 1
         if self.calls <= STEPS:
             return True
