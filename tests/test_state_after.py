@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -33,28 +34,45 @@ def _edited(tmp_path: Path, old: str, new: str) -> Path:
     return port
 
 
-def _transition(port: Path) -> object:
+# Truncation still comes at the 500th step (computed from the counter plus one), so every
+# output of every step agrees; only the state a step leaves is behind by one.
+HIDDEN_COUNTER = (
+    "        self.elapsed += 1\n        terminated = is_terminated(self.physics)\n"
+    "        truncated = self.elapsed >= MAX_STEPS",
+    "        terminated = is_terminated(self.physics)\n"
+    "        truncated = self.elapsed + 1 >= MAX_STEPS",
+)
+
+
+def _transition(port: Path) -> Any:
     options = VerifyOptions(target="numpy", levels=("l1",), examples=12, shrink=False)
     report = verify(str(CARTPOLE), str(port), options)
     return next(level for level in report.levels if level.mode == "transition")
 
 
 def test_a_step_counter_the_port_never_advances_is_named_by_its_field(tmp_path: Path) -> None:
-    # Truncation still comes at the 500th step (computed from the counter plus one), so every
-    # output of every step agrees; only the state it leaves is behind by one.
-    port = _edited(
-        tmp_path,
-        "        self.elapsed += 1\n        terminated = is_terminated(self.physics)\n"
-        "        truncated = self.elapsed >= MAX_STEPS",
-        "        terminated = is_terminated(self.physics)\n"
-        "        truncated = self.elapsed + 1 >= MAX_STEPS",
-    )
+    port = _edited(tmp_path, *HIDDEN_COUNTER)
     level = _transition(port)
     assert not level.passed
     divergence = level.divergences[0]
     assert "leaves another state" in divergence.message
     assert [d.field for d in divergence.fields] == ["state.elapsed_steps"]
     assert divergence.fields[0].actual == divergence.fields[0].expected - 1
+
+
+def test_resync_names_the_hidden_counter_at_the_first_step_of_each_episode(
+    tmp_path: Path,
+) -> None:
+    port = _edited(tmp_path, *HIDDEN_COUNTER)
+    options = VerifyOptions(target="numpy", levels=("l3",), episodes=3, shrink=False)
+    report = verify(str(CARTPOLE), str(port), options)
+    by_mode = {level.mode: level for level in report.levels}
+    # Free-running compares outputs only, and they agree within 500 steps.
+    assert by_mode["free"].passed
+    resync = by_mode["resync"]
+    assert not resync.passed and resync.diverged_episodes == 3
+    first = resync.divergences[0]
+    assert first.step == 0 and [d.field for d in first.fields] == ["state.elapsed_steps"]
 
 
 def test_a_port_that_skips_its_last_env_is_told_by_batch_size(tmp_path: Path) -> None:
