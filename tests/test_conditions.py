@@ -1,6 +1,7 @@
 """Condition coverage (envport/verifiers/coverage/conditions.py) on a small reference of our
 own: a boolean decision's conditions each seen deciding alone, an `if`/`elif` chain's tests
-seen true together, measured on a copy of the env (the real one left as it was)."""
+seen true together, measured on a copy of the env (the real one left as it was); a condition
+on a setting (an attribute only `__init__` assigns) is not counted."""
 
 from __future__ import annotations
 
@@ -18,12 +19,16 @@ import numpy as np
 class Env:
     def __init__(self):
         self.x, self.y, self.moved = 0, 0, 0
+        self.fast = True
         self.random = np.random.RandomState(0)
+
+    def place(self, x, y):
+        self.x, self.y = x, y
 
     def step(self, action):
         self.moved += 1
         self.random.random_sample()
-        if self.x > 0 and self.y > 0:
+        if self.x > 0 and self.y > 0 and self.fast:
             result = "both"
         else:
             result = "not both"
@@ -46,7 +51,7 @@ def _measured(tmp_path: Path, steps: list[tuple[int, int, int]]) -> tuple[Condit
     assert measure is not None
     env = namespace["Env"]()
     for x, y, action in steps:
-        env.x, env.y = x, y
+        env.place(x, y)
         measure.twin(env, lambda e, a: e.step(a), action)
     return measure, env
 
@@ -55,9 +60,10 @@ def test_a_condition_never_seen_deciding_alone_is_named(tmp_path: Path) -> None:
     # x > 0 decides alone (1, 1) against (0, 1); y > 0 is never false while x > 0 holds.
     measure, env = _measured(tmp_path, [(1, 1, 9), (0, 1, 9)])
     missed = measure.analyse().missed
-    assert any(
-        "`self.y > 0` never seen deciding `self.x > 0 and self.y > 0` alone" in m for m in missed
-    )
+    decision = "`self.x > 0 and self.y > 0 and self.fast`"
+    assert any(f"`self.y > 0` never seen deciding {decision} alone" in m for m in missed)
+    # `self.fast`, a setting, is never false and never named.
+    assert not any("`self.fast` never" in m for m in missed)
     assert not any("`self.x > 0` never" in m for m in missed)
     # The real env never stepped, and its generator is where it was.
     assert env.moved == 0
@@ -82,5 +88,5 @@ def _env_at(measure: ConditionMeasure, x: int, y: int) -> Any:
     namespace: dict[str, Any] = {}
     exec(compile(Path(file).read_text(), file, "exec"), namespace)
     env = namespace["Env"]()
-    env.x, env.y = x, y
+    env.place(x, y)
     return env

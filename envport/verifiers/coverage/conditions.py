@@ -232,17 +232,20 @@ def _value(code: Any, frame: FrameType) -> bool | None:
 
 
 def _items(decision: Decision) -> list[Any]:
+    """What is to be shown: a chain's pairs, a boolean decision's conditions; none on a
+    setting (fixed for the run)."""
+    fixed = set(decision.settings)
     if decision.kind == "chain":
-        return list(decision.pairs)
-    return list(range(len(decision.conditions)))
+        return [pair for pair in decision.pairs if not fixed & set(pair)]
+    return [index for index in range(len(decision.conditions)) if index not in fixed]
 
 
 def _shown(decision: Decision, seen: set[Values]) -> set[Any]:
     if decision.kind == "chain":
-        return {(i, j) for i, j in decision.pairs if any(v[i] and v[j] for v in seen)}
+        return {(i, j) for i, j in _items(decision) if any(v[i] and v[j] for v in seen)}
     shape = decision.shape
     shown = set()
-    for index in range(len(decision.conditions)):
+    for index in _items(decision):
         deciding = [v for v in seen if v[index] is not None and _decides(shape, v, index)]
         outcomes = {(v[index], _outcome(shape, v)) for v in deciding}
         if {(True, True), (False, False)} <= outcomes or {(True, False), (False, True)} <= outcomes:

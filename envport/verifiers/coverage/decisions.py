@@ -19,10 +19,13 @@ with any other call in a condition (a random draw, a method) is left out.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import itertools
 from dataclasses import dataclass
 from types import CodeType
 from typing import Any
+
+from envport.verifiers.coverage.settling import assigned_after_init, settings_only
 
 SAFE_CALLS = frozenset({"len", "abs", "min", "max", "int", "float", "bool"})
 _SAFE_NODES = (
@@ -58,6 +61,9 @@ class Decision:
     shape: tuple | None = None
     # A chain's pairs of tests (indices) that may hold together.
     pairs: tuple[tuple[int, int], ...] = ()
+    # Conditions on settings alone (attributes only `__init__` assigns, settling.py): fixed
+    # for the run, so never counted as conditions or in pairs.
+    settings: tuple[int, ...] = ()
 
     @property
     def key(self) -> str:
@@ -67,13 +73,14 @@ class Decision:
 def decisions(file: str, source: str) -> list[Decision]:
     """Every boolean decision and chain in `source` whose conditions can all be evaluated."""
     tree = ast.parse(source)
+    assigned = assigned_after_init(tree)
     found: list[Decision] = []
     members: set[int] = set()  # `elif` If nodes: in their chain, never a chain's head
     for node in ast.walk(tree):
         if isinstance(node, ast.If | ast.While) and isinstance(node.test, ast.BoolOp):
             decision = _boolean(file, node)
             if decision is not None:
-                found.append(decision)
+                found.append(_with_settings(decision, node, assigned))
         if isinstance(node, ast.If) and id(node) not in members:
             tests = [node.test]
             link = node
@@ -83,7 +90,7 @@ def decisions(file: str, source: str) -> list[Decision]:
                 tests.append(link.test)
             decision = _chain(file, node.lineno, tests) if len(tests) > 1 else None
             if decision is not None:
-                found.append(decision)
+                found.append(_with_settings(decision, node, assigned))
     return sorted(found, key=lambda d: (d.line, d.kind))
 
 
@@ -130,6 +137,15 @@ def _chain(file: str, line: int, tests: list[ast.expr]) -> Decision | None:
         codes=tuple(_compiled(test, file) for test in tests),
         pairs=pairs,
     )
+
+
+def _with_settings(
+    decision: Decision, node: ast.If | ast.While, assigned: frozenset[str]
+) -> Decision:
+    """The decision with its conditions on settings marked (Asterix's `self.ramping`)."""
+    leaves = [ast.parse(text, mode="eval").body for text in decision.conditions]
+    settings = tuple(i for i, leaf in enumerate(leaves) if settings_only(leaf, assigned))
+    return dataclasses.replace(decision, settings=settings) if settings else decision
 
 
 def _safe(expr: ast.expr) -> bool:
