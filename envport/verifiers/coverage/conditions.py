@@ -16,7 +16,8 @@ evaluates the conditions at each decision's line (`twin`, called by
 `envport.targets.reference.Reference.step` through `rule_trace`). The real env is never
 touched: the copy shares only its generators, whose states are restored after. The first
 STEPS steps are measured, then every second, fourth... (half as many per doubling of the
-run's steps), MOST at most: the cost grows with the log of the run and is capped.
+run's steps), MOST at most (none after STEPS that met no decision at all, as chess's
+python-chess calls): the cost grows with the log of the run and is capped.
 l3.explore starts the count again, to steer toward combinations still missed. Once every
 decision is met and shown in full, no step is measured.
 """
@@ -87,6 +88,8 @@ class ConditionMeasure:
     def wanted(self) -> bool:
         if self.complete() or self.measured >= self.limit:
             return False  # every decision shown in full, or the run's measure spent
+        if self.measured >= STEPS and not self.seen:
+            return False  # STEPS steps met no decision of more than one condition: none will
         self.calls += 1
         if self.calls <= STEPS:
             return True
