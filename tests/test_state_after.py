@@ -18,6 +18,7 @@ from envport.spec import load_spec
 from envport.verifiers.draws.policies import EpisodePlan
 from envport.verifiers.levels.l3.left import state_divergences
 from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.reporting.after import after_diffs
 from envport.verifiers.reporting.compare import Steps
 from envport.verifiers.verify import VerifyOptions, verify
 
@@ -116,3 +117,15 @@ def test_resync_names_each_episodes_first_step_that_leaves_another_state() -> No
     # An episode's last step (rows 2 and 5) has no next state of the reference's: not judged.
     after["elapsed_steps"][[2, 5]] = 99
     assert [row for row, _ in state_divergences(spec, played, after)] == [4]
+
+
+def test_a_state_field_is_held_to_its_own_tolerance_under_the_state_label() -> None:
+    # Acrobot's physics has atol 1e-4: a float32 port's 5e-5 is within it, named `state.`
+    # or not (the label once made the lookup miss the spec's entry and use the default 1e-5).
+    spec = load_spec(CARTPOLE.parent / "acrobot")
+    expected = {"physics": np.array([0.1, 0.2, 0.3, 0.4]), "elapsed_steps": np.asarray(3)}
+    within = {"physics": expected["physics"] + 5e-5, "elapsed_steps": np.asarray(3)}
+    assert after_diffs(spec, expected, {k: np.asarray(v)[None] for k, v in within.items()}, 0) == []
+    beyond = {"physics": expected["physics"] + [0, 0, 0, 1e-3], "elapsed_steps": np.asarray(4)}
+    found = after_diffs(spec, expected, {k: np.asarray(v)[None] for k, v in beyond.items()}, 0)
+    assert [d.field for d in found] == ["state.physics[3]", "state.elapsed_steps"]
