@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from envport.serve.answers import problem
+from envport.serve.ops import StepBatch
 from envport.spec import load_spec
 from envport.verifiers.draws.policies import EpisodePlan
 from envport.verifiers.levels.l3.left import state_divergences
@@ -129,3 +131,18 @@ def test_a_state_field_is_held_to_its_own_tolerance_under_the_state_label() -> N
     beyond = {"physics": expected["physics"] + [0, 0, 0, 1e-3], "elapsed_steps": np.asarray(4)}
     found = after_diffs(spec, expected, {k: np.asarray(v)[None] for k, v in beyond.items()}, 0)
     assert [d.field for d in found] == ["state.physics[3]", "state.elapsed_steps"]
+
+
+def test_a_state_read_of_the_wrong_rows_is_a_malformed_answer() -> None:
+    rows = np.zeros(3, dtype=np.int64)
+    asked = StepBatch(states={"physics": np.zeros((3, 4))}, actions=rows, read_state=True)
+    steps = {
+        "obs": np.zeros((3, 4), np.float32),
+        "reward": np.ones(3),
+        "terminated": np.zeros(3, bool),
+        "truncated": np.zeros(3, bool),
+    }
+    assert problem(asked, {**steps, "state": None}) is None
+    assert problem(asked, {**steps, "state": {"physics": np.zeros((3, 4))}}) is None
+    wrong = problem(asked, {**steps, "state": {"physics": np.zeros((2, 4))}})
+    assert wrong is not None and "`state.physics`" in wrong and "3 rows" in wrong
