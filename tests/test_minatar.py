@@ -311,3 +311,19 @@ def test_a_rule_no_check_reached_is_the_runs_gap_not_a_silent_pass(tmp_path: Pat
     (run,) = out.iterdir()
     state = json.loads((run / "run.json").read_text())
     assert any("count_nonzero(self.brick_map)==0" in json.dumps(gap) for gap in state["gaps"])
+
+
+# Two conditions in either order: every branch exit is taken with the corner tested first;
+# only the two tests true together tell the orders apart, which condition coverage counts
+# and the exploration steers to.
+@pytest.mark.slow
+def test_a_port_testing_the_paddles_corner_first_is_caught_where_both_hold(
+    tmp_path: Path,
+) -> None:
+    mutant = next(m for m in load_mutants(BREAKOUT) if m.id == "numpy-paddle-corner-before-top")
+    port = apply_mutant(mutant, NUMPY, tmp_path / mutant.id)
+    report = verify(str(BREAKOUT), str(port), VerifyOptions(target="numpy", shrink=False))
+    failed = [level.name for level in report.levels if not level.passed]
+    assert failed == ["l3.explore"], report.text()
+    message = next(level for level in report.levels if not level.passed).divergences[0].message
+    assert "`self.ball_x == self.pos` and `new_x == self.pos` true together" in message

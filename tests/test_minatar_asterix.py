@@ -112,3 +112,15 @@ def test_a_port_that_clears_the_last_action_on_reset_is_caught_at_l2() -> None:
     result = check_mutant(ASTERIX, mutant, VerifyOptions(levels=("l2",), shrink=False))
     assert result.caught and result.ok, result
     assert result.first is not None and "last_action" in str(result.first.fields)
+
+
+# A timer the observation does not show: every output of the step agrees, only the state it
+# leaves differs. L2's sequences and L3's episodes never reach the ramp's fifth stage with
+# the move timer due; L1's transition check compares the state after the step.
+@pytest.mark.slow
+def test_a_hidden_timer_is_caught_at_l1_by_the_state_the_step_leaves() -> None:
+    mutant = next(m for m in load_mutants(ASTERIX) if m.id == "numpy-move-timer-stuck-on-ramp-5")
+    result = check_mutant(ASTERIX, mutant, VerifyOptions(levels=("l1",), shrink=False))
+    assert result.caught and result.ok, result
+    assert result.first is not None
+    assert [d.field for d in result.first.fields] == ["state.move_timer"]

@@ -39,7 +39,10 @@ def problem(op: Op | None, result: Any) -> str | None:
         return None
     if isinstance(op, Rollout):
         return _steps(result, tuple(np.shape(op.actions)[:2]))
-    if isinstance(op, StepBatch | SessionStep):
+    if isinstance(op, StepBatch):
+        rows = tuple(np.shape(op.actions)[:1])
+        return _steps(result, rows) or (_state(result, rows) if op.read_state else None)
+    if isinstance(op, SessionStep):
         return _steps(result, tuple(np.shape(op.actions)[:1]))
     if isinstance(op, StepTiled):
         return _steps(result, tuple(np.shape(op.kept)[:1]))
@@ -114,4 +117,21 @@ def _steps(result: Any, leading: tuple[int, ...]) -> str | None:
     for name in ("compile_s", "run_s"):
         if name in result and not isinstance(result[name], numbers.Real):
             return f"`{name}` is {_kind(result[name])}, not a number"
+    return None
+
+
+def _state(result: dict, leading: tuple[int, ...]) -> str | None:
+    """The state after a step: None (the port reads none back) or one row per env of each
+    field (the comparison judges its values)."""
+    state = result.get("state")
+    if state is None:
+        return None
+    if not isinstance(state, dict) or not all(isinstance(k, str) for k in state):
+        return f"`state` is {_kind(state)}, not a dict of arrays by field"
+    for name, value in state.items():
+        if not isinstance(value, np.ndarray) or value.shape[: len(leading)] != leading:
+            return (
+                f"`state.{name}` is {_kind(value)}, expected an array with {leading[0]} rows "
+                "(one per env)"
+            )
     return None

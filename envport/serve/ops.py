@@ -132,6 +132,10 @@ class StepBatch(Op):
     eager: bool = False
     noise: np.ndarray | None = None
     pad_to: list[int] | None = None
+    # Answer also with each env's state after its step, as the reference's fields (`state`,
+    # None when the port has no `state_to_reference`): L1 and L3 compare the state a step
+    # leaves behind in the same round trip as its outputs.
+    read_state: bool = False
 
 
 @dataclass(frozen=True)

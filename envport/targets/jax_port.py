@@ -90,6 +90,14 @@ class JaxPort:
         obs, _, reward, terminated, truncated, _ = self._step(key_or_noise, state, action, noisy)
         return obs, reward, terminated, truncated
 
+    def _single_read(
+        self, ref_state: Any, action: Any, key_or_noise: Any, noisy: bool = False
+    ) -> Any:
+        """`_single` and the state it leaves, read back as the reference's fields."""
+        state = self.entry.state_from_reference(ref_state)
+        obs, nxt, reward, terminated, truncated, _ = self._step(key_or_noise, state, action, noisy)
+        return obs, reward, terminated, truncated, self.entry.state_to_reference(nxt)
+
     def _batched(self, fn: Any, lead: int) -> Any:
         """fn vmapped over the batch; `lead` leading axes of `actions` are batch and time."""
         jax = self.jax
@@ -136,8 +144,8 @@ class JaxPort:
         started = time.perf_counter()
         outputs = jax.block_until_ready(self._compiled[signature](states, actions, noise))
         cut = tuple(slice(0, n) for n in real) if real else ()
-        obs, reward, terminated, truncated = (np.asarray(o)[cut] for o in outputs)
-        return {
+        obs, reward, terminated, truncated = (np.asarray(o)[cut] for o in outputs[:4])
+        answer = {
             "obs": obs,
             "reward": reward,
             "terminated": terminated,
@@ -145,6 +153,9 @@ class JaxPort:
             "compile_s": compile_s,
             "run_s": time.perf_counter() - started,
         }
+        if len(outputs) > 4:  # the state after the step (`_single_read`)
+            answer["state"] = {k: np.asarray(v)[cut] for k, v in outputs[4].items()}
+        return answer
 
     def rollout(
         self,
@@ -162,6 +173,7 @@ class JaxPort:
         eager: bool = False,
         noise: np.ndarray | None = None,
         pad_to: list[int] | None = None,
+        read_state: bool = False,
     ) -> dict[str, Any]:
         if eager:
             return self._eager_steps(states, actions, noise)
@@ -170,6 +182,13 @@ class JaxPort:
             # resync chunks come in sizes of their own: padded to a shared bucket, one
             # compiled step serves them all.
             pad_to = [_bucket(actions.shape[0])]
+        if read_state:
+            if not hasattr(self.entry, "state_to_reference"):
+                return {
+                    **self._run("step", self._single, states, actions, noise, pad_to),
+                    "state": None,
+                }
+            return self._run("step_read", self._single_read, states, actions, noise, pad_to)
         return self._run("step", self._single, states, actions, noise, pad_to)
 
     def _eager_steps(

@@ -169,12 +169,13 @@ class NumpyPort:
         eager: bool = False,
         noise: np.ndarray | None = None,
         pad_to: Any = None,
+        read_state: bool = False,
     ) -> dict[str, Any]:
         del eager, pad_to  # nothing is compiled
         env = self._env(states)
         started = time.perf_counter()
         obs, reward, terminated, truncated, _ = self._step(env, actions, noise)
-        return {
+        answer = {
             "obs": np.asarray(obs),
             "reward": np.asarray(reward),
             "terminated": np.asarray(terminated),
@@ -182,6 +183,9 @@ class NumpyPort:
             "compile_s": 0.0,
             "run_s": time.perf_counter() - started,
         }
+        if read_state:
+            answer["state"] = self._read(env)
+        return answer
 
     def sample_noise(
         self, states: dict[str, np.ndarray], actions: np.ndarray, seed: int

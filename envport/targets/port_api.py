@@ -34,6 +34,7 @@ class PortBackend(Protocol):
         eager: bool = False,
         noise: np.ndarray | None = None,
         pad_to: Any = None,
+        read_state: bool = False,
     ) -> dict[str, Any]: ...
 
     def session_load(self, states: States) -> dict[str, Any]: ...

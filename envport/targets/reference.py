@@ -23,11 +23,16 @@ from envport.io import profile
 from envport.runs import harness
 from envport.spec import PortSpec
 from envport.structure import decode, encode
+from envport.targets import rule_trace
 from envport.targets.randomness import NoiseRecorder
 from envport.targets.rule_trace import reference_call
 from envport.targets.turns import TurnBased
 
 State = dict[str, np.ndarray]
+
+
+def _env_step(env: Any, action: Any) -> Any:
+    return env.step(action)
 
 
 def _harness_module(spec: PortSpec, relative: str, key: str) -> Any:
@@ -198,6 +203,7 @@ class Reference:
     def step(self, action: Any) -> Transition:
         # Timed by `reference_call` alone (one span a step: the profile's cost must stay
         # small beside a step of CartPole's); a stochastic env's noise mapping is "other".
+        rule_trace.before_step(self.env, _env_step, action)
         if self.recorder is None:
             with reference_call():
                 obs, reward, terminated, truncated, _ = self.env.step(action)

@@ -45,3 +45,24 @@ def reference_call() -> Iterator[None]:
             yield
     finally:
         sys.settrace(previous)
+
+
+# Condition coverage's hook (envport.verifiers.coverage.conditions): called with the env, a
+# function stepping an env, and the action, before each reference step; it steps a copy.
+_twin: Any = None
+
+
+def install_twin(hook: Any) -> None:
+    global _twin
+    _twin = hook
+
+
+def uninstall_twin() -> None:
+    global _twin
+    _twin = None
+
+
+def before_step(env: Any, step: Any, action: Any) -> None:
+    """Let condition coverage take this step on a copy of `env` first (when it measures)."""
+    if _twin is not None:
+        _twin(env, step, action)

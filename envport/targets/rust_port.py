@@ -196,6 +196,7 @@ class RustPort:
         eager: bool = False,
         noise: np.ndarray | None = None,
         pad_to: Any = None,
+        read_state: bool = False,
     ) -> dict[str, Any]:
         del eager, pad_to  # nothing is compiled at run time
         _deterministic(noise)
@@ -204,7 +205,11 @@ class RustPort:
         out = self.outputs(len(rows))
         started = time.perf_counter()
         self.step_into(rows, action, out)
-        return _answer(out, time.perf_counter() - started, lambda a: a)
+        answer = _answer(out, time.perf_counter() - started, lambda a: a)
+        if read_state:
+            # The step wrote each env's next state into its row (as a session's step does).
+            answer["state"] = self.unpack(rows)
+        return answer
 
     # ---- L2: a live session of B envs, and batch-versus-single ----
 

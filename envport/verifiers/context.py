@@ -21,6 +21,7 @@ from envport.spec import PortSpec, load_spec, spec_path
 from envport.targets.reference import Reference
 from envport.targets.registry import TargetChoice, choose_target, port_dir
 from envport.verifiers.coverage.branches import Measure
+from envport.verifiers.coverage.conditions import ConditionMeasure
 from envport.verifiers.draws.probes import Probe, load_probes
 from envport.verifiers.levels.l3.lanes import LaneWorkers
 from envport.verifiers.options import L3Options, VerifyOptions, check_options
@@ -75,6 +76,8 @@ class VerifyContext:
     reset_sample: ResetSample | None = None
     # Branch coverage of the reference's source while the levels run (None: not measured).
     branches: Measure | None = None
+    # Condition coverage of the reference's decisions (None: not measured).
+    conditions: ConditionMeasure | None = None
     # The plain interpreter, started as soon as the port's backend is known (None: the
     # check does not apply).
     plain: PlainStarted | None = None

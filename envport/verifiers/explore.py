@@ -38,6 +38,7 @@ from envport.spec import Bound, PortSpec
 from envport.targets.reference import Reference, State, import_attr
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.coverage.branches import Measure, analyse
+from envport.verifiers.coverage.conditions import ConditionMeasure
 from envport.verifiers.draws.policies import EpisodePlan, uniform_actions
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.cases import MAX_ACTIONS
@@ -94,19 +95,24 @@ def applies(ctx: VerifyContext) -> bool:
         return False
     if measure.not_measured:
         return False  # what a level played unmeasured (on Ray) may have taken the branches
+    conditions = ctx.conditions
+    if conditions is not None and conditions.broken is None and conditions.analyse().missed:
+        return True  # conditions never seen together: explored toward like branches
     return bool(analyse(measure, ctx.spec).missed)
 
 
-def found(rollouts: int, exits: int) -> str:
-    """What the search found, worded beside the coverage line it is part of: that line's
-    figure already counts these exits (the search runs before it is taken), so they are the
-    ones exploration added to the levels' before it, not ones still missing."""
+def found(rollouts: int, exits: int, combinations: int = 0) -> str:
+    """What the search found, worded beside the coverage lines it is part of: their figures
+    already count these (the search runs before they are taken), so they are the ones
+    exploration added to the levels' before it, not ones still missing."""
     if not rollouts:
         return "no rollout took a branch exit of the reference's code the levels before it had not"
+    what = [f"{exits} branch exit{'s' if exits != 1 else ''}"] if exits else []
+    if combinations:
+        what.append(f"{combinations} combination{'s' if combinations != 1 else ''} of conditions")
     return (
-        f"{rollouts} rollout{'s' if rollouts != 1 else ''} took {exits} branch "
-        f"exit{'s' if exits != 1 else ''} of the reference's code the levels before it had not "
-        "(counted in the coverage line)"
+        f"{rollouts} rollout{'s' if rollouts != 1 else ''} took {' and '.join(what)} of the "
+        "reference's code the levels before it had not (counted in the coverage lines)"
     )
 
 
@@ -114,7 +120,7 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
     measure = ctx.branches
     assert measure is not None
     spec, reference = ctx.spec, ctx.reference
-    search = Search(spec, reference, measure, ctx.options.seed)
+    search = Search(spec, reference, measure, ctx.options.seed, ctx.conditions)
     kept = search.run(budget(ctx), spec.coverage.explore_horizon)
     stopped = (
         f" (stopped: nothing new in the last half of the budget, or no new code in"
@@ -124,7 +130,8 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
     )
     note = (
         f"{search.steps} reference steps in {search.rollouts} rollouts{stopped} from "
-        f"{len(search.archive)} cells: " + found(len(kept), search.new_exits)
+        f"{len(search.archive)} cells: "
+        + found(len(kept), search.new_exits, search.new_combinations)
     )
     if not kept:
         level = LevelResult(level="l3", mode="explore", passed=True, episodes=0)
@@ -146,9 +153,9 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
         divergence.mode = "explore"
         divergence.replay = replay.command()
         divergence.replay_of = replay
+        reached = search.reached.get(divergence.episode or 0) or ["a branch no level reached"]
         divergence.message = (
-            f"explored rollout {divergence.episode} (a branch no level reached): "
-            + divergence.message
+            f"explored rollout {divergence.episode} ({'; '.join(reached)}): " + divergence.message
         )
     level.note = note
     return level
@@ -157,8 +164,18 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
 class Search:
     """The archive and the rollouts: deterministic for a seed and a budget."""
 
-    def __init__(self, spec: PortSpec, reference: Reference, measure: Measure, seed: int) -> None:
+    def __init__(
+        self,
+        spec: PortSpec,
+        reference: Reference,
+        measure: Measure,
+        seed: int,
+        conditions: ConditionMeasure | None = None,
+    ) -> None:
         self.spec, self.reference, self.measure = spec, reference, measure
+        self.conditions = conditions
+        # Per kept rollout, the conditions and pairs it was the first to show.
+        self.reached: dict[int, list[str]] = {}
         self.rng = np.random.default_rng([seed, STREAM])
         self.seed = seed
         self.archive: dict[tuple[Any, Any], Cell] = {}
@@ -167,14 +184,25 @@ class Search:
         self.steps = 0
         self.rollouts = 0
         self.new_exits = 0
+        self.new_combinations = 0
         self.stalled = False
         self.space = reference.env.action_space
         self.limit = reference.max_episode_steps
         policy = spec.levels.l3.policy
         self.policy = import_attr(policy, "levels.l3.policy", spec) if policy else None
 
+    def _known(self) -> tuple[int, set[str]]:
+        """Arcs taken, and conditions and pairs shown (in words): what a rollout is new by."""
+        shown = set() if self.conditions is None else set(self.conditions.shown())
+        return _count(self.measure.executed()), shown
+
     def run(self, budget: int, horizon: int) -> list[Played]:
-        known = _count(self.measure.executed())
+        if self.conditions is not None:
+            self.conditions.restart()  # its rollouts' steps measured as a run of their own
+        return self._run(budget, horizon)
+
+    def _run(self, budget: int, horizon: int) -> list[Played]:
+        known, combinations = self._known()
         for root in range(ROOTS):
             self.reference.reset(self.seed + root)
             self._add(self.reference.read_state(), 0.0)
@@ -191,10 +219,16 @@ class Search:
             cell.chosen += 1
             levels = len(self.levels)
             played = self._rollout(cell, min(horizon, budget - self.steps), len(kept))
-            taken = _count(self.measure.executed())
-            if taken > known:
+            taken, now = self._known()
+            if taken > known or now - combinations:
                 self.new_exits += taken - known
-                known = taken
+                self.new_combinations += len(now - combinations)
+                # What the rollout reached, for its divergence's message.
+                self.reached[len(kept)] = ["a branch no level reached"] if taken > known else []
+                self.reached[len(kept)] += [
+                    f"{c}, which no level had" for c in sorted(now - combinations)
+                ]
+                known, combinations = taken, now
                 cell.found += 1
                 kept.append(played)
                 progress, idle = self.steps, 0

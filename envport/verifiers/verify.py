@@ -20,6 +20,7 @@ from envport.targets.registry import TargetName
 from envport.verifiers.checks import CHECKS, PLAIN, Check
 from envport.verifiers.context import Timer, VerifyContext, build_context, port_side
 from envport.verifiers.coverage import branches as branch_coverage
+from envport.verifiers.coverage.conditions import ConditionMeasure
 from envport.verifiers.coverage.determinism import check_reference_determinism
 from envport.verifiers.coverage.endings import ending_gaps
 from envport.verifiers.draws.constants import source_constants, threshold_warnings
@@ -93,6 +94,11 @@ def _verify(ctx: VerifyContext, profile: Profile) -> VerifyReport:
         if measure is not None:
             measure.start(branch_coverage.SETUP)
             stack.callback(measure.stop)
+            # Condition coverage over the same files, on copies of measured steps.
+            ctx.conditions = ConditionMeasure.of(measure.files)
+            if ctx.conditions is not None:
+                ctx.conditions.install()
+                stack.callback(ctx.conditions.uninstall)
         if ctx.levels:
             # Every level below injects states: a reference whose step depends on more than
             # the state would make the port answer for the reference's own dice. Checked on
@@ -150,6 +156,8 @@ def _verify(ctx: VerifyContext, profile: Profile) -> VerifyReport:
     if measure is not None:  # stopped as the processes were (the exit stack above)
         analysed = time.perf_counter()
         report.coverage = branch_coverage.analyse(measure, ctx.spec)
+        if ctx.conditions is not None:
+            report.coverage.conditions = ctx.conditions.analyse()
         report.seconds["coverage"] = time.perf_counter() - analysed
         report.warnings += [
             f"coverage.out_of_scope: {stale} matches no branch line of the reference"

@@ -29,7 +29,7 @@ def decided_by_settings(
     test, owner = found
     if owner not in {cls.__name__ for cls in type(env).__mro__}:
         return None  # `self` is another object (a grid, a cell): its settings are unknown here
-    assigned = _assigned_after_init(tree) | state_names
+    assigned = assigned_after_init(tree) | state_names
     wanted = never == "never false"  # the value that explains it: always true, or always false
     candidates = [test]
     if isinstance(test, ast.BoolOp):
@@ -39,10 +39,10 @@ def decided_by_settings(
         if isinstance(test.op, ast.Or) and never == "never false":
             candidates += test.values
     for candidate in candidates:
-        attributes = _settings_only(candidate, assigned)
+        attributes = settings_only(candidate, assigned)
         if not attributes:
             continue
-        # Safe to evaluate: `_settings_only` admitted nothing but `self`'s attributes, constants,
+        # Safe to evaluate: `settings_only` admitted nothing but `self`'s attributes, constants,
         # comparisons and boolean operators (no call, no name but `self`, no builtins).
         try:
             value = bool(
@@ -70,7 +70,7 @@ def _test_at(tree: ast.Module, line: int) -> tuple[ast.expr, str] | None:
     return None
 
 
-def _settings_only(test: ast.expr, assigned: frozenset[str]) -> list[str]:
+def settings_only(test: ast.expr, assigned: frozenset[str]) -> list[str]:
     """The `self` attributes `test` reads, when it reads nothing else (constants, compared
     and combined) and no function but `__init__` assigns them; else []."""
     tested: list[str] = []
@@ -100,7 +100,7 @@ def _settings_only(test: ast.expr, assigned: frozenset[str]) -> list[str]:
 
 
 @functools.lru_cache(maxsize=8)
-def _assigned_after_init(tree: ast.Module) -> frozenset[str]:
+def assigned_after_init(tree: ast.Module) -> frozenset[str]:
     """Attributes any function but `__init__` assigns (on `self` or any other object).
     Kept per tree (nodes hash by identity): every missed branch of a file asks again."""
     assigned: set[str] = set()

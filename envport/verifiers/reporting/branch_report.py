@@ -11,6 +11,9 @@ from pydantic import BaseModel, Field
 
 from envport.gaps import Gap, GapKind
 
+# Missed condition combinations the report's text lists one by one.
+SHOWN = 12
+
 
 class Branch(BaseModel):
     """One branch line with an exit no check took (or a line never run at all)."""
@@ -33,6 +36,38 @@ class SourceLine(BaseModel):
     mark: str  # "run" | "partial" | "missed" | ""
 
 
+class ConditionCoverage(BaseModel):
+    """The run's condition coverage of the reference's decisions (coverage/conditions.py):
+    conditions seen deciding alone, and chains' pairs of tests seen true together."""
+
+    decisions: int = 0  # decisions of more than one condition the measured steps met
+    total: int = 0
+    covered: int = 0
+    missed: list[str] = Field(default_factory=list)
+    steps: int = 0  # reference steps measured
+    seconds: float = 0.0
+    broken: str | None = None  # why nothing could be measured
+
+    def summary(self) -> str:
+        if self.broken is not None:
+            return f"not measured: {self.broken}"
+        percent = 100.0 * self.covered / self.total if self.total else 100.0
+        return (
+            f"{self.covered} of {self.total} conditions and condition pairs of {self.decisions} "
+            f"decisions shown ({percent:.0f}%; masking MC/DC, and if/elif tests together) on "
+            f"{self.steps} reference steps measured in {self.seconds:.1f} s"
+        )
+
+    def lines(self) -> list[str]:
+        """The report's lines: the figure, then each combination never reached (the first
+        SHOWN of them, and how many more)."""
+        found = [f"conditions: {self.summary()}"]
+        found += [f"  never: {missed}" for missed in self.missed[:SHOWN]]
+        if len(self.missed) > SHOWN:
+            found.append(f"  never: ... and {len(self.missed) - SHOWN} more (the JSON report)")
+        return found
+
+
 class BranchCoverage(BaseModel):
     """The run's branch coverage of the reference, as every report shows it."""
 
@@ -47,6 +82,7 @@ class BranchCoverage(BaseModel):
     # Spec entries of `out_of_scope` that match no branch line (renamed or removed code).
     stale: list[str] = Field(default_factory=list)
     sources: dict[str, list[SourceLine]] = Field(default_factory=dict)
+    conditions: ConditionCoverage | None = None
 
     @property
     def percent(self) -> float:

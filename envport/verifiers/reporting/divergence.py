@@ -241,6 +241,8 @@ class VerifyReport(BaseModel):
         lines += [f"note: {note}" for note in self.notes]
         if self.coverage is not None:
             lines.append(f"coverage: {self.coverage.summary()}")
+            if self.coverage.conditions is not None:
+                lines += self.coverage.conditions.lines()
         if self.error:
             lines.append(f"FAIL port: {self.error}")
         for level in self.results:

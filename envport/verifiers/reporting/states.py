@@ -73,7 +73,8 @@ def field_diffs(
         want, got = as_grid(spec, key, want), as_grid(spec, key, got)
         record = _record(spec, key, want.ndim)
         grid = key in spec.state.grids  # a declared grid's components read by cell: [3][4]
-        for index in _suspects(spec, name, want, got):
+        # Tolerances are the spec's by the field's own name (`physics[2]`), not the label's.
+        for index in _suspects(spec, key, want, got):
             if grid:
                 component = name + "".join(f"[{i}]" for i in index)
             else:
@@ -85,7 +86,7 @@ def field_diffs(
                 if w != g:
                     diffs.append(_discrete_diff(spec, key, name, component, index, want, got))
                 continue
-            atol, rtol = spec.tolerance_for(component).bounds(free_running=False)
+            atol, rtol = spec.tolerance_for(component.removeprefix(label)).bounds(False)
             if not np.isclose(float(g), float(w), atol=atol, rtol=rtol):
                 diffs.append(
                     FieldDiff(

@@ -171,3 +171,35 @@ def answered_alike(answer: dict, index: int, count: int) -> bool:
         np.array_equal(answer[k][index], answer[k][index + count], equal_nan=True)
         for k in STEP_FIELDS
     )
+
+
+# Said when a step's two answers in one batch differ and nothing points elsewhere.
+NOT_DETERMINISTIC = "the same step twice gave different answers"
+
+
+def unlike_twins(run: L1Run, example: Example) -> str:
+    """Why one step got two answers in one batch. The port is asked once more, the same
+    step three times in one batch: when the first two agree and the last differs, the
+    fault is the batch's last env (a port that drops or mishandles its last row), not
+    determinism. Only a failure pays for this request."""
+    noise = example.transition.noise
+    batch = stepped_twice([example.before] * 3, [example.action] * 3, [noise] * 3)
+    # Three rows, not six: the same step in envs 0, 1 and 2 of one batch.
+    answer = run.worker.request(
+        ops.StepBatch(
+            states={k: v[:3] for k, v in batch.states.items()},
+            actions=batch.actions[:3],
+            noise=None if batch.noise is None else batch.noise[:3],
+        )
+    )
+
+    def alike(a: int, b: int) -> bool:
+        return all(np.array_equal(answer[k][a], answer[k][b], equal_nan=True) for k in STEP_FIELDS)
+
+    if alike(0, 1) and not alike(1, 2):
+        return (
+            "the last env of a batch answered otherwise than the same step in the envs before "
+            "it (3 copies of one step in one batch: envs 0 and 1 agree, env 2 differs): the "
+            "port mishandles its batch's size, dropping or misreading the last env"
+        )
+    return NOT_DETERMINISTIC

@@ -8,6 +8,7 @@ Generic invariants ride along: output dtype and shape, determinism, and jit(f) =
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -49,7 +50,9 @@ from envport.verifiers.levels.l1.examples import (
     reference_example,
     rows_check,
     stepped_twice,
+    unlike_twins,
 )
+from envport.verifiers.reporting.after import LABEL, after_diffs, outputs_only
 from envport.verifiers.reporting.compare import (
     Steps,
     contract_problems,
@@ -308,7 +311,9 @@ def _judge_probe(
 
 
 def check_transition(run: L1Run, entry: str) -> LevelResult:
-    """The whole step from drawn states: obs, reward, terminated, truncated."""
+    """The whole step from drawn states: obs, reward, terminated, truncated, and the state
+    the step leaves behind where the port reads it back (reporting/after.py)."""
+    unread: list[bool] = []
 
     def judge(examples: list[Example], first: int) -> None:
         if not examples:
@@ -318,7 +323,9 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
             [e.action for e in examples],
             [e.transition.noise for e in examples],
         )
-        answer = run.worker.request(batch)
+        answer = run.worker.request(dataclasses.replace(batch, read_state=True))
+        if answer.get("state") is None:
+            unread.append(True)
         eager_rows = max(0, min(len(examples), JIT_CHECKS - first + 1))
         eager = None
         if run.backend == TargetName.JAX and eager_rows:
@@ -334,7 +341,10 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
         for index, example in enumerate(examples):
             _judge_step(run, example, answer, index, len(examples), eager)
 
-    return _drive(run, judge, "transition", entry)
+    level = _drive(run, judge, "transition", entry)
+    if unread:
+        level.gaps.append(outputs_only("l1.transition"))
+    return level
 
 
 def _judge_step(
@@ -354,12 +364,20 @@ def _judge_step(
         again = divergent_steps(
             run.spec, expected, Steps.single(moved_transition), False, np.asarray([0])
         )
-        return {d.field for _, diffs in again for d in diffs}
+        left = field_diffs(run.spec, example.after, moved_after, label=LABEL)
+        return {d.field for _, diffs in again for d in diffs} | {d.field for d in left}
 
     if found and not _excused(run, example, [d.field for d in found[0][1]], changed):
         raise Divergent(found[0][1], inputs, "one step from this state differs")
+    read = answer.get("state")
+    if read is not None:
+        left = after_diffs(run.spec, example.after, read, index)
+        if left and not _excused(run, example, [d.field for d in left], changed):
+            raise Divergent(
+                left, inputs, "one step from this state leaves another state (outputs agree)"
+            )
     if not answered_alike(answer, index, count):
-        raise Divergent([], inputs, "the same step twice gave different answers")
+        raise Divergent([], inputs, unlike_twins(run, example))
     if eager is not None and index < len(eager["reward"]):
         eager_steps = Steps.of(eager, row)
         found = divergent_steps(run.spec, first, eager_steps, False, np.asarray([0]))

@@ -37,7 +37,7 @@ def check_reached(run: L1Run, entry: str) -> LevelResult:
             level,
             rows,
             MODE,
-            "the action the reference played from this state in a `[state.reached]` episode",
+            "a step the reference played in a `[state.reached]` episode",
         )
 
     return rows_check(run, entry, MODE, build, judge)

@@ -41,10 +41,13 @@ def judge_rows(
     level.passed = False
     level.diverged_episodes = differing
     contract = diffs[0].field in ("obs.dtype", "obs.shape")
+    # Named by what differs (a legal-move mask is not the action played): the fields'
+    # names without their indices.
+    names = ", ".join(dict.fromkeys(d.field.split("[")[0] for d in diffs))
     message = (
         "observation dtype or shape break the contract"
         if contract
-        else f"{told} differs ({differing} of {len(rows)} rows differ)"
+        else f"{told}: the port's step differs in {names} ({differing} of {len(rows)} rows differ)"
     )
     level.divergences.append(
         l1_divergence(run, mode, entry, row.before, row.action, diffs, message)

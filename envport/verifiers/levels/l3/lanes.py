@@ -34,8 +34,10 @@ from envport.verifiers.coverage.bounds import Coverage
 from envport.verifiers.coverage.branches import Measure
 from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.chunks import Chunks, chunk_size
+from envport.verifiers.levels.l3.left import joined
 from envport.verifiers.levels.l3.played import Played
 from envport.verifiers.options import L3Options
+from envport.verifiers.reporting.after import outputs_only
 from envport.verifiers.reporting.compare import Steps, contract_problems
 from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.reporting.replay import Replay
@@ -86,7 +88,7 @@ class PortFeed:
         self._free_pad = [chunk, steps]
         self._queue: deque[tuple[Op, Callable[[Any], None]]] = deque()
         self._waiting: Callable[[Any], None] | None = None
-        self._unjudged: dict[str, list[tuple[Played, Steps]]] = {mode: [] for mode in self.modes}
+        self._unjudged: dict[str, list[tuple[Played, Steps, Any]]] = {m: [] for m in self.modes}
         self._port_seconds: dict[str, dict[str, float]] = {
             mode: {"port_compile": 0.0, "port_run": 0.0} for mode in self.modes
         }
@@ -132,23 +134,28 @@ class PortFeed:
         seconds["port_compile"] += float(result.get("compile_s", 0.0))
         seconds["port_run"] += float(result.get("run_s", 0.0))
         actual = l3.answer_steps(played, result, mode)
+        # Resync's answer holds the state each step left (None: the port reads none back).
+        read = result.get("state") if mode == "resync" else None
         if contract_problems(played.steps.obs, actual.obs):
             # A wrong dtype or shape is judged at once: joined with other chunks it would
             # be cast away.
-            self._judge_now(mode, played, actual)
+            self._judge_now(mode, played, actual, read)
             return
-        self._unjudged[mode].append((played, actual))
-        if sum(p.transitions for p, _ in self._unjudged[mode]) >= JUDGE_ROWS:
+        self._unjudged[mode].append((played, actual, read))
+        if sum(p.transitions for p, _, _ in self._unjudged[mode]) >= JUDGE_ROWS:
             self._flush(mode)
 
     def _flush(self, mode: str) -> None:
         pending, self._unjudged[mode] = self._unjudged[mode], []
         if pending:
-            played = Played.join([p for p, _ in pending])
-            self._judge_now(mode, played, Steps.join([a for _, a in pending]))
+            played = Played.join([p for p, _, _ in pending])
+            read = joined([r for _, _, r in pending])
+            self._judge_now(mode, played, Steps.join([a for _, a, _ in pending]), read)
 
-    def _judge_now(self, mode: str, played: Played, actual: Steps) -> None:
-        level = l3.judge_steps(self.spec, played, actual, mode, self.options, self.replay)
+    def _judge_now(self, mode: str, played: Played, actual: Steps, read: Any) -> None:
+        level = l3.judge_steps(self.spec, played, actual, mode, self.options, self.replay, read)
+        if mode == "resync" and read is None:
+            level.gaps.append(outputs_only("l3.resync"))
         self.results[mode].append(level)
 
     def finish(self) -> list[LevelResult]:

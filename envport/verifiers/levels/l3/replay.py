@@ -33,6 +33,11 @@ def _same(found: list[LevelResult], wanted: Divergence) -> bool:
     )
 
 
+def _own(found: list[LevelResult], episode: int) -> Divergence | None:
+    """The episode's first divergence in a replay's results, if it diverged at all."""
+    return next((d for level in found for d in level.divergences if d.episode == episode), None)
+
+
 def confirm_replays(
     spec: PortSpec,
     options: L3Options,
@@ -53,7 +58,18 @@ def confirm_replays(
             alone = dataclasses.replace(
                 options, mode=level.mode, only_episode=divergence.episode, batch=None
             )
-            if _same(l3_lanes.run_l3(spec, alone, template, worker, reference), divergence):
+            played_alone = l3_lanes.run_l3(spec, alone, template, worker, reference)
+            if _same(played_alone, divergence):
+                continue
+            own = _own(played_alone, divergence.episode)
+            if own is not None:
+                # Alone it diverges too (elsewhere, or in other fields): the env's own fault,
+                # which its replay line shows; not one that needs the batch.
+                divergence.message += (
+                    f"; played alone (its replay), episode {divergence.episode} diverges too, "
+                    f"at step {own.step} ({', '.join(d.field for d in own.fields[:3])}): the "
+                    "fault is in the env itself, not in the other envs of its batch"
+                )
                 continue
             batch = divergence.batch
             if batch is not None and batch[0] != batch[1]:

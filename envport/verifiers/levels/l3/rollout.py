@@ -24,6 +24,7 @@ from envport.targets.reference import Reference, State, import_attr
 from envport.verifiers.draws.action_range import action_range
 from envport.verifiers.draws.policies import EpisodePlan, Planner
 from envport.verifiers.draws.turns import TURN_POLICIES, turn_actions
+from envport.verifiers.levels.l3.left import earliest, state_divergences
 from envport.verifiers.levels.l3.played import Played
 from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
@@ -182,7 +183,10 @@ def free_request(played: Played, pad_to: list[int] | None = None) -> Rollout:
 
 
 def resync_request(played: Played, pad_to: list[int] | None = None) -> StepBatch:
-    return StepBatch(played.states, played.actions, noise=played.noise, pad_to=pad_to)
+    # The state each step leaves comes back in the same answer (left.py compares it).
+    return StepBatch(
+        played.states, played.actions, noise=played.noise, pad_to=pad_to, read_state=True
+    )
 
 
 def _flatten_free(port: Steps, lengths: np.ndarray) -> Steps:
@@ -223,9 +227,17 @@ def judge(
 
 
 def judge_steps(
-    spec: PortSpec, played: Played, actual: Steps, mode: str, options: L3Options, replay: Replay
+    spec: PortSpec,
+    played: Played,
+    actual: Steps,
+    mode: str,
+    options: L3Options,
+    replay: Replay,
+    after: dict[str, Any] | None = None,
 ) -> LevelResult:
-    """Compare the port's rows (one per transition of `played`) with the reference's."""
+    """Compare the port's rows (one per transition of `played`) with the reference's, and
+    `after`, the port's state after each step where it read it (resync), with the state the
+    reference had before the episode's next step."""
     started = time.perf_counter()
     free = mode == "free"
     expected = played.steps
@@ -239,7 +251,11 @@ def judge_steps(
     else:
         found = [
             (int(np.searchsorted(starts, index, side="right") - 1), (index, diffs))
-            for index, diffs in divergent_steps(spec, expected, actual, free, starts)
+            for index, diffs in earliest(
+                divergent_steps(spec, expected, actual, free, starts),
+                [] if after is None else state_divergences(spec, played, after),
+                starts,
+            )
         ]
     for row, (index, diffs) in found:
         level.passed = False
@@ -296,6 +312,7 @@ def merge(parts: list[LevelResult]) -> LevelResult:
             level.endings[ending] = level.endings.get(ending, 0) + count
         for name, seconds in part.seconds.items():
             level.seconds[name] = level.seconds.get(name, 0.0) + seconds
+        level.gaps += [gap for gap in part.gaps if gap not in level.gaps]
     found = sorted((d for p in parts for d in p.divergences), key=lambda d: d.episode or 0)
     level.divergences = found[:KEEP_DIVERGENCES]
     return level
