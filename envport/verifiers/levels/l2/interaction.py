@@ -12,7 +12,6 @@ A second check runs B envs as one batch and as B single envs, for B of several o
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,10 +26,9 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from envport.errors import PortRaised
 from envport.gaps import Gap, GapKind
 from envport.io import profile
-from envport.serve.ops import Op, Requester, SessionLoad, SessionScript, SessionStep
+from envport.serve.ops import Requester, SessionLoad, SessionStep
 from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, Transition
 from envport.targets.registry import TargetName
@@ -40,52 +38,18 @@ from envport.verifiers.draws.hypo import (
     captured_reports,
     draws_independent_of_the_process,
     hypothesis_settings,
-    port_failures_abort,
     shrink_time_limit,
 )
 from envport.verifiers.draws.landing import ending_starts, unresolved
 from envport.verifiers.draws.rejects import reference_rejects, unsatisfiable
 from envport.verifiers.draws.strategies import Draws, action_strategy, draws_for, state_strategy
+from envport.verifiers.levels.l2.exchange import Exchange, Undecided, judged
 from envport.verifiers.reporting.compare import Steps, divergent_steps
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.reporting.states import Divergent, field_diffs
 
 # Steps compared by the machine across all its runs (the machine class has no other outlet).
 _COUNTS = {"steps": 0}
-
-
-class _Undecided(Exception):
-    """A step the port answers differently where the reference itself cannot decide it at
-    float32 resolution: not held against the port, but the two sides have parted."""
-
-
-class _Exchange:
-    """How the machine meets the port. Live: each request is sent and its answer judged at
-    once. Recording: the request and its judge are kept (the machine goes on as if the
-    port had agreed), so that every sequence's requests go to the worker as one script and
-    are judged after (`_judged`)."""
-
-    def __init__(self, worker: Requester) -> None:
-        self.worker = worker
-        self.recording = False
-        self.kept: list[tuple[Op, Callable[[Any], None], list[str]]] = []
-
-    def __call__(
-        self, op: Op, judge: Callable[[Any], None], log: list[str], state: State | None = None
-    ) -> None:
-        """`state`: the reference's state the request starts from (a step's), shown when
-        the port raises on it."""
-        if self.recording:
-            self.kept.append((op, judge, list(log)))
-            return
-        with port_failures_abort():
-            try:
-                answer = self.worker.request(op)
-            except PortRaised as error:
-                # A raise fails the sequence like an answer that differs: Hypothesis shrinks
-                # it, and the machine's log is the way to the state the port raised on.
-                raise Divergent.raised(error, state or {}) from None
-        judge(answer)
 
 
 def _stack(state: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -109,7 +73,7 @@ def _search_actions(space: spaces.Space) -> list[Any]:
 def _machine(
     spec: PortSpec,
     reference: Reference,
-    exchange: _Exchange,
+    exchange: Exchange,
     backend: str,
     draws: Draws,
     endings: list[tuple[State, Any]],
@@ -203,13 +167,13 @@ def _machine(
                 if found:
                     if not _undecidable(spec, reference, before, action, expected, found[0][1]):
                         raise Divergent(found[0][1], after, "step differs")
-                    raise _Undecided
+                    raise Undecided
                 self._compare_states(answer["state"], after, "step, then state read", True)
 
             try:
                 step = SessionStep(actions=np.asarray([action]), noise=noise)
                 exchange(step, judge, self.log, before)
-            except _Undecided:
+            except Undecided:
                 # Both sides start over: the port may have ended where the reference did not.
                 self.log.append(
                     "(the reference itself decides this step differently at "
@@ -306,7 +270,7 @@ def check_interaction(
     draws = draws or draws_for(spec, reference)
     endings = ending_starts(spec, reference, _search_actions(reference.action_space), 0)
     last: dict[str, Any] = {}
-    exchange = _Exchange(worker)
+    exchange = Exchange(worker)
     machine = _machine(spec, reference, exchange, backend, draws, endings, last)
     settings = hypothesis_settings(examples, shrink)
     settings = type(settings)(settings, derandomize=True, stateful_step_count=spec.levels.l2.steps)
@@ -318,7 +282,7 @@ def check_interaction(
     finally:
         exchange.recording = False
     steps = _COUNTS["steps"]
-    failure = _judged(exchange, worker)
+    failure = judged(exchange, worker)
     # (A raise in the script has no log: the machine runs again live to find its sequence.)
     if failure is not None and not shrink and isinstance(failure[0], Divergent) and failure[1]:
         _diverged(level, failure[0], failure[1], replay)
@@ -366,28 +330,6 @@ def _run_machine(machine: type[RuleBasedStateMachine], settings: Any) -> None:
         raise gone.error from None
     except Unsatisfiable:
         raise unsatisfiable("l2.interaction") from None
-
-
-def _judged(
-    exchange: _Exchange, worker: Requester
-) -> tuple[Divergent | _Undecided, list[str]] | None:
-    """Send the kept requests as one script and judge each answer in order: the first
-    failure (with the log of its sequence up to it), or None."""
-    kept, exchange.kept = exchange.kept, []
-    if not kept:
-        return None
-    # A port that dies or hangs on the script ends the verify; one that raises fails the
-    # check, and the machine runs again live to find the sequence it raises on.
-    try:
-        answers = worker.request(SessionScript.of([op for op, _, _ in kept]))
-    except PortRaised as error:
-        return Divergent.raised(error, {}), []
-    for (_, judge, log), answer in zip(kept, answers, strict=True):
-        try:
-            judge(answer)
-        except (Divergent, _Undecided) as failure:
-            return failure, log
-    return None
 
 
 def _diverged(
