@@ -58,8 +58,9 @@ def test_reset_samples_compile_one_split_and_one_reset(port: JaxPort) -> None:
 
 def test_an_l3_resync_chunk_reuses_the_step_l1_compiled(port: JaxPort) -> None:
     """L3 asked for its resync chunks padded to 1024 rows at least, L1's step batches were
-    padded to 512: the same step compiled twice in one run."""
-    l1 = _compiled(lambda: port.step_batch(_states(400), np.zeros(400, np.int64)))
+    padded to 512: the same step compiled twice in one run. Both read the state the step
+    leaves (`l1.transition` and `l3.resync` compare it), so both use that program."""
+    l1 = _compiled(lambda: port.step_batch(_states(400), np.zeros(400, np.int64), read_state=True))
     assert l1 >= 1
     spec = load_spec(CARTPOLE)
     options = L3Options(episodes=20, steps=500, mode="both")

@@ -24,4 +24,8 @@ def test_a_scalar_step_output_is_the_ports_error_not_a_verifier_crash(
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
-    assert "answered `truncated` shaped () for a batch of" in done.stderr
+    # A failed check like any other: its line, the port's words, no frame of envport's own
+    # adapter shown as the port's.
+    assert "FAIL l1.transition" in done.stdout
+    assert "answered `truncated` shaped () for a batch of" in done.stdout
+    assert "numpy_port.py" not in done.stdout

@@ -17,8 +17,7 @@ from envport.runs.state import RunState
 from envport.serve import toolchain
 from envport.spec import load_spec
 
-ROOT = Path(__file__).resolve().parent.parent
-CARTPOLE = ROOT / "examples" / "cartpole"
+from helpers import CARTPOLE, ROOT, user_env
 
 
 def _fake_rustc(folder: Path, version: str) -> dict[str, str]:
@@ -27,7 +26,8 @@ def _fake_rustc(folder: Path, version: str) -> dict[str, str]:
     rustc = folder / "rustc"
     rustc.write_text(f'#!/bin/sh\necho "rustc {version} (4b91a6ea7 2022-08-08)"\n')
     rustc.chmod(0o755)
-    return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    shell = user_env()
+    return {**shell, "PATH": f"{folder}{os.pathsep}{shell['PATH']}"}
 
 
 def test_verify_refuses_a_rust_older_than_the_minimum_in_one_line(tmp_path: Path) -> None:
@@ -50,14 +50,16 @@ def test_dev_reads_the_minimum_envport_states() -> None:
     script = (
         f'here={ROOT}; eval "$(sed -n "/^rust_minimum()/,/^}}/p" {ROOT / "dev"})"; rust_minimum'
     )
-    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        ["bash", "-c", script], capture_output=True, text=True, check=True, env=user_env()
+    )
     assert done.stdout.strip() == toolchain.MINIMUM_RUST
 
 
 @pytest.mark.skipif(shutil.which("rustc") is None, reason="rustc is not installed")
 def test_the_rust_prompt_states_the_compiler_that_builds_the_crate() -> None:
     version = subprocess.run(
-        ["rustc", "--version"], capture_output=True, text=True, check=True
+        ["rustc", "--version"], capture_output=True, text=True, check=True, env=user_env()
     ).stdout.split()[1]
     spec = load_spec(CARTPOLE)
     state = RunState(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sysconfig
 import threading
 import time
 import traceback
@@ -35,11 +36,29 @@ class Handler(Protocol):
     def handle(self, request: Request) -> Any: ...
 
 
+# envport's own code and the installed libraries: a frame in neither is the port's,
+# wherever its directory is (a run's `port/`, a copy under /tmp).
+_ENVPORT = str(Path(__file__).resolve().parent.parent) + os.sep
+_LIBRARIES = tuple(
+    {
+        sysconfig.get_paths()[name] + os.sep
+        for name in ("stdlib", "platstdlib", "purelib", "platlib")
+    }
+)
+
+
 def _port_frames(error: BaseException) -> str:
-    """The traceback lines that point into the port, which is what a repair needs."""
+    """The traceback lines that point into the port, which is what a repair needs; none
+    when the port's code is not on the stack (envport's adapter refused its answer: the
+    message says why, and envport's own frames would read as the port's)."""
     frames = traceback.extract_tb(error.__traceback__)
-    inside = [f for f in frames if f"/{PORT_PACKAGE}" in f.filename or "/ports/" in f.filename]
-    return "".join(traceback.format_list(inside or frames[-3:]))
+    inside = [
+        f
+        for f in frames
+        if f"/{PORT_PACKAGE}" in f.filename
+        or (not f.filename.startswith((_ENVPORT, *_LIBRARIES)) and not f.filename.startswith("<"))
+    ]
+    return "".join(traceback.format_list(inside))
 
 
 def _exit_with_parent(parent: int) -> None:
