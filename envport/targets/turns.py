@@ -8,7 +8,7 @@ and whether the game ended. PettingZoo spreads these over `agent_selection`, `ob
 the `rewards` and `terminations`/`truncations` dicts; `TurnBased` gathers them after each
 `step` so that every level, written for one agent, compares them field by field:
 
-- the observation the levels see is one integer record, `turn_record`: the observing
+- the observation the levels see is one record, `turn_record`: the observing
   player's observation, then `current_player`, then the legal-action mask (the port side
   packs its state the same way, envport.targets.game_port), so a divergence names
   `current_player` or `legal_action_mask[3]` like any observation component;
@@ -34,13 +34,24 @@ CURRENT_PLAYER = "current_player"
 LEGAL_ACTION_MASK = "legal_action_mask"
 
 
+def record_dtype(observation_dtype: Any, xp: Any = np) -> Any:
+    """The dtype of a turn record, decided by the observation's dtype alone, the same rule
+    on both sides. A float observation keeps its own dtype: the record is compared on it
+    (a float32 port of a float32 observation is right, a float64 one is not), and the player
+    to move and the 0/1 mask are small integers every float holds exactly. An integer or
+    bool observation makes an int32 record: a 0/1 plane or mask may be bool on one side and
+    int8 on the other (pgx's bool against PettingZoo's int8), compared by value. Never a
+    promotion of the parts: NumPy widens float32 with int32 to float64 where JAX (x64 off)
+    keeps float32, so a promoted record's dtype would say which library stacked it."""
+    kind = np.dtype(observation_dtype).kind
+    return observation_dtype if kind == "f" else xp.int32
+
+
 def turn_records(observation: Any, current_player: Any, mask: Any, xp: Any = np) -> Any:
-    """B turns as the flat integer records both sides are compared on (`xp`: numpy, or
-    jax.numpy inside a traced port). A 0/1 plane or mask may be bool on one side and int8 on
-    the other (pgx's bool against PettingZoo's int8): compared by value, so a record is int32
-    whatever integer or bool each holds (float for a float observation)."""
+    """B turns as the flat records both sides are compared on (`xp`: numpy, or jax.numpy
+    inside a traced port), of `record_dtype`."""
     observation, mask = xp.asarray(observation), xp.asarray(mask)
-    dtype = xp.result_type(observation.dtype, mask.dtype, xp.int32)
+    dtype = record_dtype(observation.dtype, xp)
     count = observation.shape[0]
     return xp.concatenate(
         [
