@@ -131,6 +131,9 @@ def observe(spec: PortSpec) -> ObservedTypes:
 
     # The env is stepped directly (not through Reference.step, which converts the reward,
     # nor after Reference.track, which installs the draw recorder): the raw values count.
+    # A game's own reward values as each step leaves them: after a reset they are 0 (a
+    # Python int in PettingZoo) whatever the payoffs are (0.5, 1.5 in a card game).
+    game_rewards: list[str] = []
     first, _ = env.reset(seed=SEED)
     obs[0].append(describe(first))
     note(0)
@@ -139,13 +142,15 @@ def observe(spec: PortSpec) -> ObservedTypes:
         obs[1].append(describe(observation))
         rewards.append(describe(reward))
         flags += [describe(terminated), describe(truncated)]
+        if isinstance(env, TurnBased):
+            game_rewards += [describe(value) for value in env.aec.rewards.values()]
         note(1)
         if terminated or truncated:
             again, _ = env.reset()
             obs[0].append(describe(again))
             note(0)
     meanings = action_meanings(env)
-    game = _game_types(env)
+    game = _game_types(env, game_rewards)
     env.close()
     return ObservedTypes(
         fields=[(name, _when(*seen)) for name, seen in states.items()],
@@ -162,15 +167,19 @@ def observe(spec: PortSpec) -> ObservedTypes:
     )
 
 
-def _game_types(env: Any) -> dict[str, str] | None:
-    """A PettingZoo game's own observation, mask and reward types, as a player sees them."""
+def _game_types(env: Any, rewards: list[str]) -> dict[str, str] | None:
+    """A PettingZoo game's own observation, mask and reward types, as a player sees them
+    (`rewards`: each step's reward values described), and the dtype the harness compares a
+    port's observation on (envport.targets.turns.record_dtype)."""
     if not isinstance(env, TurnBased):
         return None
     aec = env.aec
     seen = aec.observe(aec.agent_selection)
-    rewards = [describe(aec.rewards.get(p, 0)) for p in env.players]
+    observation = np.asarray(seen["observation"] if isinstance(seen, dict) else seen)
     return {
-        "observation": describe(seen["observation"] if isinstance(seen, dict) else seen),
+        "observation": describe(observation),
         "action_mask": describe(seen["action_mask"]) if isinstance(seen, dict) else "in infos",
-        "reward": _when([], rewards),
+        "reward": " or ".join(dict.fromkeys(rewards)) or "Python int",
+        # A float observation is compared on its own dtype; any other by value.
+        "observation_dtype": str(observation.dtype) if observation.dtype.kind == "f" else "",
     }

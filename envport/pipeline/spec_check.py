@@ -152,10 +152,20 @@ def _sources(spec: PortSpec) -> list[str]:
         + (" (whole)" if source.whole else " (sliced)" if source.cut else "")
         for source in sliced
     ]
-    return lines + [
-        f"warn sources: {source.module} loads a module by a computed name under "
-        f"{prefix!r} and reference.sources lists none there: list the ones the env uses, "
-        "or no prompt carries their code"
-        for source in sliced
-        for prefix in source.unlisted
-    ]
+    return (
+        lines
+        + [
+            f"warn sources: {source.module} loads a module by a computed name under "
+            f"{prefix!r} and reference.sources lists none there: list the ones the env uses, "
+            "or no prompt carries their code"
+            for source in sliced
+            for prefix in source.unlisted
+        ]
+        + [
+            f"warn sources: {source.module} contributes nothing the env's __init__, reset or "
+            "step reach (it is shown from its own definitions): drop it from reference.sources, "
+            "or list the module the env imports its code from"
+            for source in sliced
+            if source.unreached
+        ]
+    )

@@ -78,7 +78,8 @@ def _turn(state):
     observation = np.asarray(_field(state, "observation"))
     mask = np.asarray(_field(state, "legal_action_mask"))
     current = np.asarray(_field(state, "current_player"))
-    dtype = np.result_type(observation.dtype, mask.dtype, np.int32)
+    # turns.record_dtype: a float observation's own dtype, else int32 (never a promotion).
+    dtype = observation.dtype if observation.dtype.kind == "f" else np.int32
     count = len(current)
     return np.concatenate(
         [

@@ -101,9 +101,13 @@ class JaxGame:
     state_to_reference(state) -> dict[str, Array]             (its inverse; jax-traceable)
     where state is a pytree (a NamedTuple, or a dict) holding, besides the game's own fields:
       current_player int32       the player to move, an index into the spec's players
-      observation                that player's observation, the reference's shape (bool or int)
+      observation                that player's observation, the reference's shape; a float
+                                 one in the reference's dtype (float32: never switch on
+                                 `jax_enable_x64`, it is global), an integer one as bool
+                                 or any integer (compared by value)
       legal_action_mask bool[A]  that player's legal actions
       rewards float32[P]         this move's reward of every player, in the players' order
+                                 (compared as numbers, whatever type the reference's are)
       terminated bool, truncated bool    the game ended
     Everything is traced under jax.jit and jax.vmap (one game per call, a batch by vmap).
     """
@@ -242,9 +246,12 @@ class NumpyGame:
     where state is a dict of NumPy arrays with a leading batch axis B holding, besides the
     game's own fields:
       current_player int[B]         the player to move, an index into the spec's players
-      observation [B, ...]          that player's observation (bool or int)
+      observation [B, ...]          that player's observation; a float one in the
+                                    reference's dtype, an integer one as bool or any
+                                    integer (compared by value)
       legal_action_mask bool[B, A]  that player's legal actions
       rewards float[B, P]           this move's reward of every player, in the players' order
+                                    (compared as numbers, whatever type the reference's are)
       terminated bool[B], truncated bool[B]    the game ended
     `step` must not fail on a game that has ended (a batch may step it); what it returns
     there is not compared.

@@ -8,7 +8,7 @@ and whether the game ended. PettingZoo spreads these over `agent_selection`, `ob
 the `rewards` and `terminations`/`truncations` dicts; `TurnBased` gathers them after each
 `step` so that every level, written for one agent, compares them field by field:
 
-- the observation the levels see is one integer record, `turn_record`: the observing
+- the observation the levels see is one record, `turn_record`: the observing
   player's observation, then `current_player`, then the legal-action mask (the port side
   packs its state the same way, envport.targets.game_port), so a divergence names
   `current_player` or `legal_action_mask[3]` like any observation component;
@@ -34,13 +34,24 @@ CURRENT_PLAYER = "current_player"
 LEGAL_ACTION_MASK = "legal_action_mask"
 
 
+def record_dtype(observation_dtype: Any, xp: Any = np) -> Any:
+    """The dtype of a turn record, decided by the observation's dtype alone, the same rule
+    on both sides. A float observation keeps its own dtype: the record is compared on it
+    (a float32 port of a float32 observation is right, a float64 one is not), and the player
+    to move and the 0/1 mask are small integers every float holds exactly. An integer or
+    bool observation makes an int32 record: a 0/1 plane or mask may be bool on one side and
+    int8 on the other (pgx's bool against PettingZoo's int8), compared by value. Never a
+    promotion of the parts: NumPy widens float32 with int32 to float64 where JAX (x64 off)
+    keeps float32, so a promoted record's dtype would say which library stacked it."""
+    kind = np.dtype(observation_dtype).kind
+    return observation_dtype if kind == "f" else xp.int32
+
+
 def turn_records(observation: Any, current_player: Any, mask: Any, xp: Any = np) -> Any:
-    """B turns as the flat integer records both sides are compared on (`xp`: numpy, or
-    jax.numpy inside a traced port). A 0/1 plane or mask may be bool on one side and int8 on
-    the other (pgx's bool against PettingZoo's int8): compared by value, so a record is int32
-    whatever integer or bool each holds (float for a float observation)."""
+    """B turns as the flat records both sides are compared on (`xp`: numpy, or jax.numpy
+    inside a traced port), of `record_dtype`."""
     observation, mask = xp.asarray(observation), xp.asarray(mask)
-    dtype = xp.result_type(observation.dtype, mask.dtype, xp.int32)
+    dtype = record_dtype(observation.dtype, xp)
     count = observation.shape[0]
     return xp.concatenate(
         [
@@ -74,7 +85,15 @@ def fresh_turn(env: Any, player: int) -> None:
     an AEC env's last turns left behind (rewards, terminations and truncations, infos, the
     illegal-move wrapper's flag and saved mask) and give the turn to `player`, an index into
     `possible_agents`, so any written position is played on from the start of a turn. `env`
-    is the reference as a bridge receives it, or the PettingZoo env itself."""
+    is the reference as a bridge receives it, or the PettingZoo env itself.
+
+    Every PettingZoo classic family: the board games (chess, Connect Four, Go, tic-tac-toe,
+    rock-paper-scissors) pick the next agent with an `AgentSelector`, which is moved to
+    `player`; the card games on RLCard (Leduc and Texas hold'em, limit and no-limit) keep no
+    selector: the RLCard game the bridge wrote says who moves (its `game_pointer`), and the
+    AEC env's selection and legal moves (`next_legal_moves`, the mask `observe` gives) are
+    set from that game's state for `player`. A written RLCard game whose player to move is
+    not `player` is the bridge's mistake, and raises saying so."""
     game = env.unwrapped
     game.agents = game.possible_agents[:]
     game.rewards = dict.fromkeys(game.agents, 0)
@@ -82,11 +101,15 @@ def fresh_turn(env: Any, player: int) -> None:
     game.terminations = dict.fromkeys(game.agents, False)
     game.truncations = dict.fromkeys(game.agents, False)
     game.infos = {agent: {} for agent in game.agents}
-    # PettingZoo's AgentSelector: `next()` moves to the entry after `_current_agent - 1`.
-    selector = game._agent_selector
-    selector.reinit(game.agents)
-    selector._current_agent = (player + 1) % len(game.agents)
-    selector.selected_agent = game.agents[player]
+    if hasattr(game, "_agent_selector"):
+        _select(game._agent_selector, game.agents, player)
+    elif _on_rlcard(game):
+        _rlcard_turn(game, player)
+    else:
+        raise TypeError(
+            f"fresh_turn: {type(game).__name__} has neither PettingZoo's `_agent_selector` nor "
+            "an RLCard game (`env.get_state`, `next_legal_moves`); set its turn in the bridge"
+        )
     game.agent_selection = game.agents[player]
     # The wrappers' own memory of the last turn (TerminateIllegalWrapper's flag and mask).
     layer = env.aec if hasattr(env, "aec") else env
@@ -95,6 +118,32 @@ def fresh_turn(env: Any, player: int) -> None:
             if hasattr(layer, name):
                 setattr(layer, name, value)
         layer = layer.env
+
+
+def _select(selector: Any, agents: list[str], player: int) -> None:
+    # PettingZoo's AgentSelector: `next()` moves to the entry after `_current_agent - 1`.
+    selector.reinit(agents)
+    selector._current_agent = (player + 1) % len(agents)
+    selector.selected_agent = agents[player]
+
+
+def _on_rlcard(game: Any) -> bool:
+    """PettingZoo's RLCardBase (its card games): the RLCard env as `game.env`."""
+    inner = getattr(game, "env", None)
+    return hasattr(game, "next_legal_moves") and callable(getattr(inner, "get_state", None))
+
+
+def _rlcard_turn(game: Any, player: int) -> None:
+    moving = int(game.env.get_player_id())
+    if moving != player:
+        raise ValueError(
+            f"fresh_turn: the written RLCard game has player {moving} to move, not {player}; "
+            "write its `game_pointer` (and its round's) in the bridge, then give that player"
+        )
+    seen = game.env.get_state(player)
+    # As RLCardBase.reset leaves them: the mover's legal moves, sorted, and its raw obs.
+    game.next_legal_moves = sorted(seen["legal_actions"])
+    game._last_obs = seen["obs"]
 
 
 def is_aec(env: Any) -> bool:

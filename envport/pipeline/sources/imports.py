@@ -150,18 +150,20 @@ class ImportResolver:
         """A listed module, or a package some listed module is in."""
         return any(m == name or m.startswith(name + ".") for m in self.listed)
 
-    def defining(self, module: str, name: str, depth: int = 0) -> str | None:
-        """The listed module that binds `name` for `from module import name`: `module`
-        itself when listed, else followed through the package's re-exports."""
+    def defining(self, module: str, name: str, depth: int = 0) -> tuple[str, str] | None:
+        """The listed module that binds `name` for `from module import name`, and the name
+        it binds it under there: `module` itself when listed, else followed through the
+        package's re-exports, an alias renaming it (`from .dealer import LeducholdemDealer
+        as Dealer`: `Dealer` is `LeducholdemDealer` in `.dealer`)."""
         if module in self.listed:
-            return module
+            return module, name
         if depth > MAX_REEXPORTS:
             return None
         parsed = self._tree(module)
         if parsed is None:
             return None
         tree, is_package = parsed
-        found = None
+        found: tuple[str, str] | None = None
         for node in _top_level(tree.body):
             if not isinstance(node, ast.ImportFrom):
                 continue

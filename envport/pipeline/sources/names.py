@@ -38,13 +38,14 @@ class Types:
 
     # --- modules ------------------------------------------------------------------------
 
-    def defining(self, module: str, node: ast.ImportFrom, name: str) -> str | None:
-        """The listed module whose definition `from X import name` in `module` binds."""
+    def defining(self, module: str, node: ast.ImportFrom, name: str) -> tuple[str, str] | None:
+        """The listed module whose definition `from X import name` in `module` binds, and
+        the name it has there (another where a package re-exports it under an alias)."""
         source = absolute(module, module in self.resolver.packages, node)
         found = self.resolver.defining(source, name)
-        if found is None or found not in self.modules:
+        if found is None or found[0] not in self.modules:
             return None
-        return found if name in self.modules[found].bindings else None
+        return found if found[1] in self.modules[found[0]].bindings else None
 
     def aliases(self, module: str) -> Aliases:
         """A module's top-level names that hold modules: `import a.b` binds `a`,
@@ -107,8 +108,13 @@ class Types:
         found = []
         for path in paths:
             owner = ".".join([path, *attributes[:-1]])
-            if owner in self.modules:
-                found.append((owner, attributes[-1]))
+            # `package.Name` where the package's `__init__` re-exports it from a listed
+            # module (under an alias, or through further `__init__`s): that definition.
+            if not self.resolver.is_module(owner):
+                continue  # `np.zeros`: no listed module under it, nothing to read
+            named = self.resolver.defining(owner, attributes[-1])
+            if named is not None and named[0] in self.modules:
+                found.append(named)
         return found
 
     def is_module_path(self, module: str, expr: ast.expr, local: Aliases) -> bool:
@@ -126,7 +132,7 @@ class Types:
                 if (alias.asname or alias.name) == name:
                     found = self.defining(module, node, alias.name)
                     if found is not None:
-                        return self.class_named(found, alias.name, depth + 1)
+                        return self.class_named(*found, depth=depth + 1)
         return None
 
     def _classes(self, module: str, expr: ast.expr, local: Aliases) -> list[ClassRef]:

@@ -174,7 +174,7 @@ class Slicer:
                 if (alias.asname or alias.name) == name:
                     found = self.types.defining(module, node, alias.name)
                     if found is not None:
-                        self.keep_name(found, alias.name)
+                        self.keep_name(*found)
         if isinstance(node, ast.ClassDef):
             self._keep_class(module, node)
         else:

@@ -27,6 +27,8 @@ class ReferenceSource:
     # Prefixes of modules it loads by a computed name that `reference.sources` lists none
     # under (`"minatar.environments." + game`): code no prompt carries.
     unlisted: tuple[str, ...] = ()
+    # The env's `__init__`, `reset` and `step` reach nothing in it (envport check warns).
+    unreached: bool = False
 
     @property
     def lines(self) -> int:
@@ -127,6 +129,7 @@ def slice_sources(spec: PortSpec, sources: list[ReferenceSource]) -> list[Refere
             "" if cut.text.strip() else UNREACHED,
             source.package,
             tuple(cut.unlisted),
+            cut.unreached,
         )
         for source, cut in zip(sources, slices, strict=True)
     ]

@@ -12,6 +12,7 @@ Each slice lists what it cut, so the prompt can say so; the whole source stays a
 from __future__ import annotations
 
 import ast
+import dataclasses
 import io
 import re
 import tokenize
@@ -41,6 +42,8 @@ class Slice:
     cut: list[str]
     # Prefixes of modules it loads by a computed name that the spec lists none under.
     unlisted: list[str] = field(default_factory=list)
+    # The entry reaches nothing in it: sliced from its own names instead (slice_modules).
+    unreached: bool = False
 
 
 def _start(node: ast.stmt) -> int:
@@ -236,6 +239,10 @@ def slice_modules(
     if unreached:
         extra = [(m.name, name) for m in unreached for name in m.bindings]
         slices = _reach(modules, roots + extra, harness_attributes, resolver)
+        slices = [
+            dataclasses.replace(cut, unreached=module in unreached)
+            for module, cut in zip(modules, slices, strict=True)
+        ]
     return slices
 
 
