@@ -4,8 +4,9 @@ A list is records `[W, fields]` plus an `alive` mask `[W]` in list order (the ga
 at the end and `list.remove` takes an object out). Within a step nothing moves: a removed
 object is only marked dead, an appended one goes after every slot used so far, so "the first
 object in the list that ..." is the first alive slot; `compact` closes the gaps at the end of
-the step, keeping the order. One slot is read and written at a time (scatters, not masks over
-the list), as the walks touch one object each. Hand-written known-good port, not model output.
+the step, keeping the order. The walks read and write one slot at a time (they touch one
+object each); `compact` moves every record at once.
+Hand-written known-good port, not model output.
 """
 
 from typing import NamedTuple
@@ -65,9 +66,12 @@ def put(o: Objects, slot, record) -> Objects:
 
 
 def compact(o: Objects, capacity: int):
-    """-> (records [capacity, F], length): the alive objects, in order, first."""
-    order = jnp.argsort(~o.alive, stable=True)
-    records = o.records[order][:capacity]
-    length = jnp.minimum(o.alive.sum(), capacity).astype(jnp.int32)
-    keep = jnp.arange(capacity) < length
-    return jnp.where(keep[:, None], records, 0), length
+    """-> (records [capacity, F], length): the alive objects, in order, first. Slot k reads
+    the record at the position of the (k+1)-th alive one, the number of slots before which
+    fewer than k+1 are alive: counts and one gather, not a sort (under vmap a sort of every
+    list every step was most of the step)."""
+    alive_so_far = jnp.cumsum(o.alive)  # [W]
+    source = (alive_so_far[None, :] <= jnp.arange(capacity)[:, None]).sum(axis=1)
+    length = jnp.minimum(alive_so_far[-1], capacity).astype(jnp.int32)
+    records = o.records[jnp.minimum(source, o.alive.shape[0] - 1)]
+    return jnp.where((jnp.arange(capacity) < length)[:, None], records, 0), length
