@@ -76,9 +76,8 @@ def test_both_optimisation_rounds_are_verified_measured_and_kept(tmp_path: Path)
     words = [
         "translate", str(spec), "--target", "jax", "--model", f"replay:{SESSION}",
         "--out", str(out), "--optimize", "--optimize-rounds", "2",
-        # One size, the one that decides, timed once: the rounds' gains (1.70x, 3.93x) are
-        # far above the noise the phase's 5% allows for.
-        "--bench-batch-sizes", "4096", "--bench-steps", "50", "--bench-repeats", "1",
+        # One size, the one that decides; best of three, as the test was first run with.
+        "--bench-batch-sizes", "4096", "--bench-steps", "50", "--bench-repeats", "3",
     ]  # fmt: skip
     done = subprocess.run(
         [sys.executable, "-m", "envport", *words],
