@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from collections.abc import Generator
 from pathlib import Path
@@ -75,20 +74,3 @@ def pytest_make_collect_report(
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.outcome = "failed"
         report.longrepr = f"skipped in CI, which counts as a failure: {reason}"
-
-
-# A file whose tests share a module- or session-wide fixture (a built crate, a local Ray, the
-# mutants' verdicts) runs in one process, so the fixture is made once; every other test goes
-# to whichever process is free (`./dev test` runs `--dist loadgroup`). With a file per
-# process, Seaquest's twelve mutants (a quarter of the slow tier) ran on one core.
-_SHARED_FIXTURE = re.compile(r"scope=[\"'](module|package|session)[\"']")
-_shares: dict[Path, bool] = {}
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        path = item.path
-        if path not in _shares:
-            _shares[path] = bool(_SHARED_FIXTURE.search(path.read_text()))
-        if _shares[path]:
-            item.add_marker(pytest.mark.xdist_group(path.name))
