@@ -41,10 +41,11 @@ class Toolchain:
     bins: tuple[str, ...]
 
 
-def _version_of(rustc: str) -> tuple[int, int, int] | None:
+def _rustc_says(rustc: str, *args: str) -> str | None:
+    """What `rustc ARGS` prints, or None when it cannot be run."""
     try:
         done = subprocess.run(
-            [rustc, "--version"],
+            [rustc, *args],
             capture_output=True,
             text=True,
             timeout=60,
@@ -53,7 +54,11 @@ def _version_of(rustc: str) -> tuple[int, int, int] | None:
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    found = re.match(r"rustc (\d+)\.(\d+)\.(\d+)", done.stdout.strip())
+    return done.stdout.strip()
+
+
+def _version_of(rustc: str) -> tuple[int, int, int] | None:
+    found = re.match(r"rustc (\d+)\.(\d+)\.(\d+)", _rustc_says(rustc, "--version") or "")
     return (int(found[1]), int(found[2]), int(found[3])) if found else None
 
 
@@ -85,18 +90,7 @@ def _sysroot() -> str | None:
     rustc = shutil.which("rustc")
     if rustc is None:
         return None
-    try:
-        done = subprocess.run(
-            [rustc, "--print", "sysroot"],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=True,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    root = done.stdout.strip()
+    root = _rustc_says(rustc, "--print", "sysroot")
     return os.path.realpath(root) if root and os.path.isdir(root) else None
 
 
