@@ -60,7 +60,10 @@ def test_a_port_cannot_read_the_users_cargo_home(spec: Path, tmp_path: Path) -> 
     (cargo_home / "config.toml").write_text(f'[http]\nproxy = "{TOKEN}@proxy"\n')
     # What it tries: the user's cargo home, found by name, and the Rust toolchain.
     targets = [str(cargo_home / "credentials.toml"), str(cargo_home / "config.toml")]
-    targets += [str(cargo_home), *toolchain.rust().roots]
+    # A toolchain under /usr (Debian's rustc-web, found on a bare PATH) is part of the
+    # system every worker runs on; one elsewhere (rustup's) is a Rust build's alone.
+    own = [r for r in toolchain.rust().roots if r != "/usr" and not r.startswith("/usr/")]
+    targets += [str(cargo_home), *own]
     attack = (
         "import os as _os\n"
         "_seen = []\n"
