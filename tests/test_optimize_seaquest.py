@@ -9,9 +9,9 @@ round is verified and measured by the phase itself, both are kept, and the run e
 example's known-good (optimised) JAX port.
 
 Real subprocesses, real git, real verifier and bench workers. Budgets are cut (the levels'
-sizes, the bench's steps) so the run fits the slow tier: 285 s on the 2-core machine alone (19
-min loaded)
-(the whole translate, then each round's verify and bench), its rounds 1.70x and 3.93x at
+sizes, the bench's steps) so the run fits the slow tier: 285 s on the 2-core machine alone
+(19 min loaded; the whole translate, then each round's verify and bench), its rounds 1.70x
+and 3.93x at
 B=4096 by the phase's own timing, far above the 5% it asks for.
 """
 
