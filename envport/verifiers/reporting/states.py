@@ -8,6 +8,7 @@ them imports another for it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -44,6 +45,22 @@ def port_words(error: PortRaised) -> str:
     """A raise as a divergence's message: the error's line, then the port's output and the
     traceback's frames in the port."""
     return f"the port raised: {error}" + (f"\n{error.detail}" if error.detail else "")
+
+
+def shortest_raising(
+    high: int, error: PortRaised, raises: Callable[[int], PortRaised | None]
+) -> tuple[int, PortRaised]:
+    """The smallest k in 1..high for which `raises(k)` gives the port's error (true of
+    `high`, with `error`), by bisection: a few requests, however large `high` is."""
+    low = 1
+    while low < high:
+        middle = (low + high) // 2
+        failure = raises(middle)
+        if failure is None:
+            low = middle + 1
+        else:
+            high, error = middle, failure
+    return high, error
 
 
 def field_diffs(

@@ -24,7 +24,7 @@ from envport.verifiers.draws.strategies import Draws, draws_for
 from envport.verifiers.reporting.compare import STEP_FIELDS
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.reporting.replay import Replay
-from envport.verifiers.reporting.states import port_words, stack_states
+from envport.verifiers.reporting.states import port_words, shortest_raising, stack_states
 
 
 @dataclass
@@ -88,15 +88,8 @@ def _first_raise(
             return failure
         return None
 
-    low, high, found = 1, len(rows), error  # the prefix of `high` rows raises
-    while low < high:
-        middle = (low + high) // 2
-        failure = raises(middle)
-        if failure is None:
-            low = middle + 1
-        else:
-            high, found = middle, failure
-    return rows[high - 1], found
+    count, found = shortest_raising(len(rows), error, raises)
+    return rows[count - 1], found
 
 
 @dataclass

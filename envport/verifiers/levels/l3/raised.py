@@ -24,7 +24,7 @@ from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
 from envport.verifiers.reporting.replay import Replay
-from envport.verifiers.reporting.states import port_words
+from envport.verifiers.reporting.states import port_words, shortest_raising
 
 
 def raised_level(
@@ -47,7 +47,9 @@ def raised_level(
     level = LevelResult(level="l3", mode=None, passed=False, diverged_episodes=1)
     indices = l3.episode_indices(options)
     first = indices[0]
-    count, error = _shortest(len(indices), error, lambda k: raises(_batch(first, indices[k - 1])))
+    count, error = shortest_raising(
+        len(indices), error, lambda k: raises(_batch(first, indices[k - 1]))
+    )
     episode = indices[count - 1]
     alone = raises(_batch(episode, episode))
     if alone is None:
@@ -74,21 +76,6 @@ def _batch(first: int, last: int) -> dict[str, Any]:
     return {"only_episode": None, "batch": (first, last)}
 
 
-def _shortest(
-    high: int, error: PortRaised, raises: Callable[[int], PortRaised | None]
-) -> tuple[int, PortRaised]:
-    """The smallest k in 1..high for which `raises(k)` (true of `high`, with `error`)."""
-    low = 1
-    while low < high:
-        middle = (low + high) // 2
-        failure = raises(middle)
-        if failure is None:
-            low = middle + 1
-        else:
-            high, error = middle, failure
-    return high, error
-
-
 def _at_step(
     spec: PortSpec,
     options: L3Options,
@@ -110,7 +97,7 @@ def _at_step(
         def within(steps: int, alone: dict[str, Any] = alone) -> PortRaised | None:
             return raises({**alone, "steps": steps})
 
-        steps, error = _shortest(options.steps, failure, within)
+        steps, error = shortest_raising(options.steps, failure, within)
         played = l3.play_reference(
             reference, spec, dataclasses.replace(options, **alone, steps=steps)
         )
