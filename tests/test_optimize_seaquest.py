@@ -18,35 +18,24 @@ B=4096 by the phase's own timing, far above the 5% it asks for.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, user_env
+from helpers import ROOT, user_env, with_budgets
 
 SEAQUEST = ROOT / "examples" / "minatar_seaquest"
 SESSION = SEAQUEST / "replay" / "jax"
 NOTE = "Hand-written known-good port, not model output.\n"
-CUTS = {
-    "[levels.l1]\nexamples = 400": "[levels.l1]\nexamples = 60",
-    "[levels.l2]\nexamples = 40": "[levels.l2]\nexamples = 8",
-    "[levels.l3]\nepisodes = 60": "[levels.l3]\nepisodes = 8",
-    "[coverage]\n": "[coverage]\nexplore_steps = 1000\n",
+# The levels' sizes cut so the run fits the slow tier.
+SMALL = {
+    "levels.l1": {"examples": 60},
+    "levels.l2": {"examples": 8},
+    "levels.l3": {"episodes": 8},
+    "coverage": {"explore_steps": 1000},
 }
-
-
-def small_seaquest(directory: Path) -> Path:
-    shutil.copytree(SEAQUEST, directory, ignore=shutil.ignore_patterns("ports", "replay"))
-    spec = directory / "envport.toml"
-    text = spec.read_text()
-    for old, new in CUTS.items():
-        assert text.count(old) == 1, old
-        text = text.replace(old, new)
-    spec.write_text(text)
-    return directory
 
 
 def _answer_body(name: str) -> str:
@@ -72,7 +61,7 @@ def test_the_session_optimises_twice_and_ends_on_the_known_good_port() -> None:
 
 @pytest.mark.slow
 def test_both_optimisation_rounds_are_verified_measured_and_kept(tmp_path: Path) -> None:
-    spec = small_seaquest(tmp_path / "seaquest")
+    spec = with_budgets(SEAQUEST, tmp_path / "seaquest", SMALL)
     out = tmp_path / "runs"
     words = [
         "translate", str(spec), "--target", "jax", "--model", f"replay:{SESSION}",
