@@ -230,6 +230,10 @@ def test_fail_fast_stops_at_the_first_failing_check_and_says_what_did_not_run(
     stopped = report["stopped_early"]
     assert stopped.startswith(f"fail-fast: stopped after l1.{first['mode']} failed"), stopped
     assert "l2" in stopped and "l3" in stopped
+    # L1 itself ends at its first failing part (each part draws its own states): the parts
+    # after it did not run and are named (the gravity slip fails a physics probe first).
+    assert levels[-1] == first and first["mode"] != "transition", levels
+    assert "l1.transition" in stopped.partition("not run: ")[2], stopped
     # Its own line, not one of the spec's warnings.
     assert stopped in done.stdout.splitlines(), done.stdout
     assert not [w for w in report["warnings"] if "fail-fast" in w], report["warnings"]

@@ -9,9 +9,10 @@ in the report in that order. `part` names the wall-time bucket a check's time go
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import importlib
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from functools import partial
 from types import ModuleType
 from typing import ClassVar
 
@@ -20,8 +21,6 @@ from envport.targets.registry import TARGET_NAMES, TargetName, target
 from envport.verifiers import explore
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.coverage.bounds import Coverage
-from envport.verifiers.coverage.endings import ending_gaps
-from envport.verifiers.draws import survival
 from envport.verifiers.levels import reverse
 from envport.verifiers.levels.l1 import endings as l1_endings
 from envport.verifiers.levels.l1 import landings as l1_landings
@@ -35,6 +34,7 @@ from envport.verifiers.levels.l3 import raised as l3_raised
 from envport.verifiers.levels.l3 import replay as l3_replay
 from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.reporting.replay import Replay
+from envport.verifiers.time_limit import to_the_limit
 
 
 class Check(ABC):
@@ -97,20 +97,30 @@ class L1Probes(Check):
             ctx.replays["l1"],
             options.shrink,
         )
-        results = []
+        parts: list[tuple[str, Callable[[], LevelResult]]] = []
         for probe in ctx.probes.values():
             if options.module is None or probe.module == options.module:
                 assert ctx.probes_file is not None
-                results.append(l1.check_probe(run, probe, ctx.probes_file))
+                check = partial(l1.check_probe, run, probe, ctx.probes_file)
+                parts.append((f"l1.{probe.name}", check))
         if ctx.at_entry:
             entry = ctx.target.entry
-            results.append(l1.check_transition(run, entry))
+            parts.append(("l1.transition", partial(l1.check_transition, run, entry)))
             if l1_landings.applies(run):
-                results.append(l1_landings.check_landings(run, entry))
+                parts.append(("l1.landings", partial(l1_landings.check_landings, run, entry)))
             if l1_endings.applies(run):
-                results.append(l1_endings.check_endings(run, entry))
+                parts.append(("l1.endings", partial(l1_endings.check_endings, run, entry)))
             if l1_reached.applies(run):
-                results.append(l1_reached.check_reached(run, entry))
+                parts.append(("l1.reached", partial(l1_reached.check_reached, run, entry)))
+        results = []
+        for index, (_, part) in enumerate(parts):
+            results.append(part())
+            # --fail-fast ends L1 at its first failing part: a mutant's verdict (the
+            # self-check's tests) needs one divergence, and L1's parts each draw their own
+            # states, so the rest would cost as much again each.
+            if options.fail_fast and not results[-1].passed:
+                ctx.cut_short += [name for name, _ in parts[index + 1 :]]
+                break
         return results
 
 
@@ -302,51 +312,7 @@ class ReverseRollouts(Check):
         found = reverse.run_reverse(
             ctx.spec, ctx.reference, ctx.worker, ctx.l3, ctx.replays["reverse"]
         )
-        return found + _to_the_limit(ctx, found)
-
-
-# Episodes played to the time limit when reverse injection's own never reach it.
-LIMIT_EPISODES = 4
-
-
-def _to_the_limit(ctx: VerifyContext, found: list[LevelResult]) -> list[LevelResult]:
-    """When no episode reached the reference's time limit, episodes the reference finds
-    that survive to it (envport.verifiers.draws.survival), played on the port from its own
-    starts, so the port's limit is compared too. Deterministic envs only: the search
-    replays the reference from loaded states, which a stochastic env's draws would not."""
-    limit = ctx.reference.max_episode_steps
-    whole = ctx.l3.only_episode is None and ctx.l3.batch is None
-    if not whole or limit is None or ctx.spec.randomness is not None:
-        return []
-    if not ending_gaps(found, limit):
-        return []
-    options = dataclasses.replace(
-        ctx.l3, episodes=min(LIMIT_EPISODES, ctx.l3.episodes), steps=limit
-    )
-    choose = survival.to_the_limit(ctx.reference, limit, ctx.options.seed)
-    levels = reverse.run_reverse(
-        ctx.spec, ctx.reference, ctx.worker, options, ctx.replays["reverse"], choose
-    )
-    kept = []
-    for level in levels:
-        if level.mode == "states":
-            continue  # the endings are the point; states are compared by the main pass
-        level.mode = f"{level.mode}@limit"
-        # Hundreds of open-loop steps: a port exact to its tolerance (float32) may leave the
-        # reference's trajectory before the limit. Only an ending that differs alone is the
-        # port's time limit; an episode that drifted first shows nothing about it.
-        limit_only = [d for d in level.divergences if {f.field for f in d.fields} == {"truncated"}]
-        drifted = len(level.divergences) - len(limit_only)
-        level.divergences, level.diverged_episodes = limit_only, len(limit_only)
-        level.passed = not limit_only
-        for divergence in limit_only:
-            divergence.mode = level.mode
-        level.note = f"to the time limit: {level.summary()}"
-        if drifted:
-            level.endings = {}  # the limit was not compared: the gap stays
-            level.note += f"; {drifted} episodes left the reference's trajectory first"
-        kept.append(level)
-    return kept
+        return found + to_the_limit(ctx, found)
 
 
 class PlainReplay(Check):

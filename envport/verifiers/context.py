@@ -81,6 +81,8 @@ class VerifyContext:
     # The plain interpreter, started as soon as the port's backend is known (None: the
     # check does not apply).
     plain: PlainStarted | None = None
+    # Parts of a check that --fail-fast left unrun after one of its own parts failed.
+    cut_short: list[str] = field(default_factory=list)
 
     @property
     def whole_port(self) -> bool:

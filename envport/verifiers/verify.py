@@ -243,7 +243,9 @@ def _port_reported(profile: Profile, found: list[LevelResult]) -> None:
 
 
 def _stopped_early(failed: str, last: Check, ctx: VerifyContext) -> str:
-    rest = [check.name for check in CHECKS[CHECKS.index(last) + 1 :] if check.applies(ctx)]
+    rest = ctx.cut_short + [
+        check.name for check in CHECKS[CHECKS.index(last) + 1 :] if check.applies(ctx)
+    ]
     return f"fail-fast: stopped after {failed} failed; not run: {', '.join(rest) or 'none'}"
 
 
