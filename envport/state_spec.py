@@ -213,6 +213,10 @@ class StateSpec(_Strict):
     # its start and every state it reaches can be written into the reference; fields not
     # named keep the reference's own value after its reset (a step counter starts at 0).
     from_observation: dict[str, list[int]] = Field(default_factory=dict)
+    # What each field's values mean (codes, the value meaning "none", units, which end of a
+    # list is dealt first): shown to the model beside the field, since a bridged field's
+    # type alone ("int64 array") does not say it. Keys are state fields, or a group of them.
+    describe: dict[str, str] = Field(default_factory=dict)
     # State fields that are grids of cells (drawn as pictures in the HTML report).
     grids: dict[str, GridSpec] = Field(default_factory=dict)
     # State fields holding one cell's codes (a carried object's type, colour, state): their

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from envport.pipeline.field_meaning import field_descriptions
 from envport.pipeline.observed import ObservedTypes, observe
 from envport.pipeline.plan import RUST_ENTRY, contract_exports
 from envport.pipeline.sources.reading import (
@@ -143,6 +144,7 @@ class PromptBuilder:
             observation_names=self.spec.observation.names,
             observed=self.observed,
             field_types=dict(self.observed.fields) if self.observed else {},
+            descriptions=field_descriptions(self.spec, self.observed),
             randomness=self.spec.randomness,
             # Which lines apply to this spec (measured on the reference; all of them when
             # the types were not measured).

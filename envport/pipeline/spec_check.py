@@ -19,6 +19,7 @@ import numpy as np
 
 from envport.errors import EXIT_OK, SpecError
 from envport.io.inert import InertConsole
+from envport.pipeline.field_meaning import check_descriptions
 from envport.pipeline.port_form import check_port_form
 from envport.pipeline.sources.reading import read_rules, read_sources, slice_sources
 from envport.pipeline.spec_shapes import check_grids, check_harness
@@ -84,6 +85,7 @@ def check_spec(
         )
     lines.append("state: written into the reference and read back unchanged")
     lines += _bounds(spec, state)
+    lines += check_descriptions(spec, state)
     reference.action_space.seed(seed)
     action = reference.action_space.sample()
     out = reference.step(action)
