@@ -4,6 +4,7 @@ the player to move)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -29,8 +30,10 @@ def _copy(tmp_path: Path, describe: str) -> Path:
         CONNECT_FOUR, copy, ignore=shutil.ignore_patterns("ports", "replay", "__pycache__")
     )
     toml = copy / "envport.toml"
-    # The example may carry a table of its own: replaced by the one under test.
-    text = toml.read_text().split("\n[state.describe]\n")[0]
+    # The example's own table (its lines up to the next blank one) gives way to the one
+    # under test.
+    text = re.sub(r"\n\[state\.describe\]\n(?:[^\n]+\n)*", "\n", toml.read_text())
+    assert "[state.describe]" not in text
     toml.write_text(text.rstrip() + "\n" + describe)
     return copy
 
