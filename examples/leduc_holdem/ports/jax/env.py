@@ -1,0 +1,203 @@
+"""Leduc hold'em (PettingZoo 1.27 `pettingzoo.classic.leduc_holdem_v4.env()`: RLCard 1.2's
+game under TerminateIllegalWrapper(illegal_reward=-1)) in envport's two-player JAX contract,
+pgx-style (one game per call, vmap for a batch; no autoreset). It needs no `jax_enable_x64`:
+the observation and rewards are float32, every count int32.
+
+Exports:
+    State: NamedTuple (below)
+    init(key) -> State
+    step(state: State, action: int32, key) -> State
+    state_from_reference(ref: dict of arrays) -> State
+    state_to_reference(state: State) -> dict of arrays
+
+All of the game's chance is drawn by `init` (RLCard's order: the deck's shuffle, the two
+hands popped from its end, then the small blind, who acts first); `step` draws nothing: the
+public card is the deck's last card. An illegal action ends the game terminated AND
+truncated, -1 for the mover, the turn to player 0 (PettingZoo's `_deads_step_first`), the
+mask left as the mover's. A finished game stepped again is unchanged with rewards 0.
+
+Hand-written known-good port: a test subject for the verifier, not model output.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from .rules import CALL, CHECK, FOLD, RAISE, SECOND_ROUND_RAISE, legal_actions, observe, payoffs
+
+DECK = 6
+FIRST_RAISE = 2
+SEATS = jnp.arange(2)
+DECK_SLOTS = jnp.arange(4)
+
+
+class State(NamedTuple):
+    hands: jax.Array  # int32[2]: each player's card code
+    public_card: jax.Array  # int32: a card code, -1 before the second round
+    deck: jax.Array  # int32[4]: the cards left, bottom first (dealt from the end)
+    deck_length: jax.Array  # int32: how many of `deck` are cards
+    chips: jax.Array  # int32[2]: each player's chips in the pot
+    folded: jax.Array  # bool[2]
+    raised: jax.Array  # int32[2]: each player's chips put in this betting round
+    have_raised: jax.Array  # int32: raises this round
+    not_raise_num: jax.Array  # int32: actions since the last raise that did not raise
+    raise_amount: jax.Array  # int32: 2 in the first round, 4 in the second
+    round_counter: jax.Array  # int32: betting rounds finished
+    game_pointer: jax.Array  # int32: RLCard's player to move
+    current_player: jax.Array  # int32: PettingZoo's player to move (0 once the game ends)
+    observation: jax.Array  # float32[36]: the player-to-move's view
+    legal_action_mask: jax.Array  # bool[4]: call, raise, fold, check
+    rewards: jax.Array  # float32[2]: this step's reward, indexed by player
+    terminated: jax.Array  # bool
+    truncated: jax.Array  # bool: only an illegal action truncates
+
+
+def _begin(game: dict, player: jax.Array, rewards: jax.Array) -> State:
+    """A hand in play with `player` to move, as the bridge and RLCard's reset leave it."""
+    return State(
+        **game,
+        current_player=player,
+        observation=observe(game["hands"], game["public_card"], game["chips"], player),
+        legal_action_mask=legal_actions(game["raised"], game["have_raised"], game["game_pointer"]),
+        rewards=rewards,
+        terminated=jnp.bool_(False),
+        truncated=jnp.bool_(False),
+    )
+
+
+def init(key: jax.Array) -> State:
+    shuffle, seat = jax.random.split(key)
+    deck = jax.random.permutation(shuffle, DECK).astype(jnp.int32)
+    first = jax.random.randint(seat, (), 0, 2, dtype=jnp.int32)
+    chips = jnp.where(first == SEATS, 1, 2).astype(jnp.int32)
+    game = {
+        # player_0 is dealt the deck's last card, player_1 the one below it.
+        "hands": jnp.stack([deck[5], deck[4]]),
+        "public_card": jnp.int32(-1),
+        "deck": deck[:4],
+        "deck_length": jnp.int32(4),
+        "chips": chips,
+        "folded": jnp.zeros(2, bool),
+        "raised": chips,
+        "have_raised": jnp.int32(0),
+        "not_raise_num": jnp.int32(0),
+        "raise_amount": jnp.int32(FIRST_RAISE),
+        "round_counter": jnp.int32(0),
+        "game_pointer": first,
+    }
+    return _begin(game, first, jnp.zeros(2, jnp.float32))
+
+
+def _bet(s: State, action: jax.Array) -> dict:
+    """Round.proceed_round for a legal action, then the game's move to the next round."""
+    pointer = s.game_pointer
+    seat = pointer == SEATS
+    mine = jnp.where(pointer == 0, s.raised[0], s.raised[1])
+    top = jnp.maximum(s.raised[0], s.raised[1])
+    call, bet, fold, check = (action == CALL, action == RAISE, action == FOLD, action == CHECK)
+    target = jnp.where(call, top, jnp.where(bet, top + s.raise_amount, mine))
+    chips = jnp.where(seat, s.chips + target - mine, s.chips)
+    raised = jnp.where(seat, target, s.raised)
+    have_raised = s.have_raised + bet
+    not_raise = jnp.where(bet, 1, s.not_raise_num + (call | check))
+    folded = s.folded | (seat & fold)
+    other = 1 - pointer
+    following = jnp.where(jnp.where(other == 0, folded[0], folded[1]), pointer, other)
+    # The round ends when both have acted without raising; the first round's end deals the
+    # public card from the deck's end and doubles the raise.
+    over = not_raise >= 2
+    deal = over & (s.round_counter == 0)
+    top_card = jnp.sum(jnp.where(s.deck_length - 1 == DECK_SLOTS, s.deck, 0))
+    return {
+        "hands": s.hands,
+        "public_card": jnp.where(deal, top_card, s.public_card),
+        "deck": s.deck,
+        "deck_length": s.deck_length - deal,
+        "chips": chips,
+        "folded": folded,
+        "raised": jnp.where(over, 0, raised),
+        "have_raised": jnp.where(over, 0, have_raised),
+        "not_raise_num": jnp.where(over, 0, not_raise),
+        "raise_amount": jnp.where(deal, SECOND_ROUND_RAISE, s.raise_amount),
+        "round_counter": s.round_counter + over,
+        "game_pointer": following,
+    }
+
+
+def step(state: State, action, key: jax.Array) -> State:
+    del key  # all of Leduc's chance was drawn at init
+    action = jnp.asarray(action, jnp.int32)
+    mover = state.current_player
+    # The wrapper reads the mask it showed the mover.
+    legal = jnp.any((jnp.arange(4) == action) & state.legal_action_mask)
+    played = _bet(state, action)
+    kept_game = state._asdict()
+    game = {k: jnp.where(legal, v, kept_game[k]) for k, v in played.items()}
+    over = game["folded"].any() | (game["round_counter"] >= 2)
+    ended = legal & over
+    paid = payoffs(game["hands"], game["public_card"], game["chips"], game["folded"])
+    illegal_paid = jnp.where(mover == SEATS, -1.0, 0.0).astype(jnp.float32)
+    # PettingZoo sets rewards only at the end; in play they stay as they were.
+    rewards = jnp.where(legal, jnp.where(ended, paid, state.rewards), illegal_paid)
+    following = jnp.where(legal & ~over, game["game_pointer"], 0).astype(jnp.int32)
+    mask = legal_actions(game["raised"], game["have_raised"], game["game_pointer"])
+    mask = jnp.where(legal, mask & ~ended, state.legal_action_mask)
+    after = State(
+        **game,
+        current_player=following,
+        observation=observe(game["hands"], game["public_card"], game["chips"], following),
+        legal_action_mask=mask,
+        rewards=rewards,
+        terminated=ended | ~legal,
+        truncated=~legal,
+    )
+    finished = state.terminated | state.truncated
+    kept = state._replace(rewards=jnp.zeros(2, jnp.float32))
+    return jax.tree_util.tree_map(lambda old, new: jnp.where(finished, old, new), kept, after)
+
+
+def state_from_reference(ref: dict) -> State:
+    """A hand in play from the reference's leaves (the spec's [state]): not finished."""
+    length = jnp.asarray(ref["deck.length"], jnp.int32)
+    deck = jnp.asarray(ref["deck"], jnp.int32).reshape(4)
+    seat = lambda name, dtype: jnp.stack(  # noqa: E731
+        [jnp.asarray(ref[f"{name}.player_{i}"], dtype) for i in (0, 1)]
+    )
+    game = {
+        "hands": seat("hand", jnp.int32),
+        "public_card": jnp.asarray(ref["public_card"], jnp.int32),
+        "deck": jnp.where(length > DECK_SLOTS, deck, 0),
+        "deck_length": length,
+        "chips": seat("chips", jnp.int32),
+        "folded": seat("folded", bool),
+        "raised": jnp.asarray(ref["round.raised"], jnp.int32).reshape(2),
+        "have_raised": jnp.asarray(ref["round.have_raised"], jnp.int32),
+        "not_raise_num": jnp.asarray(ref["round.not_raise_num"], jnp.int32),
+        "raise_amount": jnp.asarray(ref["round.raise_amount"], jnp.int32),
+        "round_counter": jnp.asarray(ref["round_counter"], jnp.int32),
+        "game_pointer": jnp.asarray(ref["game_pointer"], jnp.int32),
+    }
+    player = jnp.asarray(ref["current_player"], jnp.int32)
+    return _begin(game, player, seat("rewards", jnp.float32))
+
+
+def state_to_reference(state: State) -> dict:
+    ref = {
+        "deck": state.deck,
+        "deck.length": state.deck_length,
+        "public_card": state.public_card,
+        "round_counter": state.round_counter,
+        "game_pointer": state.game_pointer,
+        "round.raised": state.raised,
+        "round.have_raised": state.have_raised,
+        "round.not_raise_num": state.not_raise_num,
+        "round.raise_amount": state.raise_amount,
+        "current_player": state.current_player,
+    }
+    for i in (0, 1):
+        ref[f"hand.player_{i}"] = state.hands[i]
+        ref[f"chips.player_{i}"] = state.chips[i]
+        ref[f"folded.player_{i}"] = state.folded[i]
+        ref[f"rewards.player_{i}"] = state.rewards[i]
+    return ref
