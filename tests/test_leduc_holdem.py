@@ -1,0 +1,98 @@
+"""Leduc hold'em: PettingZoo's leduc_holdem_v4 on RLCard as the reference
+(examples/leduc_holdem).
+
+The state bridge (RLCard's deck, hands, chips and betting round, PettingZoo's turn) read and
+written back plays on exactly as the original game, a divergence in a player's view reads
+in the game's terms (`obs.my_chips.4`, `legal_action_mask[1 raise]`), and, in the slow tier,
+the offline translate from the labelled replay session names its slip and ends verified.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pytest
+
+from envport.spec import load_spec
+from envport.targets.reference import Reference
+from envport.verifiers.reporting.compare import Steps, divergent_steps
+
+from helpers import ROOT
+
+pytest.importorskip("rlcard")
+
+LEDUC = ROOT / "examples" / "leduc_holdem"
+OBSERVED = 36  # the observation's components in the turn record
+CURRENT = OBSERVED  # then the player to move, then the four actions' mask
+CALL, RAISE, FOLD, CHECK = 0, 1, 2, 3
+
+
+def _reference() -> Reference:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return Reference(load_spec(LEDUC))
+
+
+def _legal(record: np.ndarray) -> list[int]:
+    return [int(a) for a in np.flatnonzero(record[CURRENT + 1 :])]
+
+
+def test_a_written_hand_plays_on_as_the_original() -> None:
+    """A hand read mid-way and written into an env that finished another plays on alike:
+    the same views, masks and payoffs, the public card the deck's last card."""
+    original, written = _reference(), _reference()
+    rng = np.random.default_rng(0)
+    for seed in range(12):
+        record = original.reset(seed)
+        for _ in range(int(rng.integers(0, 3))):  # into the hand, never ending it
+            record = original.step(next(a for a in _legal(record) if a != FOLD)).obs
+        state = original.read_state()
+        written.reset(100 + seed)
+        while not written.step(FOLD).terminated:
+            pass
+        written.write_state(state)
+        assert _same(written.read_state(), state)
+        deck = np.asarray(state["deck"])[: int(state["deck.length"])]
+        while True:
+            legal = _legal(record)
+            action = legal[int(rng.integers(len(legal)))]
+            a, b = original.step(action), written.step(action)
+            assert np.array_equal(a.obs, b.obs) and np.array_equal(a.reward, b.reward)
+            assert (a.terminated, a.truncated) == (b.terminated, b.truncated)
+            if a.terminated:
+                break
+            record = a.obs
+            public = int(original.read_state()["public_card"])
+            if public >= 0 and int(state["public_card"]) < 0:
+                assert public == int(deck[-1]), "RLCard deals the deck's last card"
+
+
+def _same(read: dict[str, Any], wrote: dict[str, Any]) -> bool:
+    return all(np.array_equal(np.asarray(read[k]), np.asarray(v)) for k, v in wrote.items())
+
+
+def test_a_divergence_names_chips_cards_and_actions() -> None:
+    """A player's view differing in its chips, the public card, the player to move and a
+    legal action reads by name, not by flat index (`obs[10]`, `legal_action_mask[1]`)."""
+    spec = load_spec(LEDUC)
+    want = _reference().reset(0)
+    got = want.copy()
+    mine = int(np.flatnonzero(want[6:21])[0])
+    got[6 + mine], got[6 + mine + 2] = 0, 1  # two chips more of its own in the pot
+    got[3 + 2] = 1  # a king on the table before the second round
+    got[CURRENT] = 1 - want[CURRENT]
+    got[CURRENT + 1 + RAISE] = 0
+    rewards = np.zeros((1, 2))
+    done = np.zeros(1, bool)
+    expected, actual = Steps(want[None], rewards, done, done), Steps(got[None], rewards, done, done)
+    ((_, diffs),) = divergent_steps(spec, expected, actual, False, np.asarray([0]))
+    shown = {d.field for d in diffs}
+    assert shown == {
+        f"obs.my_chips.{mine}",
+        f"obs.my_chips.{mine + 2}",
+        "obs.public.K",
+        "current_player",
+        "legal_action_mask[1 raise]",
+    }, shown
