@@ -1,7 +1,8 @@
 """Leduc hold'em (PettingZoo 1.27 `pettingzoo.classic.leduc_holdem_v4.env()`: RLCard 1.2's
 game under TerminateIllegalWrapper(illegal_reward=-1)) in envport's two-player JAX contract,
 pgx-style (one game per call, vmap for a batch; no autoreset). It needs no `jax_enable_x64`:
-the observation and rewards are float32, every count int32.
+the observation and rewards are float32, the player to move int32, every card and count
+int8 (a small state: the batch's memory traffic is most of a step's time).
 
 Exports:
     State: NamedTuple (below)
@@ -28,23 +29,25 @@ from .rules import CALL, CHECK, FOLD, RAISE, SECOND_ROUND_RAISE, legal_actions, 
 
 DECK = 6
 FIRST_RAISE = 2
+CODE = jnp.int8  # cards, chips and counters
 SEATS = jnp.arange(2)
 DECK_SLOTS = jnp.arange(4)
+ACTIONS = jnp.arange(4)
 
 
 class State(NamedTuple):
-    hands: jax.Array  # int32[2]: each player's card code
-    public_card: jax.Array  # int32: a card code, -1 before the second round
-    deck: jax.Array  # int32[4]: the cards left, bottom first (dealt from the end)
-    deck_length: jax.Array  # int32: how many of `deck` are cards
-    chips: jax.Array  # int32[2]: each player's chips in the pot
+    hands: jax.Array  # int8[2]: each player's card code
+    public_card: jax.Array  # int8: a card code, -1 before the second round
+    deck: jax.Array  # int8[4]: the cards left, bottom first (dealt from the end)
+    deck_length: jax.Array  # int8: how many of `deck` are cards
+    chips: jax.Array  # int8[2]: each player's chips in the pot
     folded: jax.Array  # bool[2]
-    raised: jax.Array  # int32[2]: each player's chips put in this betting round
-    have_raised: jax.Array  # int32: raises this round
-    not_raise_num: jax.Array  # int32: actions since the last raise that did not raise
-    raise_amount: jax.Array  # int32: 2 in the first round, 4 in the second
-    round_counter: jax.Array  # int32: betting rounds finished
-    game_pointer: jax.Array  # int32: RLCard's player to move
+    raised: jax.Array  # int8[2]: each player's chips put in this betting round
+    have_raised: jax.Array  # int8: raises this round
+    not_raise_num: jax.Array  # int8: actions since the last raise that did not raise
+    raise_amount: jax.Array  # int8: 2 in the first round, 4 in the second
+    round_counter: jax.Array  # int8: betting rounds finished
+    game_pointer: jax.Array  # int8: RLCard's player to move
     current_player: jax.Array  # int32: PettingZoo's player to move (0 once the game ends)
     observation: jax.Array  # float32[36]: the player-to-move's view
     legal_action_mask: jax.Array  # bool[4]: call, raise, fold, check
@@ -68,23 +71,23 @@ def _begin(game: dict, player: jax.Array, rewards: jax.Array) -> State:
 
 def init(key: jax.Array) -> State:
     shuffle, seat = jax.random.split(key)
-    deck = jax.random.permutation(shuffle, DECK).astype(jnp.int32)
+    deck = jax.random.permutation(shuffle, DECK).astype(CODE)
     first = jax.random.randint(seat, (), 0, 2, dtype=jnp.int32)
-    chips = jnp.where(first == SEATS, 1, 2).astype(jnp.int32)
+    chips = jnp.where(first == SEATS, 1, 2).astype(CODE)
     game = {
         # player_0 is dealt the deck's last card, player_1 the one below it.
         "hands": jnp.stack([deck[5], deck[4]]),
-        "public_card": jnp.int32(-1),
+        "public_card": CODE(-1),
         "deck": deck[:4],
-        "deck_length": jnp.int32(4),
+        "deck_length": CODE(4),
         "chips": chips,
         "folded": jnp.zeros(2, bool),
         "raised": chips,
-        "have_raised": jnp.int32(0),
-        "not_raise_num": jnp.int32(0),
-        "raise_amount": jnp.int32(FIRST_RAISE),
-        "round_counter": jnp.int32(0),
-        "game_pointer": first,
+        "have_raised": CODE(0),
+        "not_raise_num": CODE(0),
+        "raise_amount": CODE(FIRST_RAISE),
+        "round_counter": CODE(0),
+        "game_pointer": first.astype(CODE),
     }
     return _begin(game, first, jnp.zeros(2, jnp.float32))
 
@@ -109,7 +112,7 @@ def _bet(s: State, action: jax.Array) -> dict:
     over = not_raise >= 2
     deal = over & (s.round_counter == 0)
     top_card = jnp.sum(jnp.where(s.deck_length - 1 == DECK_SLOTS, s.deck, 0))
-    return {
+    fields = {
         "hands": s.hands,
         "public_card": jnp.where(deal, top_card, s.public_card),
         "deck": s.deck,
@@ -123,60 +126,67 @@ def _bet(s: State, action: jax.Array) -> dict:
         "round_counter": s.round_counter + over,
         "game_pointer": following,
     }
+    # The sums above widen int8 to int32; the state keeps its own types.
+    kept = s._asdict()
+    return {k: v.astype(kept[k].dtype) for k, v in fields.items()}
 
 
 def step(state: State, action, key: jax.Array) -> State:
     del key  # all of Leduc's chance was drawn at init
     action = jnp.asarray(action, jnp.int32)
-    mover = state.current_player
-    # The wrapper reads the mask it showed the mover.
-    legal = jnp.any((jnp.arange(4) == action) & state.legal_action_mask)
+    # A finished game stays as it was, with rewards 0; the wrapper reads the mask it showed
+    # the mover, and an illegal action leaves the game as it was.
+    finished = state.terminated | state.truncated
+    legal = jnp.any((action == ACTIONS) & state.legal_action_mask)
+    move = legal & ~finished
+    illegal = ~legal & ~finished
     played = _bet(state, action)
-    kept_game = state._asdict()
-    game = {k: jnp.where(legal, v, kept_game[k]) for k, v in played.items()}
-    over = game["folded"].any() | (game["round_counter"] >= 2)
-    ended = legal & over
+    kept = state._asdict()
+    game = {k: jnp.where(move, v, kept[k]) for k, v in played.items()}
+    over = game["folded"][0] | game["folded"][1] | (game["round_counter"] >= 2)
+    ended = move & over
     paid = payoffs(game["hands"], game["public_card"], game["chips"], game["folded"])
-    illegal_paid = jnp.where(mover == SEATS, -1.0, 0.0).astype(jnp.float32)
+    illegal_paid = jnp.where(state.current_player == SEATS, -1.0, 0.0).astype(jnp.float32)
     # PettingZoo sets rewards only at the end; in play they stay as they were.
-    rewards = jnp.where(legal, jnp.where(ended, paid, state.rewards), illegal_paid)
-    following = jnp.where(legal & ~over, game["game_pointer"], 0).astype(jnp.int32)
+    rewards = jnp.where(
+        ended, paid, jnp.where(illegal, illegal_paid, jnp.where(finished, 0.0, state.rewards))
+    ).astype(jnp.float32)
+    following = jnp.where(
+        move & ~over, game["game_pointer"], jnp.where(finished, state.current_player, 0)
+    ).astype(jnp.int32)
     mask = legal_actions(game["raised"], game["have_raised"], game["game_pointer"])
-    mask = jnp.where(legal, mask & ~ended, state.legal_action_mask)
-    after = State(
+    return State(
         **game,
         current_player=following,
+        # A finished game's view is the one it showed: the same game, the same player.
         observation=observe(game["hands"], game["public_card"], game["chips"], following),
-        legal_action_mask=mask,
+        legal_action_mask=jnp.where(move, mask & ~ended, state.legal_action_mask),
         rewards=rewards,
-        terminated=ended | ~legal,
-        truncated=~legal,
+        terminated=jnp.where(finished, state.terminated, ended | illegal),
+        truncated=jnp.where(finished, state.truncated, illegal),
     )
-    finished = state.terminated | state.truncated
-    kept = state._replace(rewards=jnp.zeros(2, jnp.float32))
-    return jax.tree_util.tree_map(lambda old, new: jnp.where(finished, old, new), kept, after)
 
 
 def state_from_reference(ref: dict) -> State:
     """A hand in play from the reference's leaves (the spec's [state]): not finished."""
-    length = jnp.asarray(ref["deck.length"], jnp.int32)
-    deck = jnp.asarray(ref["deck"], jnp.int32).reshape(4)
+    length = jnp.asarray(ref["deck.length"], CODE)
+    deck = jnp.asarray(ref["deck"], CODE).reshape(4)
     seat = lambda name, dtype: jnp.stack(  # noqa: E731
         [jnp.asarray(ref[f"{name}.player_{i}"], dtype) for i in (0, 1)]
     )
     game = {
-        "hands": seat("hand", jnp.int32),
-        "public_card": jnp.asarray(ref["public_card"], jnp.int32),
+        "hands": seat("hand", CODE),
+        "public_card": jnp.asarray(ref["public_card"], CODE),
         "deck": jnp.where(length > DECK_SLOTS, deck, 0),
         "deck_length": length,
-        "chips": seat("chips", jnp.int32),
+        "chips": seat("chips", CODE),
         "folded": seat("folded", bool),
-        "raised": jnp.asarray(ref["round.raised"], jnp.int32).reshape(2),
-        "have_raised": jnp.asarray(ref["round.have_raised"], jnp.int32),
-        "not_raise_num": jnp.asarray(ref["round.not_raise_num"], jnp.int32),
-        "raise_amount": jnp.asarray(ref["round.raise_amount"], jnp.int32),
-        "round_counter": jnp.asarray(ref["round_counter"], jnp.int32),
-        "game_pointer": jnp.asarray(ref["game_pointer"], jnp.int32),
+        "raised": jnp.asarray(ref["round.raised"], CODE).reshape(2),
+        "have_raised": jnp.asarray(ref["round.have_raised"], CODE),
+        "not_raise_num": jnp.asarray(ref["round.not_raise_num"], CODE),
+        "raise_amount": jnp.asarray(ref["round.raise_amount"], CODE),
+        "round_counter": jnp.asarray(ref["round_counter"], CODE),
+        "game_pointer": jnp.asarray(ref["game_pointer"], CODE),
     }
     player = jnp.asarray(ref["current_player"], jnp.int32)
     return _begin(game, player, seat("rewards", jnp.float32))
