@@ -10,6 +10,8 @@ the offline translate from the labelled replay session names its slip and ends v
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -126,3 +128,32 @@ def test_leduc_translates_offline_and_the_public_card_slip_is_repaired(tmp_path:
     note = "\nHand-written known-good port: a test subject for the verifier, not model output.\n"
     known_good = (LEDUC / "ports" / "jax" / "env.py").read_text().replace(note, "\n")
     assert (run / "port" / "env.py").read_text() == known_good
+
+
+def test_the_jax_port_plays_in_float32_and_leaves_x64_off() -> None:
+    """A training script importing the port keeps JAX's default 32-bit types: the port never
+    switches `jax_enable_x64` on, and its view and payoffs are float32 (0.5, 1.5 exactly)."""
+    # The port's folder is a package named by its target; load it under another name.
+    script = (
+        "import importlib.util, sys, jax, jax.numpy as jnp\n"
+        "def load(name):\n"
+        f"    path = {str(LEDUC / 'ports' / 'jax')!r} + '/' + name + '.py'\n"
+        "    spec = importlib.util.spec_from_file_location('leduc.' + name, path)\n"
+        "    module = importlib.util.module_from_spec(spec)\n"
+        "    sys.modules['leduc.' + name] = module\n"
+        "    spec.loader.exec_module(module)\n"
+        "    return module\n"
+        "import types; sys.modules['leduc'] = types.ModuleType('leduc')\n"
+        "sys.modules['leduc'].__path__ = []\n"
+        "load('rules'); env = load('env')\n"
+        "state = env.init(jax.random.PRNGKey(0))\n"
+        "state = env.step(state, 2, jax.random.PRNGKey(1))\n"  # a fold: the hand's payoffs
+        "print(jax.config.jax_enable_x64, state.observation.dtype, state.rewards.dtype,"
+        " sorted(abs(float(r)) for r in state.rewards))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:3] == ["False", "float32", "float32"], done.stdout
+    assert "0.5" in done.stdout  # the small blind's fold: half a big blind
