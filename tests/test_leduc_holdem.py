@@ -157,3 +157,19 @@ def test_the_jax_port_plays_in_float32_and_leaves_x64_off() -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[:3] == ["False", "float32", "float32"], done.stdout
     assert "0.5" in done.stdout  # the small blind's fold: half a big blind
+
+
+def test_the_pgx_anchor_takes_rlcards_check_as_a_call() -> None:
+    """`envport bench`'s pgx:leduc_holdem anchor plays the reference's action codes: RLCard's
+    check (3) is pgx's call, not pgx's last action (fold, clipped to), which at the start is
+    illegal in pgx and would end every hand at once, timing another game."""
+    pytest.importorskip("pgx")
+    import jax
+
+    from envport.targets.bench.anchors import load_anchor
+
+    anchor = load_anchor("pgx:leduc_holdem")
+    _, state = anchor.reset(jax.random.PRNGKey(0))
+    _, after, reward, done = anchor.step(jax.random.PRNGKey(1), state, 3)
+    assert not bool(done) and float(reward) == 0.0
+    assert int(after.current_player) == 1 - int(state.current_player)
