@@ -1,8 +1,9 @@
 """Leduc hold'em (PettingZoo 1.27 `pettingzoo.classic.leduc_holdem_v4.env()`: RLCard 1.2's
 game under TerminateIllegalWrapper(illegal_reward=-1)) in envport's two-player JAX contract,
 pgx-style (one game per call, vmap for a batch; no autoreset). It needs no `jax_enable_x64`:
-the observation and rewards are float32, the player to move int32, every card and count
-int8 (a small state: the batch's memory traffic is most of a step's time).
+the observation and rewards are float32, the player to move int32, and every card and
+count one int8 in one array (`State.game`): a state of few small leaves is what a batch
+steps fastest (measured: 18 leaves ran at 0.3-0.5x pgx's leduc_holdem at B=4096, 7 at 0.93x).
 
 Exports:
     State: NamedTuple (below)
@@ -35,19 +36,43 @@ DECK_SLOTS = jnp.arange(4)
 ACTIONS = jnp.arange(4)
 
 
+# The game's own fields, each a slice of one int8 array (`State.game`): a state of few leaves
+# is what a batch's steps move fastest (a select per leaf when an ended game restarts).
+LAYOUT = (
+    ("hands", 2),  # each player's card code
+    ("public_card", 1),  # a card code, -1 before the second round
+    ("deck", 4),  # the cards left, bottom first (dealt from the end)
+    ("deck_length", 1),  # how many of `deck` are cards
+    ("chips", 2),  # each player's chips in the pot
+    ("folded", 2),  # 1 where the player folded
+    ("raised", 2),  # each player's chips put in this betting round
+    ("have_raised", 1),  # raises this round
+    ("not_raise_num", 1),  # actions since the last raise that did not raise
+    ("raise_amount", 1),  # 2 in the first round, 4 in the second
+    ("round_counter", 1),  # betting rounds finished
+    ("game_pointer", 1),  # RLCard's player to move
+)
+SCALARS = {name for name, size in LAYOUT if size == 1}
+
+
+def unpack(game: jax.Array) -> dict:
+    """The packed game as named fields (scalars for one-item fields)."""
+    out, at = {}, 0
+    for name, size in LAYOUT:
+        out[name] = game[at] if name in SCALARS else game[at : at + size]
+        at += size
+    out["folded"] = out["folded"] > 0
+    return out
+
+
+def pack(fields: dict) -> jax.Array:
+    return jnp.concatenate(
+        [jnp.atleast_1d(jnp.asarray(fields[name])).astype(CODE) for name, _ in LAYOUT]
+    )
+
+
 class State(NamedTuple):
-    hands: jax.Array  # int8[2]: each player's card code
-    public_card: jax.Array  # int8: a card code, -1 before the second round
-    deck: jax.Array  # int8[4]: the cards left, bottom first (dealt from the end)
-    deck_length: jax.Array  # int8: how many of `deck` are cards
-    chips: jax.Array  # int8[2]: each player's chips in the pot
-    folded: jax.Array  # bool[2]
-    raised: jax.Array  # int8[2]: each player's chips put in this betting round
-    have_raised: jax.Array  # int8: raises this round
-    not_raise_num: jax.Array  # int8: actions since the last raise that did not raise
-    raise_amount: jax.Array  # int8: 2 in the first round, 4 in the second
-    round_counter: jax.Array  # int8: betting rounds finished
-    game_pointer: jax.Array  # int8: RLCard's player to move
+    game: jax.Array  # int8[19]: the game's fields in LAYOUT's order
     current_player: jax.Array  # int32: PettingZoo's player to move (0 once the game ends)
     observation: jax.Array  # float32[36]: the player-to-move's view
     legal_action_mask: jax.Array  # bool[4]: call, raise, fold, check
@@ -59,7 +84,7 @@ class State(NamedTuple):
 def _begin(game: dict, player: jax.Array, rewards: jax.Array) -> State:
     """A hand in play with `player` to move, as the bridge and RLCard's reset leave it."""
     return State(
-        **game,
+        game=pack(game),
         current_player=player,
         observation=observe(game["hands"], game["public_card"], game["chips"], player),
         legal_action_mask=legal_actions(game["raised"], game["have_raised"], game["game_pointer"]),
@@ -92,43 +117,42 @@ def init(key: jax.Array) -> State:
     return _begin(game, first, jnp.zeros(2, jnp.float32))
 
 
-def _bet(s: State, action: jax.Array) -> dict:
+def _bet(s: dict, action: jax.Array) -> dict:
     """Round.proceed_round for a legal action, then the game's move to the next round."""
-    pointer = s.game_pointer
+    pointer = s["game_pointer"]
     seat = pointer == SEATS
-    mine = jnp.where(pointer == 0, s.raised[0], s.raised[1])
-    top = jnp.maximum(s.raised[0], s.raised[1])
+    mine = jnp.where(pointer == 0, s["raised"][0], s["raised"][1])
+    top = jnp.maximum(s["raised"][0], s["raised"][1])
     call, bet, fold, check = (action == CALL, action == RAISE, action == FOLD, action == CHECK)
-    target = jnp.where(call, top, jnp.where(bet, top + s.raise_amount, mine))
-    chips = jnp.where(seat, s.chips + target - mine, s.chips)
-    raised = jnp.where(seat, target, s.raised)
-    have_raised = s.have_raised + bet
-    not_raise = jnp.where(bet, 1, s.not_raise_num + (call | check))
-    folded = s.folded | (seat & fold)
+    target = jnp.where(call, top, jnp.where(bet, top + s["raise_amount"], mine))
+    chips = jnp.where(seat, s["chips"] + target - mine, s["chips"])
+    raised = jnp.where(seat, target, s["raised"])
+    have_raised = s["have_raised"] + bet
+    not_raise = jnp.where(bet, 1, s["not_raise_num"] + (call | check))
+    folded = s["folded"] | (seat & fold)
     other = 1 - pointer
     following = jnp.where(jnp.where(other == 0, folded[0], folded[1]), pointer, other)
     # The round ends when both have acted without raising; the first round's end deals the
     # public card from the deck's end and doubles the raise.
     over = not_raise >= 2
-    deal = over & (s.round_counter == 0)
-    top_card = jnp.sum(jnp.where(s.deck_length - 1 == DECK_SLOTS, s.deck, 0))
+    deal = over & (s["round_counter"] == 0)
+    top_card = jnp.sum(jnp.where(s["deck_length"] - 1 == DECK_SLOTS, s["deck"], 0))
     fields = {
-        "hands": s.hands,
-        "public_card": jnp.where(deal, top_card, s.public_card),
-        "deck": s.deck,
-        "deck_length": s.deck_length - deal,
+        "hands": s["hands"],
+        "public_card": jnp.where(deal, top_card, s["public_card"]),
+        "deck": s["deck"],
+        "deck_length": s["deck_length"] - deal,
         "chips": chips,
         "folded": folded,
         "raised": jnp.where(over, 0, raised),
         "have_raised": jnp.where(over, 0, have_raised),
         "not_raise_num": jnp.where(over, 0, not_raise),
-        "raise_amount": jnp.where(deal, SECOND_ROUND_RAISE, s.raise_amount),
-        "round_counter": s.round_counter + over,
+        "raise_amount": jnp.where(deal, SECOND_ROUND_RAISE, s["raise_amount"]),
+        "round_counter": s["round_counter"] + over,
         "game_pointer": following,
     }
     # The sums above widen int8 to int32; the state keeps its own types.
-    kept = s._asdict()
-    return {k: v.astype(kept[k].dtype) for k, v in fields.items()}
+    return fields  # `pack` casts every field back to int8
 
 
 def step(state: State, action, key: jax.Array) -> State:
@@ -140,9 +164,9 @@ def step(state: State, action, key: jax.Array) -> State:
     legal = jnp.any((action == ACTIONS) & state.legal_action_mask)
     move = legal & ~finished
     illegal = ~legal & ~finished
-    played = _bet(state, action)
-    kept = state._asdict()
-    game = {k: jnp.where(move, v, kept[k]) for k, v in played.items()}
+    before = unpack(state.game)
+    packed = jnp.where(move, pack(_bet(before, action)), state.game)
+    game = unpack(packed)
     over = game["folded"][0] | game["folded"][1] | (game["round_counter"] >= 2)
     ended = move & over
     paid = payoffs(game["hands"], game["public_card"], game["chips"], game["folded"])
@@ -156,7 +180,7 @@ def step(state: State, action, key: jax.Array) -> State:
     ).astype(jnp.int32)
     mask = legal_actions(game["raised"], game["have_raised"], game["game_pointer"])
     return State(
-        **game,
+        game=packed,
         current_player=following,
         # A finished game's view is the one it showed: the same game, the same player.
         observation=observe(game["hands"], game["public_card"], game["chips"], following),
@@ -193,21 +217,22 @@ def state_from_reference(ref: dict) -> State:
 
 
 def state_to_reference(state: State) -> dict:
+    game = unpack(state.game)
     ref = {
-        "deck": state.deck,
-        "deck.length": state.deck_length,
-        "public_card": state.public_card,
-        "round_counter": state.round_counter,
-        "game_pointer": state.game_pointer,
-        "round.raised": state.raised,
-        "round.have_raised": state.have_raised,
-        "round.not_raise_num": state.not_raise_num,
-        "round.raise_amount": state.raise_amount,
+        "deck": game["deck"],
+        "deck.length": game["deck_length"],
+        "public_card": game["public_card"],
+        "round_counter": game["round_counter"],
+        "game_pointer": game["game_pointer"],
+        "round.raised": game["raised"],
+        "round.have_raised": game["have_raised"],
+        "round.not_raise_num": game["not_raise_num"],
+        "round.raise_amount": game["raise_amount"],
         "current_player": state.current_player,
     }
     for i in (0, 1):
-        ref[f"hand.player_{i}"] = state.hands[i]
-        ref[f"chips.player_{i}"] = state.chips[i]
-        ref[f"folded.player_{i}"] = state.folded[i]
+        ref[f"hand.player_{i}"] = game["hands"][i]
+        ref[f"chips.player_{i}"] = game["chips"][i]
+        ref[f"folded.player_{i}"] = game["folded"][i]
         ref[f"rewards.player_{i}"] = state.rewards[i]
     return ref
