@@ -50,9 +50,10 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "minigrid_doorkey": ("xminigrid:MiniGrid-DoorKey-5x5",),
     "connect_four": ("pgx:connect_four",),
     "chess": ("pgx:chess",),
+    "leduc_holdem": ("pgx:leduc_holdem",),
 }
 # The two-player games: README's table of them, every batch size beside pgx.
-GAMES = ("connect_four", "chess")
+GAMES = ("connect_four", "chess", "leduc_holdem")
 
 
 def ratios(report: BenchReport, anchors: tuple[str, ...]) -> dict[str, float | str | None]:

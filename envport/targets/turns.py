@@ -22,6 +22,7 @@ never step past an episode's end, so those are never taken here.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -69,12 +70,18 @@ def turn_record(observation: Any, current_player: Any, mask: Any) -> np.ndarray:
     return one[0]
 
 
-def record_names(size: int, actions: int) -> list[str]:
-    """Names of a turn record's `size` components: the observation's by index (a declared
-    observation grid names them by cell), then the player to move and the mask."""
+def record_names(size: int, actions: int, observation: Sequence[str] = ()) -> list[str]:
+    """Names of a turn record's `size` components: the observation's by the spec's
+    `[observation] names` when there is one per component (`obs.my_chips.4`: a card game's
+    one-hot chips read as chips, not as `obs[10]`), else by index (a declared observation
+    grid names them by cell), then the player to move and the mask."""
     observed = size - 1 - actions
+    if len(observation) == observed:
+        shown = [f"obs.{name}" for name in observation]
+    else:
+        shown = [f"obs[{i}]" for i in range(observed)]
     return [
-        *(f"obs[{i}]" for i in range(observed)),
+        *shown,
         CURRENT_PLAYER,
         *(f"{LEGAL_ACTION_MASK}[{i}]" for i in range(actions)),
     ]

@@ -84,6 +84,10 @@ class XMiniGridAnchor:
         return timestep.observation, timestep, timestep.reward, timestep.last()
 
 
+# The reference's action codes as pgx's, for a pgx game whose codes differ.
+PGX_ACTIONS: dict[str, tuple[int, ...]] = {"leduc_holdem": (0, 1, 2, 0)}
+
+
 class PgxAnchor:
     """A pgx env from `pgx.make`, with pgx's defaults, driven through its public `init`/`step`.
 
@@ -91,7 +95,10 @@ class PgxAnchor:
     same codes as the examples' references (`MinAtar/<Game>-v1`), so actions pass as they
     are; their sticky actions stay at pgx's (and MinAtar's) 0.1, a draw pgx makes every step
     whatever the probability. The reward is the first player's (MinAtar has one); pgx never
-    truncates, so done is `terminated`.
+    truncates, so done is `terminated`. Leduc hold'em has three actions in pgx (call, raise,
+    fold; its call with nothing to call is a check) where RLCard has four: RLCard's check
+    (3) is given as pgx's call, not clipped to pgx's last action (fold), which would end
+    pgx's hands sooner than the port's and time another game.
     """
 
     backend = "pgx"
@@ -105,12 +112,17 @@ class PgxAnchor:
                 f"pgx has no env {name!r}; its envs are " + ", ".join(pgx.available_envs())
             )
         self.env = pgx.make(name)
+        self.codes = PGX_ACTIONS.get(name)
 
     def reset(self, key: Any) -> Any:
         state = self.env.init(key)
         return state.observation, state
 
     def step(self, key: Any, state: Any, action: Any) -> Any:
+        if self.codes is not None:
+            import jax.numpy as jnp
+
+            action = jnp.asarray(self.codes, jnp.int32)[action]
         state = self.env.step(state, action, key)
         return state.observation, state, state.rewards[0], state.terminated | state.truncated
 

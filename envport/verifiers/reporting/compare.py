@@ -61,7 +61,7 @@ def obs_names(spec: PortSpec, size: int) -> list[str]:
         return [f"obs.{n}" for n in names]
     if spec.game is not None and size > spec.game.actions:
         # A game's turn record (envport.targets.turns): observation, player to move, mask.
-        return record_names(size, spec.game.actions)
+        return record_names(size, spec.game.actions, names)
     return [f"obs[{i}]" for i in range(size)]
 
 
