@@ -23,7 +23,7 @@ from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.verifiers.reporting.compare import Steps, divergent_steps
 
-from helpers import ROOT, check_failures, translated_offline, with_budgets
+from helpers import ROOT, check_failures, translated_offline, user_env, with_budgets
 
 pytest.importorskip("rlcard")
 
@@ -152,7 +152,12 @@ def test_the_jax_port_plays_in_float32_and_leaves_x64_off() -> None:
         " sorted(abs(float(r)) for r in state.rewards))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        env=user_env(),
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[:3] == ["False", "float32", "float32"], done.stdout
