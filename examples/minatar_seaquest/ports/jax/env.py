@@ -2,8 +2,10 @@
 gymnax functional style (envport's JAX contract), with explicit randomness: `sample_noise`
 draws the step's six numbers (the sticky draw; the enemy spawn's side, kind and row; the
 diver spawn's side and row), `step_given_noise` is the deterministic rest, and `step` is the
-two composed. Object lists are `name` int32[capacity, fields] plus `name_length` (the
-reference's `name.length`).
+two composed. Object lists are `name` int8[capacity, fields] plus `name_length` (the
+reference's `name.length`): every field fits in a byte, and a byte is what the bench's restart
+and the terminal env's keep copy of each record every step; the step widens them to int32
+(the lists module's `Objects`) once, at its start.
 
 Hand-written known-good port: a test subject for the verifier, not model output.
 """
@@ -82,7 +84,7 @@ def reset(key: jax.Array, params: Params):
         terminal=jnp.bool_(False),
     )  # fmt: skip
     for name, capacity in CAPACITY.items():
-        values[name] = jnp.zeros((capacity, FIELDS[name]), jnp.int32)
+        values[name] = jnp.zeros((capacity, FIELDS[name]), jnp.int8)
         values[f"{name}_length"] = i(0)
     state = State(**values)
     return observe(state), state
@@ -99,7 +101,7 @@ def _transition(noise, s: State, action):
     # Room for what a step appends: a spawn, a shot, and one bullet per sub.
     room = {"f_bullets": 1, "e_fish": 1, "e_subs": 1, "divers": 1}
     room["e_bullets"] = CAPACITY["e_subs"] + 1
-    o = {n: lists.objects(d[n], d[f"{n}_length"], room[n]) for n in CAPACITY}
+    o = {n: lists.objects(d[n].astype(jnp.int32), d[f"{n}_length"], room[n]) for n in CAPACITY}
 
     enemy_due = d["e_spawn_timer"] == 0
     o["e_fish"], o["e_subs"] = spawn_enemy(
@@ -122,7 +124,8 @@ def _transition(noise, s: State, action):
     o["e_fish"], o["f_bullets"], reward, _ = enemies(d, o["e_fish"], o["f_bullets"], reward)
     reward = timers_and_surface(d, reward)
     for name, objects in o.items():
-        d[name], d[f"{name}_length"] = lists.compact(objects, CAPACITY[name])
+        records, d[f"{name}_length"] = lists.compact(objects, CAPACITY[name])
+        d[name] = records.astype(jnp.int8)
     return State(**d), reward
 
 
@@ -148,7 +151,7 @@ def state_from_reference(ref_state) -> State:
     values = {name: jnp.array(ref_state[name], dtype=jnp.int32) for name in _INTS}
     values.update({name: jnp.array(ref_state[name], dtype=bool) for name in _FLAGS})
     for name, capacity in CAPACITY.items():
-        values[name] = jnp.array(ref_state[name], dtype=jnp.int32).reshape(capacity, FIELDS[name])
+        values[name] = jnp.array(ref_state[name], dtype=jnp.int8).reshape(capacity, FIELDS[name])
         values[f"{name}_length"] = jnp.array(ref_state[f"{name}.length"], dtype=jnp.int32)
     return State(**values)
 
