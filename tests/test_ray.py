@@ -192,7 +192,11 @@ def test_a_batch_on_ray_killed_mid_run_resumes_without_repeating_a_model_request
     assert len(after) == 1 and all(status(run) == "verified" for run in after.values())
     repeats = Counter(canonical(request.body) for request in api.requests)
     assert max(repeats.values()) == 1, "a model request was sent twice"
-    assert 0 < hits_at_kill < CALLS_PER_RUN == api.total_hits
+    # Killed after a model call and before the run's verdict: between two calls, or (the
+    # checks after an edit are quick on an idle machine, and the poll may first see the
+    # run between calls after its last one) after the last. Either way the resumed batch
+    # sends no request twice and the total is one run's calls.
+    assert 0 < hits_at_kill <= CALLS_PER_RUN == api.total_hits
     for file in out.rglob("*"):
         if file.is_file():
             assert SECRET.encode() not in file.read_bytes(), file
