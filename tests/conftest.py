@@ -74,3 +74,27 @@ def pytest_make_collect_report(
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else report.longrepr
         report.outcome = "failed"
         report.longrepr = f"skipped in CI, which counts as a failure: {reason}"
+
+
+# The test files that take minutes, longest first. The suite runs a file to a process
+# (`--dist loadfile`) in collection order, so a long file collected late ran alone at the
+# end while the other core sat idle (the Seaquest optimisation test, 5 minutes, last of the
+# slow tier). Started first, they overlap the many short files instead.
+LONG_FILES = (
+    "test_optimize_seaquest.py",
+    "test_mutants.py",
+    "test_optimize_doorkey.py",
+    "test_blackjack.py",
+    "test_minatar_seaquest.py",
+    "test_minatar_seaquest_mutants.py",
+    "test_pgx_bridges.py",
+    "test_examples_replay.py",
+    "test_minigrid.py",
+    "test_interrupts.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Long files first (in LONG_FILES's order), every file's own tests in their order."""
+    rank = {name: index for index, name in enumerate(LONG_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
