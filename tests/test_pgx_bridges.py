@@ -97,7 +97,11 @@ def test_pgx_space_invaders_never_answers_a_batch_holding_a_board_without_aliens
 def test_pgx_seaquest_diverges_on_the_ramp_at_a_surfacing() -> None:
     """One of pgx's three differences from MinAtar's Seaquest (README's table): `_surface`
     raises `ramp_index` before testing its parity, so the move speed drops on the other
-    surfacings; the arranged-surfacing probe meets it."""
-    code, out = _verify("seaquest", "--levels", "l1", "--module", "env", timeout=1800)
+    surfacings; the arranged-surfacing probe meets it. Unshrunk: shrinking is bounded in
+    time, and the fields an example it stops on shows depend on the machine's load (under
+    CI's, one showed no `move_speed`); the first example drawn does not."""
+    code, out = _verify(
+        "seaquest", "--levels", "l1", "--module", "env", "--no-shrink", timeout=1800
+    )
     assert code == 1, out
     assert "FAIL l1.env.surfacing" in out and "move_speed: expected" in out
