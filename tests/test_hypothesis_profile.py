@@ -32,3 +32,33 @@ def test_no_test_file_sets_a_deadline_or_narrows_the_health_checks_it_suppresses
             ):
                 offending.append(f"{path.name}: suppress_health_check={match.group(1)}")
     assert not offending, offending
+
+
+def test_a_runs_failing_checks_share_one_shrinking_budget() -> None:
+    """The first failing check of a run shrinks up to its own bound; the next one only with
+    what the run has left, and never less than the floor (load can only make it smaller)."""
+    import time
+
+    import hypothesis.internal.conjecture.engine as engine
+
+    from envport.verifiers.draws.hypo import (
+        LEAST_SHRINK_SECONDS,
+        run_shrink_budget,
+        shrink_time_limit,
+    )
+
+    outside = engine.MAX_SHRINKING_SECONDS
+    with run_shrink_budget(10) as budget:
+        with shrink_time_limit(15):
+            assert engine.MAX_SHRINKING_SECONDS == 10
+            time.sleep(0.5)
+        assert budget.left <= 9.5
+        with shrink_time_limit(15):
+            assert LEAST_SHRINK_SECONDS <= engine.MAX_SHRINKING_SECONDS <= 9.5
+        budget.left = 0.0
+        with shrink_time_limit(15):
+            assert engine.MAX_SHRINKING_SECONDS == LEAST_SHRINK_SECONDS
+    # Outside a run a check has its own bound, and the engine's is restored after.
+    with shrink_time_limit(15):
+        assert engine.MAX_SHRINKING_SECONDS == 15
+    assert outside == engine.MAX_SHRINKING_SECONDS

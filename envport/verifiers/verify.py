@@ -24,6 +24,7 @@ from envport.verifiers.coverage.conditions import ConditionMeasure
 from envport.verifiers.coverage.determinism import check_reference_determinism
 from envport.verifiers.coverage.endings import ending_gaps
 from envport.verifiers.draws.constants import source_constants, threshold_warnings
+from envport.verifiers.draws.hypo import run_shrink_budget
 from envport.verifiers.levels.l3 import lanes as l3_lanes
 from envport.verifiers.options import (
     DEFAULT_LEVELS,
@@ -125,6 +126,8 @@ def _verify(ctx: VerifyContext, profile: Profile) -> VerifyReport:
             if measure is not None:
                 measure.level(PLAIN.name)
             PLAIN.start(ctx, stack)
+            # One shrinking budget for the run's failing checks (see ShrinkBudget).
+            stack.enter_context(run_shrink_budget())
             for check in CHECKS:
                 if check.applies(ctx):
                     running = check.name

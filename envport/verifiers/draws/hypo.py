@@ -8,9 +8,12 @@ shrinking time so a failing check still answers within seconds.
 from __future__ import annotations
 
 import os
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 
 import hypothesis.internal.conjecture.engine
 import hypothesis.internal.conjecture.providers
@@ -23,7 +26,35 @@ from hypothesis.reporting import with_reporter
 from envport.cache_home import cache_home
 from envport.io import profile
 
+# One failing check's shrinking, at most; a run's, over all its failing checks; and what a
+# check gets when the run's is spent (enough for a quick port's first big cuts).
 SHRINK_SECONDS = 15
+RUN_SHRINK_SECONDS = 20
+LEAST_SHRINK_SECONDS = 2
+
+
+@dataclass
+class ShrinkBudget:
+    """The shrinking time a verify run has left. A port with one bug fails several checks
+    (pgx's Seaquest fails four of L1's parts on one difference), and each shrinking to its
+    bound made a diverged verdict cost a minute more than the checks: the first failing
+    check shrinks fully, the later ones with what is left."""
+
+    left: float
+
+
+_budget: ContextVar[ShrinkBudget | None] = ContextVar("shrink_budget", default=None)
+
+
+@contextmanager
+def run_shrink_budget(seconds: float = RUN_SHRINK_SECONDS) -> Iterator[ShrinkBudget]:
+    """Within this context every `shrink_time_limit` draws on one budget of `seconds`."""
+    budget = ShrinkBudget(seconds)
+    token = _budget.set(budget)
+    try:
+        yield budget
+    finally:
+        _budget.reset(token)
 
 
 def keep_caches_out_of_cwd() -> None:
@@ -65,16 +96,23 @@ def captured_reports() -> Iterator[list[str]]:
 
 
 @contextmanager
-def shrink_time_limit(seconds: int) -> Iterator[None]:
+def shrink_time_limit(seconds: int = SHRINK_SECONDS) -> Iterator[None]:
     """Bound the time Hypothesis spends shrinking a failure (its default is five minutes,
-    too long for a check that runs every repair). Uses a Hypothesis internal where present."""
+    too long for a check that runs every repair): `seconds`, or less inside a run whose
+    budget is partly spent (never under `LEAST_SHRINK_SECONDS`). The time inside is charged
+    to the run's budget. Uses a Hypothesis internal where present."""
+    budget = _budget.get()
+    bound = seconds if budget is None else max(LEAST_SHRINK_SECONDS, min(seconds, budget.left))
     engine = hypothesis.internal.conjecture.engine
     previous: int | None = getattr(engine, "MAX_SHRINKING_SECONDS", None)
     if previous is not None:
-        engine.MAX_SHRINKING_SECONDS = seconds
+        engine.MAX_SHRINKING_SECONDS = bound  # type: ignore[assignment]
+    started = time.perf_counter()
     try:
         yield
     finally:
+        if budget is not None:
+            budget.left = max(0.0, budget.left - (time.perf_counter() - started))
         if previous is not None:
             engine.MAX_SHRINKING_SECONDS = previous
 

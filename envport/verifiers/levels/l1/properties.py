@@ -26,7 +26,6 @@ from envport.structure import violated
 from envport.targets.reference import Transition, valid_helpers
 from envport.targets.registry import TargetName
 from envport.verifiers.draws.hypo import (
-    SHRINK_SECONDS,
     PortGone,
     captured_reports,
     draws_independent_of_the_process,
@@ -212,7 +211,7 @@ def _one_at_a_time(
     test = _hypothesis_test(run, counted, arrange, run.shrink)
     try:
         with (
-            shrink_time_limit(SHRINK_SECONDS),
+            shrink_time_limit(),
             captured_reports(),
             draws_independent_of_the_process(),
         ):

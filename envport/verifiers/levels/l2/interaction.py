@@ -33,7 +33,6 @@ from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, Transition
 from envport.targets.registry import TargetName
 from envport.verifiers.draws.hypo import (
-    SHRINK_SECONDS,
     PortGone,
     captured_reports,
     draws_independent_of_the_process,
@@ -321,7 +320,7 @@ def check_interaction(
 def _run_machine(machine: type[RuleBasedStateMachine], settings: Any) -> None:
     try:
         with (
-            shrink_time_limit(SHRINK_SECONDS),
+            shrink_time_limit(),
             captured_reports(),
             draws_independent_of_the_process(),
         ):
