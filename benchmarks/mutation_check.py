@@ -3,10 +3,11 @@
     python benchmarks/mutation_check.py [examples/cartpole] [--target jax ...] [--processes N]
         [--fail-fast] [--json PATH]
 
-Prints a table and writes benchmarks/results/mutants.json (or --json PATH: a check of one
-example's target after editing its port need not replace the recorded results). Exit 1 if
-any behaviour-changing mutant is missed, if an equivalent one is flagged, or if a replay
-command does not reproduce.
+Prints a table and writes benchmarks/results/mutants_<example>[_<target>...].json (CartPole's
+whole check: benchmarks/results/mutants.json), so one example's check never replaces another's
+record, or --json PATH (a check after editing a port need not replace the recorded results).
+Exit 1 if any behaviour-changing mutant is missed, if an equivalent one is flagged, or if a
+replay command does not reproduce.
 """
 
 from __future__ import annotations
@@ -37,6 +38,14 @@ def recorded(result: dict) -> dict:
     return {**result, "first": {**first, "start_state": None, "fields": fields}}
 
 
+def record_path(example: Path, targets: tuple[str, ...] | None) -> Path:
+    """The record of one example's check (and of its targets when some are named)."""
+    results = ROOT / "benchmarks" / "results"
+    if example.name == "cartpole" and not targets:
+        return results / "mutants.json"  # the record README and the docs cite
+    return results / ("_".join(["mutants", example.name, *sorted(targets or ())]) + ".json")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("example", nargs="?", type=Path, default=ROOT / "examples" / "cartpole")
@@ -53,9 +62,7 @@ def main() -> int:
         help="each mutant stops at the first check that catches it (the levels after it are "
         "not run: a slow reference's self-check in minutes, its first catches only)",
     )
-    parser.add_argument(
-        "--json", type=Path, default=ROOT / "benchmarks" / "results" / "mutants.json"
-    )
+    parser.add_argument("--json", type=Path, help="where the results go (default: see above)")
     args = parser.parse_args()
     example: Path = args.example
     if not (example / "envport.toml").is_file():
@@ -94,9 +101,11 @@ def main() -> int:
     console.print(counts)
     missed = [r.id for r in results if not r.ok]
     console.print(f"not ok: {missed or 'none'}")
-    out = args.json
+    out = args.json or record_path(example, targets)
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
+        "example": example.name,
+        "targets": list(targets or ()),
         "mutants": [
             {**recorded(r.model_dump()), "levels_catching": r.levels_catching, "ok": r.ok}
             for r in results
