@@ -1,0 +1,29 @@
+"""benchmarks/mutation_check.py keeps each example's record apart: a check of one example
+(or of one target) once replaced CartPole's recorded results with Blackjack's."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from helpers import ROOT
+
+
+def _record_path():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(
+        "mutation_check", ROOT / "benchmarks" / "mutation_check.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.record_path
+
+
+def test_each_examples_check_has_a_record_of_its_own() -> None:
+    record_path = _record_path()
+    results = ROOT / "benchmarks" / "results"
+    assert record_path(Path("examples/cartpole"), None) == results / "mutants.json"
+    assert record_path(Path("examples/blackjack"), None) == results / "mutants_blackjack.json"
+    assert record_path(Path("examples/chess"), ("numpy",)) == results / "mutants_chess_numpy.json"
+    # CartPole's one target is not its whole check.
+    assert record_path(Path("examples/cartpole"), ("jax",)) != results / "mutants.json"
