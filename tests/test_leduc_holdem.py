@@ -3,8 +3,9 @@
 
 The state bridge (RLCard's deck, hands, chips and betting round, PettingZoo's turn) read and
 written back plays on exactly as the original game, a divergence in a player's view reads
-in the game's terms (`obs.my_chips.4`, `legal_action_mask[1 raise]`), and, in the slow tier,
-the offline translate from the labelled replay session names its slip and ends verified.
+in the game's terms (`obs.my_chips.4`, `legal_action_mask[1 raise]`), the JAX port's packed
+game holds every field's widest value, and, in the slow tier, the offline translate from the
+labelled replay session names its slip and ends verified.
 """
 
 from __future__ import annotations
