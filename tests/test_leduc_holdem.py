@@ -3,8 +3,9 @@
 
 The state bridge (RLCard's deck, hands, chips and betting round, PettingZoo's turn) read and
 written back plays on exactly as the original game, a divergence in a player's view reads
-in the game's terms (`obs.my_chips.4`, `legal_action_mask[1 raise]`), and, in the slow tier,
-the offline translate from the labelled replay session names its slip and ends verified.
+in the game's terms (`obs.my_chips.4`, `legal_action_mask[1 raise]`), the JAX port's packed
+game holds every field's widest value, and, in the slow tier, the offline translate from the
+labelled replay session names its slip and ends verified.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from envport.repair.edits import parse_answer
 from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.verifiers.reporting.compare import Steps, divergent_steps
@@ -110,8 +112,11 @@ def test_the_jax_session_is_labelled_hand_written() -> None:
 @pytest.mark.slow
 def test_leduc_translates_offline_and_the_public_card_slip_is_repaired(tmp_path: Path) -> None:
     """The session's env deals the public card from the deck's first item; the env module's
-    check names the public card, and the repair (RLCard pops the deck's end) ends on the
-    known-good env.py, verified. Small budgets: the book's showdowns catch it at once."""
+    check names the public card, and the repair (RLCard pops the deck's end, as the
+    known-good port deals it) ends the run on the session's repaired env.py, verified. The
+    session keeps the port's earlier int8 layout (the known-good port now packs its game in
+    int32 words for speed), so the run is compared with the session's answer, and the deal
+    with the known-good port's. Small budgets: the book's showdowns catch it at once."""
     spec = with_budgets(
         LEDUC,
         tmp_path / "leduc_holdem",
@@ -125,34 +130,33 @@ def test_leduc_translates_offline_and_the_public_card_slip_is_repaired(tmp_path:
     run = translated_offline(spec, "jax", tmp_path / "runs", timeout=900)
     failed = check_failures(run)
     assert failed and any("obs.public." in f or "public_card: expected" in f for f in failed)
-    note = "\nHand-written known-good port: a test subject for the verifier, not model output.\n"
-    known_good = (LEDUC / "ports" / "jax" / "env.py").read_text().replace(note, "\n")
-    assert (run / "port" / "env.py").read_text() == known_good
+    repair = (LEDUC / "replay" / "jax" / "001-repair-env.md").read_text()
+    repaired = parse_answer(repair, tmp_path / "answer").files["env.py"]
+    assert (run / "port" / "env.py").read_text() == repaired
+    deal = 'top_card = jnp.sum(jnp.where(s["deck_length"] - 1 == DECK_SLOTS, s["deck"], 0))'
+    assert deal in repaired and deal in (LEDUC / "ports" / "jax" / "env.py").read_text()
 
 
-def test_the_jax_port_plays_in_float32_and_leaves_x64_off() -> None:
-    """A training script importing the port keeps JAX's default 32-bit types: the port never
-    switches `jax_enable_x64` on, and its view and payoffs are float32 (0.5, 1.5 exactly)."""
-    # The port's folder is a package named by its target; load it under another name.
-    script = (
-        "import importlib.util, sys, jax, jax.numpy as jnp\n"
-        "def load(name):\n"
-        f"    path = {str(LEDUC / 'ports' / 'jax')!r} + '/' + name + '.py'\n"
-        "    spec = importlib.util.spec_from_file_location('leduc.' + name, path)\n"
-        "    module = importlib.util.module_from_spec(spec)\n"
-        "    sys.modules['leduc.' + name] = module\n"
-        "    spec.loader.exec_module(module)\n"
-        "    return module\n"
-        "import types; sys.modules['leduc'] = types.ModuleType('leduc')\n"
-        "sys.modules['leduc'].__path__ = []\n"
-        "load('rules'); env = load('env')\n"
-        "state = env.init(jax.random.PRNGKey(0))\n"
-        "state = env.step(state, 2, jax.random.PRNGKey(1))\n"  # a fold: the hand's payoffs
-        "print(jax.config.jax_enable_x64, state.observation.dtype, state.rewards.dtype,"
-        " sorted(abs(float(r)) for r in state.rewards))\n"
-    )
+# The JAX port's modules loaded in a child process (the port's folder is a package named by
+# its target, so it is loaded under another name): the test process keeps its own JAX config.
+LOAD_PORT = (
+    "import importlib.util, json, sys, types, jax, jax.numpy as jnp\n"
+    "def load(name):\n"
+    f"    path = {str(LEDUC / 'ports' / 'jax')!r} + '/' + name + '.py'\n"
+    "    spec = importlib.util.spec_from_file_location('leduc.' + name, path)\n"
+    "    module = importlib.util.module_from_spec(spec)\n"
+    "    sys.modules['leduc.' + name] = module\n"
+    "    spec.loader.exec_module(module)\n"
+    "    return module\n"
+    "sys.modules['leduc'] = types.ModuleType('leduc')\n"
+    "sys.modules['leduc'].__path__ = []\n"
+    "load('rules'); env = load('env')\n"
+)
+
+
+def _run_port(script: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-c", script],
+        [sys.executable, "-c", LOAD_PORT + script],
         capture_output=True,
         text=True,
         timeout=120,
@@ -160,8 +164,67 @@ def test_the_jax_port_plays_in_float32_and_leaves_x64_off() -> None:
         env=user_env(),
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split()[:3] == ["False", "float32", "float32"], done.stdout
-    assert "0.5" in done.stdout  # the small blind's fold: half a big blind
+    return done.stdout
+
+
+def test_the_jax_port_plays_in_float32_and_leaves_x64_off() -> None:
+    """A training script importing the port keeps JAX's default 32-bit types: the port never
+    switches `jax_enable_x64` on, and its view and payoffs are float32 (0.5, 1.5 exactly)."""
+    out = _run_port(
+        "state = env.init(jax.random.PRNGKey(0))\n"
+        "state = env.step(state, 2, jax.random.PRNGKey(1))\n"  # a fold: the hand's payoffs
+        "print(jax.config.jax_enable_x64, state.observation.dtype, state.rewards.dtype,"
+        " sorted(abs(float(r)) for r in state.rewards))\n"
+    )
+    assert out.split()[:3] == ["False", "float32", "float32"], out
+    assert "0.5" in out  # the small blind's fold: half a big blind
+
+
+# Hands in play at the widest values each field of the JAX port's packed game holds: the
+# first round capped at two raises with the king of hearts (5) on the deck's top and no
+# public card (-1); the second capped too, 14 chips in once player_0 calls.
+WIDEST = [
+    {"hand": (0, 1), "public_card": -1, "deck": [2, 3, 4, 5], "deck.length": 4,
+     "chips": (4, 6), "round.raised": [4, 6], "round.have_raised": 2,
+     "round.not_raise_num": 1, "round.raise_amount": 2, "round_counter": 0,
+     "game_pointer": 0},
+    {"hand": (5, 3), "public_card": 4, "deck": [0, 1, 2, 0], "deck.length": 3,
+     "chips": (10, 14), "round.raised": [4, 8], "round.have_raised": 2,
+     "round.not_raise_num": 1, "round.raise_amount": 4, "round_counter": 1,
+     "game_pointer": 0},
+]  # fmt: skip
+
+
+def test_the_jax_ports_packed_game_holds_every_fields_widest_value() -> None:
+    """The port packs its game into bit fields of int32 words for speed; a field too narrow
+    for Leduc's widest values (14 chips, a round's 8, card code 5, no public card: -1) would
+    wrap silently. Each hand written from the reference's leaves reads back the same, and
+    the last one's call to 14 chips each reads back from the step's packed game."""
+    hands = []
+    for widest in WIDEST:
+        ref = {k: v for k, v in widest.items() if k not in ("hand", "chips")}
+        for seat in (0, 1):
+            ref[f"hand.player_{seat}"] = widest["hand"][seat]
+            ref[f"chips.player_{seat}"] = widest["chips"][seat]
+            ref[f"folded.player_{seat}"] = False
+            ref[f"rewards.player_{seat}"] = 0.0
+        ref["current_player"] = widest["game_pointer"]
+        hands.append(ref)
+    out = _run_port(
+        f"hands = json.loads({json.dumps(hands)!r})\n"
+        "read = lambda s: {k: v.tolist() for k, v in env.state_to_reference(s).items()}\n"
+        "states = [env.state_from_reference(h) for h in hands]\n"
+        "called = env.step(states[-1], 0, jax.random.PRNGKey(0))\n"  # player_0 calls 8
+        "print(json.dumps([read(s) for s in states + [called]]))\n"
+    )
+    *back, called = json.loads(out)
+    for ref, read in zip(hands, back, strict=True):
+        length = ref["deck.length"]
+        assert read["deck"][:length] == ref["deck"][:length]
+        differ = {k for k, v in ref.items() if k != "deck" and read[k] != v}
+        assert not differ, {k: (ref[k], read[k]) for k in sorted(differ)}
+    assert (called["chips.player_0"], called["chips.player_1"]) == (14, 14)
+    assert called["round_counter"] == 2 and called["public_card"] == 4
 
 
 def test_the_pgx_anchor_takes_rlcards_check_as_a_call() -> None:
