@@ -93,8 +93,9 @@ def test_a_rare_rule_slip_fails_the_reached_check(mutant_id: str, tmp_path: Path
 @pytest.mark.slow
 def test_a_record_kept_across_irreversible_moves_fails_l2(tmp_path: Path) -> None:
     """A repetition record never emptied after a pawn move or capture changes no count
-    before it overflows, so no L1 check sees it; L2's sequences play legal moves and read
-    the state after each, where the longer record shows."""
+    before it overflows, so no output shows it; L2's sequences play legal moves and read
+    the state after each, where the longer record shows (as l1.transition's state after a
+    step does, at its default budget)."""
     (mutant,) = [m for m in load_mutants(CHESS) if m.id == "numpy-record-never-restarts"]
     port = apply_mutant(mutant, CHESS / "ports" / "numpy", tmp_path / mutant.id)
     options = VerifyOptions(target="numpy", levels=("l2",), shrink=False)
