@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 TESTS = Path(__file__).parent
@@ -47,11 +48,19 @@ def test_a_runs_failing_checks_share_one_shrinking_budget() -> None:
         shrink_time_limit,
     )
 
+    class Found(Exception):
+        """A failure Hypothesis found and shrank, leaving the block."""
+
     outside = engine.MAX_SHRINKING_SECONDS
     with run_shrink_budget(10) as budget:
+        # A block that ends quietly shrank nothing, and costs the budget nothing.
         with shrink_time_limit(15):
+            time.sleep(0.2)
+        assert budget.left == 10
+        with pytest.raises(Found), shrink_time_limit(15):
             assert engine.MAX_SHRINKING_SECONDS == 10
             time.sleep(0.5)
+            raise Found
         assert budget.left <= 9.5
         with shrink_time_limit(15):
             assert LEAST_SHRINK_SECONDS <= engine.MAX_SHRINKING_SECONDS <= 9.5

@@ -100,7 +100,9 @@ def shrink_time_limit(seconds: int = SHRINK_SECONDS) -> Iterator[None]:
     """Bound the time Hypothesis spends shrinking a failure (its default is five minutes,
     too long for a check that runs every repair): `seconds`, or less inside a run whose
     budget is partly spent (never under `LEAST_SHRINK_SECONDS`). The time inside is charged
-    to the run's budget. Uses a Hypothesis internal where present."""
+    to the run's budget when a failure leaves it (Hypothesis found and shrank one); a block
+    that ends quietly shrank nothing (L2's first, recording pass over its sequences). Uses a
+    Hypothesis internal where present."""
     budget = _budget.get()
     bound = seconds if budget is None else max(LEAST_SHRINK_SECONDS, min(seconds, budget.left))
     engine = hypothesis.internal.conjecture.engine
@@ -110,9 +112,11 @@ def shrink_time_limit(seconds: int = SHRINK_SECONDS) -> Iterator[None]:
     started = time.perf_counter()
     try:
         yield
-    finally:
+    except BaseException:
         if budget is not None:
             budget.left = max(0.0, budget.left - (time.perf_counter() - started))
+        raise
+    finally:
         if previous is not None:
             engine.MAX_SHRINKING_SECONDS = previous
 
