@@ -4,19 +4,21 @@
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from pathlib import Path
 
 from helpers import ROOT
 
 
-def _record_path():  # type: ignore[no-untyped-def]
+def _record_path() -> Callable[..., Path]:
     spec = importlib.util.spec_from_file_location(
         "mutation_check", ROOT / "benchmarks" / "mutation_check.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.record_path
+    record_path: Callable[..., Path] = module.record_path
+    return record_path
 
 
 def test_each_examples_check_has_a_record_of_its_own() -> None:
