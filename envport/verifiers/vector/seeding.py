@@ -17,10 +17,12 @@ of the reference does, and this check drives the port alone through each:
    seeded partial reset differ under two seeds (its resets, or the draws of the steps that
    follow, as in a slippery lake with a fixed start), the port's differ too (a partial reset
    that ignores its seed fails).
-4. Resets continue the stream: after `reset(seed=s)`, a `reset()` and a partial reset without
-   a seed draw on from the generator the seeded reset started, so where the reference's
-   start other envs than `reset(seed=s)` gave, the port's must not give back the same ones
-   (a port that reseeds from the last seed on every reset replays the same starts forever).
+4. Resets continue the stream: after `reset(seed=s)`, `reset()`s and partial resets of every
+   env without a seed draw on from the generator the seeded reset started, so where the
+   reference's start other envs than `reset(seed=s)` gave on most of 16 such resets, the
+   port's must not give back the same ones on all 16 (a port that reseeds from the last seed
+   on every reset replays the same starts forever). One reset is not enough: a port may draw
+   a full `reset()` from fresh entropy, which gives back a low-entropy start by chance.
 """
 
 from __future__ import annotations
@@ -278,45 +280,71 @@ def _seed_matters(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[D
     ]
 
 
-def _stream(target: Any, seed: int) -> list[tuple[str, dict[str, np.ndarray]]]:
-    """A seeded reset, then the unseeded resets that must continue its generator."""
+# Unseeded resets played after one seeded reset, per kind of reset. Many, because a port may
+# draw a full `reset()` from fresh entropy, and one such draw can give back the seeded starts
+# by chance (MinAtar Breakout's start has two outcomes per env: 1 in 128 at B = 7).
+UNSEEDED_RESETS = 16
+# The share of those resets in which the reference must start other envs than the seeded
+# reset for a port that never does to fail: an entropy-drawing port whose resets repeat the
+# seeded ones that often by chance is rarer than 1 in 4,000, whatever its start distribution.
+MOVED_ON_SHARE = 0.75
+
+
+def _stream(target: Any, seed: int, masked: bool) -> list[dict[str, np.ndarray]] | None:
+    """A seeded reset, then unseeded resets that must continue its generator: full resets, or
+    partial resets of every env (None where the target has no partial reset)."""
     opened = target.request(ops.VectorOpen(num_envs=BATCH))
-    calls: list[tuple[str, Any]] = [
-        (f"reset(seed={seed})", ops.VectorReset(seed=seed)),
-        ("reset() without a seed", ops.VectorReset(seed=None)),
-    ]
-    if opened.get("reset_options"):
-        every = np.ones(BATCH, dtype=bool)
-        calls.append(("reset(options=reset_mask) of every env without a seed",
-                      ops.VectorReset(seed=None, mask=every)))  # fmt: skip
+    if masked and not opened.get("reset_options"):
+        return None
+    every = np.ones(BATCH, dtype=bool) if masked else None
+    calls = [ops.VectorReset(seed=seed)]
+    calls += [ops.VectorReset(seed=None, mask=every) for _ in range(UNSEEDED_RESETS)]
     played = []
-    for call, op in calls:
+    for op in calls:
         answer = target.request(op)
         outputs = {"obs": np.asarray(answer["obs"])}
         if answer.get("state") is not None:
             outputs |= {f"state.{k}": np.asarray(v) for k, v in answer["state"].items()}
-        played.append((call, outputs))
+        played.append(outputs)
     return played
+
+
+def replays_the_seeded_starts(reference_moved_on: list[bool], port_moved_on: list[bool]) -> bool:
+    """Whether the port gives back the seeded reset's envs on every unseeded reset where the
+    reference starts others on most of them: a replay, not an unlucky draw."""
+    share = sum(reference_moved_on) / max(len(reference_moved_on), 1)
+    return share >= MOVED_ON_SHARE and not any(port_moved_on)
 
 
 def _resets_continue_the_stream(
     spec: PortSpec, worker: Any, seed: int, replay: str
 ) -> list[Divergence]:
     stream_seed = seed * 100_003 + SEED_OFFSET + 31
-    reference = _stream(ReferenceVector(spec), stream_seed)
-    port = _stream(worker, stream_seed)
-    (_, ref_first), (seeded, port_first) = reference[0], port[0]
-    for (call, ref_out), (_, port_out) in zip(reference[1:], port[1:], strict=False):
-        moved_on = not np.array_equal(ref_out["obs"], ref_first["obs"], equal_nan=True)
-        if moved_on and not _differences(port_first, port_out, None):
+    seeded = f"reset(seed={stream_seed})"
+    for masked, call in (
+        (False, "reset() without a seed"),
+        (True, "reset(options=reset_mask) of every env without a seed"),
+    ):
+        port = _stream(worker, stream_seed, masked)
+        if port is None:
+            continue
+        reference = _stream(ReferenceVector(spec), stream_seed, masked)
+        assert reference is not None  # the reference's SyncVectorEnv takes a reset_mask
+        ref_moved = [
+            not np.array_equal(out["obs"], reference[0]["obs"], equal_nan=True)
+            for out in reference[1:]
+        ]
+        port_moved = [bool(_differences(port[0], out, None)) for out in port[1:]]
+        if replays_the_seeded_starts(ref_moved, port_moved):
             return [
                 _divergence(
-                    f"{call} after {seeded} gave back the very envs {seeded} gave, where the "
-                    "reference's start others: a reset without a seed must draw on from the "
-                    "generator the seeded reset started (Gymnasium's SyncVectorEnv does), "
-                    "not reseed it with the last seed",
-                    [FieldDiff(field="obs[env 0]", expected="another start than after "
-                               f"{seeded}", actual=_show(port_out["obs"][0]))],
+                    f"{call} after {seeded} gave back the very envs {seeded} gave, "
+                    f"{UNSEEDED_RESETS} times of {UNSEEDED_RESETS}, where the reference's "
+                    f"start others {sum(ref_moved)} times: a reset without a seed must draw on "
+                    "from the generator the seeded reset started (Gymnasium's SyncVectorEnv "
+                    "does), not reseed it with the last seed",
+                    [FieldDiff(field="obs[env 0]", expected=f"another start than after {seeded}",
+                               actual=_show(port[-1]["obs"][0]))],
                     seed,
                     replay,
                 )
