@@ -229,7 +229,11 @@ class PortWorker:
                 ),
                 **scratch_homes(scratch),
             },
-            stdin=subprocess.DEVNULL,
+            # A lifeline: the driver never writes to it, and the worker exits when it reads
+            # its end. The kernel closes the driver's end however the driver dies, even in
+            # the moment before bwrap's --die-with-parent is armed (bwrap sets it after its
+            # own fork, and a driver killed in between left workers holding memory).
+            stdin=subprocess.PIPE,
             stdout=self._output.writer,
             stderr=self._output.writer,
             # Its own session: a terminal's Ctrl-C reaches the driver, which decides what it
@@ -373,6 +377,11 @@ class PortWorker:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        self._cut_lifeline()
+
+    def _cut_lifeline(self) -> None:
+        if self.process.stdin is not None and not self.process.stdin.closed:
+            self.process.stdin.close()
 
     def close(self) -> None:
         if self.process.poll() is None:
@@ -381,6 +390,7 @@ class PortWorker:
                 self.process.wait(timeout=2)
             except (zmq.ZMQError, subprocess.TimeoutExpired):
                 self.kill()
+        self._cut_lifeline()
         self._close_channel()
         self._output.close()
         # What the port left there is untrusted: removed without following a link.

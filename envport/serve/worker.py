@@ -71,6 +71,21 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
+def _exit_when_the_lifeline_ends() -> None:
+    # The driver holds the write end of this worker's stdin and never writes: end of file
+    # (or an error) means the driver is gone, however it died (envport.serve.client).
+    def watch() -> None:
+        try:
+            while os.read(0, 4096):
+                pass
+        except OSError:
+            pass
+        os._exit(3)
+
+    if not os.isatty(0):
+        threading.Thread(target=watch, daemon=True).start()
+
+
 def _answer(host: Handler, request: Request) -> Response:
     try:
         return Response(id=request.id, ok=True, result=host.handle(request))
@@ -112,6 +127,7 @@ def serve(
     parent: int | None = None,
 ) -> None:
     _exit_with_parent(parent if parent is not None else os.getppid())
+    _exit_when_the_lifeline_ends()
     applied = sandbox.apply_process_limits(limits or sandbox.Limits())
     sandbox.install_guard([Path.cwd()])
     budget = (limits or sandbox.Limits()).cpu_seconds_per_request
