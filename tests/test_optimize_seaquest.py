@@ -10,11 +10,13 @@ is verified and measured by the phase itself, all are kept, and the run ends on 
 example's known-good (optimised) JAX port.
 
 Real subprocesses, real git, real verifier and bench workers. The slow test runs the first
-two rounds (285 s on the 2-core machine alone), their budgets cut (the levels' sizes, the
-bench's steps) to fit the slow tier. The third round's gain was 15% back to back (1.54x by
-the phase's own timing, 1,026 s for all three rounds with a bench beside it): within what a
-loaded machine moves a timing, so whether it is kept is not asserted where load could trip
-it; its files are held to the known-good port's below.
+round (the sort replaced: 3.8x back to back on a quiet machine), its budgets cut (the levels'
+sizes, the bench's steps) to fit the slow tier; round after round on a kept port is
+tests/test_optimize_doorkey.py's. Whether a gain shows is the machine's load's to say (beside
+four busy engineers the same round measured 0.87x), so the test holds the phase to its rule:
+the round verified and measured in one session, kept exactly when its ratio meets the bar,
+and the run's port the round's files exactly when kept. The later rounds' files are held to
+the known-good port's below.
 """
 
 from __future__ import annotations
@@ -77,12 +79,12 @@ def test_the_session_optimises_three_times_and_ends_on_the_known_good_port() -> 
 
 
 @pytest.mark.slow
-def test_every_optimisation_round_is_verified_measured_and_kept(tmp_path: Path) -> None:
+def test_the_first_optimisation_round_is_verified_measured_and_kept(tmp_path: Path) -> None:
     spec = with_budgets(SEAQUEST, tmp_path / "seaquest", SMALL)
     out = tmp_path / "runs"
     words = [
         "translate", str(spec), "--target", "jax", "--model", f"replay:{SESSION}",
-        "--out", str(out), "--optimize", "--optimize-rounds", "2",
+        "--out", str(out), "--optimize", "--optimize-rounds", "1",
         # One size, the one that decides; best of three, as the test was first run with.
         "--bench-batch-sizes", "4096", "--bench-steps", "50", "--bench-repeats", "3",
     ]  # fmt: skip
@@ -94,20 +96,26 @@ def test_every_optimisation_round_is_verified_measured_and_kept(tmp_path: Path) 
     (run,) = out.iterdir()
     state = json.loads((run / "run.json").read_text())
     assert state["status"] == "verified", state["reason"]
-    assert state["reason"].startswith("every level passes; 2 of 2 optimisation rounds kept")
     attempts = [
         json.loads(line)
         for line in (run / "transcript.jsonl").read_text().splitlines()
         if '"optimize_attempt"' in line
     ]
-    assert [(a["round"], a["kept"]) for a in attempts] == [(1, True), (2, True)]
-    for attempt in attempts:
-        # Measured by the phase itself, both versions in one session, the largest batch deciding.
-        assert attempt["ratio"] >= 1.05
-        assert attempt["sps_after"]["4096"] > attempt["sps_before"]["4096"]
+    (attempt,) = attempts
+    # Verified (the round's port reached the bench) and measured by the phase itself, both
+    # versions in one session, the largest batch deciding. Whether the gain shows is the
+    # machine's load's to say (a run beside four busy engineers measured 113k -> 98.5k), so
+    # the phase is held to its rule, not to an outcome.
+    assert attempt["round"] == 1 and attempt["bench_error"] is None
+    before, after = attempt["sps_before"]["4096"], attempt["sps_after"]["4096"]
+    assert abs(attempt["ratio"] - after / before) < 1e-3
+    kept = attempt["ratio"] >= attempt["min_ratio"]
+    assert attempt["kept"] is kept
+    assert state["reason"].startswith(f"every level passes; {int(kept)} of 1 optimisation rounds")
     outcome = (run / "reports" / "outcome.md").read_text()
-    assert all(f"| {k} | kept |" in outcome for k in (1, 2))
-    # Each round's file is the session's answer: round 1's lists.py (the known-good port's),
-    # round 2's view.py.
-    assert (run / "port" / "lists.py").read_text() == _known_good("lists.py")
-    assert (run / "port" / "view.py").read_text() == _answer_body("002-optimize.md")
+    assert f"| 1 | {'kept' if kept else 'reverted'} |" in outcome
+    # A kept round's file is the session's answer, lists.py, the known-good port's; a
+    # reverted one leaves the session's first port, which sorts.
+    lists = (run / "port" / "lists.py").read_text()
+    assert (lists == _known_good("lists.py")) is kept
+    assert ("argsort" in lists) is not kept
