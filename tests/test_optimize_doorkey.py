@@ -3,11 +3,14 @@
 (examples/minigrid_doorkey/replay/jax): a correct port whose visibility pass is one indexed
 update per cell, then two optimisation rounds (visibility as bit rows in a scan; the image
 read from a padded grid of packed cells). Each round is verified and measured by the phase
-itself; both are kept, and the run ends on the example's known-good (optimised) JAX port.
+itself, and kept exactly when its gain meets the phase's bar; on a quiet machine both are
+kept and the run ends on the example's known-good (optimised) JAX port.
 
 Real subprocesses, real git, real verifier and bench workers. Budgets are cut (the levels'
-sizes, the bench's steps) so the run fits the slow tier; each round's gain was 2.25x at
-B=4096 in a full run on a loaded machine, far above the 5% the phase asks for.
+sizes, the bench's steps) so the run fits the slow tier. Each round's gain was 2.25x at
+B=4096 in a full run on a loaded machine, far above the 5% the phase asks for; but load can
+hide any gain (Seaquest's 3.8x round measured 0.87x beside four busy engineers), so the test
+asserts the phase's rule, not the outcome.
 """
 
 from __future__ import annotations
@@ -59,7 +62,7 @@ def test_the_session_is_labelled_hand_written_and_ends_on_the_known_good_port() 
 
 
 @pytest.mark.slow
-def test_both_optimisation_rounds_are_verified_measured_and_kept(tmp_path: Path) -> None:
+def test_both_rounds_are_verified_measured_and_decided_by_the_rule(tmp_path: Path) -> None:
     spec = small_doorkey(tmp_path / "doorkey")
     out = tmp_path / "runs"
     words = [
@@ -75,18 +78,29 @@ def test_both_optimisation_rounds_are_verified_measured_and_kept(tmp_path: Path)
     (run,) = out.iterdir()
     state = json.loads((run / "run.json").read_text())
     assert state["status"] == "verified", state["reason"]
-    assert state["reason"].startswith("every level passes; 2 of 2 optimisation rounds kept")
     attempts = [
         json.loads(line)
         for line in (run / "transcript.jsonl").read_text().splitlines()
         if '"optimize_attempt"' in line
     ]
-    assert [(a["round"], a["kept"]) for a in attempts] == [(1, True), (2, True)]
-    for attempt in attempts:
-        # Measured by the phase itself, both versions in one session, the largest batch deciding.
-        assert attempt["ratio"] >= 1.05
-        assert attempt["sps_after"]["4096"] > attempt["sps_before"]["4096"]
+    assert [a["round"] for a in attempts] == [1, 2]
     outcome = (run / "reports" / "outcome.md").read_text()
-    assert "| 1 | kept |" in outcome and "| 2 | kept |" in outcome
+    for attempt in attempts:
+        # Verified (the round's port reached the bench) and measured by the phase itself,
+        # both versions in one session, the largest batch deciding. Whether a gain shows is
+        # the machine's load's to say, so the phase is held to its rule, not to an outcome.
+        assert attempt["bench_error"] is None
+        before, after = attempt["sps_before"]["4096"], attempt["sps_after"]["4096"]
+        assert abs(attempt["ratio"] - after / before) < 1e-3
+        assert attempt["kept"] is (attempt["ratio"] >= attempt["min_ratio"])
+        decided = "kept" if attempt["kept"] else "reverted"
+        assert f"| {attempt['round']} | {decided} |" in outcome
+    kept = sum(a["kept"] for a in attempts)
+    assert state["reason"].startswith(f"every level passes; {kept} of 2 optimisation rounds")
     port = (run / "port" / "view.py").read_text()
-    assert "jax.lax.scan" in port  # the optimised visibility pass is what the run ends on
+    # Round 1's visibility pass (bit rows in a scan) is what the run ends on when it is kept;
+    # with no round kept, the session's first port, one indexed update per cell.
+    if attempts[0]["kept"]:
+        assert "jax.lax.scan" in port
+    if not kept:
+        assert "jax.lax.scan" not in port
