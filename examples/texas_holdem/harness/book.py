@@ -36,11 +36,12 @@ DEALS = (
     ("Ah 2c", "Kh Kd", "Qs Qh Qd Qc 3h"),
     ("2h 3h", "Kd Qd", "7s 7h 7d 7c As"),
     ("5c 5d", "Ks 3d", "5s 5h Kh Kc 2d"),
-    # full houses: trips against trips, the pair deciding, two trips, a split, over a flush
+    # full houses: trips against trips, the pair deciding, two trips, splits, over a flush
     ("8d 2c", "4h 3c", "8s 8h 4d 4c Ks"),
     ("Ks Kd", "5s 5d", "Js Jh Jd 5c 2h"),
     ("9d 6s", "6h 2d", "9s 9h 6d 6c 2s"),
     ("2c 3c", "2d 5d", "Ts Th Td 4s 4h"),
+    ("9d 6s", "9c 2d", "9s 9h 6d 6c 2s"),
     ("Ah 8h", "Jc Js", "Jh 7h 2h Jd 3s"),
     # flushes: the highest card, six and seven of a suit, the board's flush split, over a straight
     ("Ah 3h", "Kh 8h", "2h 7h 9h Jd Qs"),
@@ -64,6 +65,7 @@ DEALS = (
     ("Ad 2c", "Qd 2h", "Ks Kh 5d 5c 9h"),
     ("9d 2c", "Qd Qh", "Ks Kh 5d 5c 9h"),
     ("2d 3c", "4d 2c", "Ks Kh 5d 5c 2h"),
+    ("7s 7d", "6s 3d", "Ks Kh 9d 9c 2h"),
     ("8s 4c", "3s 4d", "Js Jh 8d 3c 2h"),
     ("2c 3c", "2d 4d", "Js Jh 8d 8c Ah"),
     ("As Ks", "Ad Qd", "Ah Kh Qh 7c 2s"),
