@@ -218,11 +218,10 @@ def _fields(report: dict) -> set[str]:
 @pytest.mark.parametrize(
     ("mutant_id", "named"),
     [
-        # The wheel is on the book's river deals only: L1's reached states compare the
-        # showdown's payoffs.
-        ("numpy-wheel-missed", "reward"),
-        # A raise cap of three shows in the mask after the third raise.
-        ("numpy-raise-cap-three", "legal_action_mask[1 raise]"),
+        # The book's wheels: L1's reached states compare the showdown's payoffs.
+        ("numpy-wheel-missed", "rewards"),
+        # The flop dealt from the deck's bottom shows other cards in the player's view.
+        ("numpy-board-from-the-bottom", "obs.card."),
     ],
 )
 def test_a_mutant_is_caught_in_the_games_terms(mutant_id: str, named: str, tmp_path: Path) -> None:

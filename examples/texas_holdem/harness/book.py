@@ -1,16 +1,16 @@
 """Start positions where Texas hold'em's showdown rules decide, for `[state.reached] book`.
 
-Random deals reach a straight flush about once in 3,200 showdowns and four of a kind once
-in 600, and a tie decided by a third kicker rarely more often, so the book deals them: each
-deal below is put at the start of the river (the board's five cards out, both players level
-in chips) and envport plays every line of three actions from it (`depth = 3`), checks and
-calls to the showdown, raises to the cap, folds. The deals make every category RLCard's
-`Hand` knows win, tie and lose at showdown (straight flushes, the wheel's among them; four
-of a kind and its kicker; full houses of two trips; flushes of six and seven cards;
+Random deals give a player's seven cards a straight flush about once in 3,200 hands and four
+of a kind once in 600, and a tie decided by a third kicker is rarer still, so the book deals
+them: each deal below is put at the start of the river (the board's five cards out, both
+players level in chips) and envport plays every line of three actions from it (`depth = 3`),
+checks and calls to the showdown, raises to the cap, folds. The deals make every category
+RLCard's `Hand` knows win and lose at showdown (straight flushes, the wheel's among them;
+four of a kind and its kicker; full houses of two trips; flushes of six and seven cards;
 straights, the wheel against a higher one; three of a kind, two pair with a third pair as
-kicker, one pair and high card down to the last kicker) and split pots. The player to open
-the river alternates with the deal, so each seat opens; the chips in differ by the raises
-the earlier rounds ended with.
+kicker, one pair and high card down to the last kicker) and split pots in seven of them. The
+player to open the river alternates with the deal, so each seat opens; the chips in differ
+by the raises the earlier rounds ended with.
 """
 
 from __future__ import annotations
