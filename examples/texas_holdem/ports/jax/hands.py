@@ -1,6 +1,7 @@
-"""Texas hold'em's showdown for one game (vmap for a batch): the best five of each player's seven
-cards, as RLCard 1.2's `Hand.evaluateHand` and `compare_hands` (limitholdem/utils.py) rank
-them, in pure JAX, int32 throughout (a score stays below 13**6).
+"""Texas hold'em's showdown for one game (vmap for a batch): the best five of each player's
+seven cards, as RLCard 1.2's `Hand.evaluateHand` and `compare_hands`
+(rlcard.games.limitholdem.utils) rank them, in pure JAX, int32 throughout (a score stays
+below 13**6).
 
 A card is a code 0..51 in RLCard's deck order (13 * suit + rank, suits S H D C, ranks
 A 2 .. K). Here a card's strength is 0 for a 2 .. 12 for an ace; a hand's score is its
