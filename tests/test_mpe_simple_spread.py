@@ -64,6 +64,10 @@ def test_a_state_written_after_the_episode_ended_steps_from_a_fresh_cycle() -> N
     again = reference.step(np.asarray([1, 2, 3]))
     assert again.obs.shape == (3, OBS) and not again.truncated
     assert reference.read_state()["steps"] == 1
+    # A written last cycle ends the episode (PettingZoo removes every agent); the next
+    # reset and step still have all three.
+    reference.write_state({**written, "steps": np.asarray(24)})
+    assert reference.step(np.asarray([0, 0, 0])).truncated
     assert reference.reset(4).shape == (3, OBS)
     assert reference.step(np.asarray([0, 0, 0])).reward.shape == (3,)
 
