@@ -168,3 +168,28 @@ def test_mutants_are_caught_by_agent_and_field(
     assert report.error is None and not report.passed, report.text()
     fields = divergent_fields(report)
     assert any(named in f and f.split(".")[0] in AGENTS for f in fields), fields
+
+
+def test_joint_actions_are_drawn_and_played_in_each_agents_range() -> None:
+    """L1/L2's draws and L3's policies over a joint action (a MultiDiscrete space): every
+    agent's action in its own range, every value reached."""
+    from hypothesis import given, settings
+
+    from envport.verifiers.draws.policies import Planner
+    from envport.verifiers.draws.strategies import action_strategy
+
+    space = spaces.MultiDiscrete([5, 3])
+    drawn: list[np.ndarray] = []
+
+    @settings(max_examples=60, database=None, deadline=None)
+    @given(action_strategy(space))
+    def collect(action: np.ndarray) -> None:
+        drawn.append(action)
+
+    collect()
+    played = list(Planner(0, ["uniform", "sticky", "biased"]).actions("biased", space, 1, 64))
+    played += list(Planner(0).actions("uniform", space, 2, 64))
+    for actions in (np.stack(drawn), np.stack(played)):
+        assert actions.shape[1:] == (2,) and actions.dtype.kind == "i"
+        assert set(actions[:, 0]) <= set(range(5)) and set(actions[:, 1]) <= set(range(3))
+    assert set(np.stack(played)[:, 0]) == set(range(5))
