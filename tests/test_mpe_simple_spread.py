@@ -121,6 +121,20 @@ def test_a_spec_naming_the_wrong_agents_is_one_line(tmp_path: Path) -> None:
         load_spec(spec)
 
 
+def test_agents_ending_apart_and_other_targets_are_one_line(tmp_path: Path) -> None:
+    """What the kind does not cover yet is said, not compared wrongly: agents whose endings
+    differ (simple_spread's never do, so the flags are handed to the adapter), and a
+    translate to a target whose form with joint actions no check has verified."""
+    reference = Reference(load_spec(SPREAD))
+    flags = {"agent_0": True, "agent_1": False, "agent_2": False}
+    with pytest.raises(SpecError, match=r"key `parallel`: the reference's terminations differ"):
+        reference.env._ended(flags, "terminations")
+    result = run_envport("translate", str(SPREAD), "--target", "jax", "--out", str(tmp_path))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "agents moving at once ([parallel]), ported to numpy so far" in result.stderr
+    assert "Traceback" not in result.stderr and not any(tmp_path.iterdir())
+
+
 def test_mutant_edits_apply_exactly_once(tmp_path: Path) -> None:
     mutants = load_mutants(SPREAD)
     assert len({m.id for m in mutants}) == len(mutants) >= 6

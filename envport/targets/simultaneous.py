@@ -133,18 +133,18 @@ class Simultaneous:
     def _stacked(self, observations: dict[str, Any]) -> np.ndarray:
         missing = [agent for agent in self.agents if agent not in observations]
         if missing:
-            raise ValueError(
-                f"the reference gave no observation for {', '.join(missing)}: agents that "
-                "leave before the episode ends are not compared yet"
+            raise SpecError(
+                f"key `parallel`: the reference gave no observation for {', '.join(missing)}: "
+                "agents that leave before the episode ends are not compared yet"
             )
         return np.stack([np.asarray(observations[agent]) for agent in self.agents])
 
     def _ended(self, flags: dict[str, Any], kind: str) -> bool:
         values = {agent: bool(flags.get(agent, False)) for agent in self.agents}
         if len(set(values.values())) > 1:
-            raise ValueError(
-                f"the reference's {kind} differ between agents ({values}): agents that "
-                "leave one by one are not compared yet"
+            raise SpecError(
+                f"key `parallel`: the reference's {kind} differ between agents ({values}): "
+                "agents that leave one by one are not compared yet"
             )
         return any(values.values())
 
