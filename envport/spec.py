@@ -223,6 +223,17 @@ class GameSpec(_Strict):
     moves: str | None = None
 
 
+class ParallelSpec(_Strict):
+    """Agents moving at once: the reference is a PettingZoo Parallel env, seen as one env
+    whose action is the joint action and whose outputs are per agent (docs/spec.md, Agents
+    moving at once; envport.targets.simultaneous)."""
+
+    api: Literal["pettingzoo-parallel"] = "pettingzoo-parallel"
+    # The agents in the reference's `possible_agents` order: the joint action's entries, the
+    # observation's rows and the reward vector follow it, and divergences name them.
+    agents: list[str] = Field(min_length=1)
+
+
 class PortSpec(_Strict):
     name: str
     description: str = ""
@@ -238,6 +249,7 @@ class PortSpec(_Strict):
     randomness: RandomnessSpec | None = None
     coverage: CoverageSpec = Field(default_factory=CoverageSpec)
     game: GameSpec | None = None
+    parallel: ParallelSpec | None = None
     # The spec file's directory, then its bases' (a variant's), where harness files named by
     # relative path are found (set by load_spec).
     _directory: Path | None = PrivateAttr(default=None)
@@ -263,8 +275,12 @@ class PortSpec(_Strict):
         """Tolerance for a field (`obs.theta`, `physics[2]`): its own entry, else its base
         name's (`obs`, `physics`), else the default."""
         base = field.split("[")[0]
-        # A game's per-player rewards (`rewards[player_0]`) take `reward`'s tolerance too.
-        also = ("reward",) if base == "rewards" else ()
+        # A game's per-player rewards (`rewards[player_0]`) take `reward`'s tolerance too,
+        # and an agent's field (`agent_1.obs[4]`, `agent_1.reward`) the field's.
+        also: tuple[str, ...] = ("reward",) if base == "rewards" else ()
+        agent, _, rest = base.partition(".")
+        if self.parallel is not None and agent in self.parallel.agents and rest:
+            also = (rest, rest.split(".")[0])
         for candidate in (field, base, base.split(".")[0], *also):
             if candidate in self.tolerance:
                 return self.tolerance[candidate]
@@ -302,6 +318,10 @@ class PortSpec(_Strict):
         if self.state.names and unknown:
             raise ValueError(
                 f"state.from_observation names unknown state field `{sorted(unknown)[0]}`"
+            )
+        if self.game is not None and self.parallel is not None:
+            raise ValueError(
+                "give `[game]` (turns) or `[parallel]` (agents moving at once), not both"
             )
         turns = set(self.levels.l3.policies or ()) & {"legal", "greedy", "patient"}
         if turns and self.game is None:

@@ -25,6 +25,7 @@ from envport.init.watch import objects
 from envport.io import inert
 from envport.spec import PortSpec, ReferenceSpec, StateSpec
 from envport.targets.reference import Reference
+from envport.targets.simultaneous import is_parallel
 from envport.targets.turns import is_aec
 
 # Float state is compared as the examples compare a float32 port of a float64 reference.
@@ -112,12 +113,45 @@ def turn_based_limits(name: str, env: Any) -> str:
     )
 
 
+def _space_text(space: Any) -> str:
+    shape = getattr(space, "shape", None)
+    if hasattr(space, "n"):
+        return f"Discrete({int(space.n)})"
+    dtype = getattr(space, "dtype", None)
+    return f"{dtype}{list(shape or ())}" if dtype is not None else str(space)
+
+
+def parallel_limits(name: str, env: Any) -> str:
+    """What init can say of a PettingZoo Parallel env (its agents and their spaces, what the
+    spec's `[parallel]` table holds), and the bridge it stops at."""
+    agents = list(env.possible_agents)
+    spaces = {
+        agent: (_space_text(env.action_space(agent)), _space_text(env.observation_space(agent)))
+        for agent in agents
+    }
+    kinds = sorted(set(spaces.values()))
+    each = (
+        f"actions {kinds[0][0]}, observations {kinds[0][1]} each"
+        if len(kinds) == 1
+        else "; ".join(f"{a}: actions {x}, observations {o}" for a, (x, o) in spaces.items())
+    )
+    return (
+        f"{name}: a PettingZoo Parallel env (agents {', '.join(agents)}; {each}): write "
+        f"`[parallel] agents = {agents}` and a state bridge (`state.read`/`state.write`: "
+        "each agent's and entity's arrays and the step counter, ending with "
+        "envport.targets.simultaneous.fresh_cycle), which init cannot infer from a world of "
+        "objects, as examples/mpe_simple_spread does (docs/your-env.md, Agents moving at once)"
+    )
+
+
 def infer(entry: EnvEntry, budget: Budget) -> Inference:
     began = time.monotonic()
     say(f"{entry.entry}: reading the env's source")
     probe = entry.make(checker=False)
     if is_aec(probe):
         raise InitError(turn_based_limits(entry.entry, probe))
+    if is_parallel(probe):
+        raise InitError(parallel_limits(entry.entry, probe))
     sources = infer_sources(probe)
     limit = getattr(probe.spec, "max_episode_steps", None) if probe.spec else None
     # With no time limit, episodes are played to their own end (up to a cap): a rule that

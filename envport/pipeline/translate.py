@@ -109,6 +109,13 @@ def _start(options: TranslateOptions, spec_file: Path, env: str | None) -> _Star
             f"--target {target}: {spec.name} is a two-player game ([game]), ported to "
             f"{' or '.join(GAME_ADAPTERS)}"
         )
+    if spec.parallel is not None and target != "numpy":
+        # Joint actions and per-agent outputs are checked against a NumPy VectorEnv only:
+        # no JAX or Rust port of that form has been verified yet.
+        raise SpecError(
+            f"--target {target}: {spec.name} has agents moving at once ([parallel]), "
+            "ported to numpy so far"
+        )
     prompts = str(Path(options.prompts).resolve()) if options.prompts else None
     builder = _builder(spec, target, prompts)
     # An inferred spec has no example directory beside it, so no replay session to default to.

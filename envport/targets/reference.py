@@ -26,6 +26,7 @@ from envport.structure import decode, encode
 from envport.targets import rule_trace
 from envport.targets.randomness import NoiseRecorder
 from envport.targets.rule_trace import reference_call
+from envport.targets.simultaneous import Simultaneous
 from envport.targets.turns import TurnBased
 
 State = dict[str, np.ndarray]
@@ -158,6 +159,9 @@ class Reference:
         if spec.game is not None:
             # A PettingZoo game, presented as one stream of turns (contract 8).
             self.env = TurnBased(self.env, spec.game.players, spec.game.actions)
+        elif spec.parallel is not None:
+            # A PettingZoo Parallel env, presented as one env of joint actions.
+            self.env = Simultaneous(self.env, spec.parallel.agents)
         state = spec.state
         self._reader = import_attr(state.read, "state.read", spec) if state.read else None
         self._writer = import_attr(state.write, "state.write", spec) if state.write else None

@@ -133,6 +133,10 @@ def uniform_actions(space: spaces.Space, rng: np.random.Generator, count: int) -
     if isinstance(space, spaces.Discrete):
         # floor(u * n): bias below 2**-50 for any n an env uses, and cheaper than integers().
         return int(space.start) + (rng.random(count) * int(space.n)).astype(np.int64)
+    if isinstance(space, spaces.MultiDiscrete):
+        # A joint action: every agent's action uniform over its own, as floor(u * n).
+        nvec = np.asarray(space.nvec)
+        return (rng.random((count, *nvec.shape)) * nvec).astype(space.dtype)
     if isinstance(space, spaces.Box):
         low = np.where(np.isfinite(space.low), space.low, -1.0)
         high = np.where(np.isfinite(space.high), space.high, 1.0)

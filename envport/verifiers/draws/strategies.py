@@ -331,6 +331,12 @@ def action_strategy(space: spaces.Space, draws: Draws | None = None) -> st.Searc
         if outside.share > 0 and outside.invalid:
             return weighted(outside.share, st.sampled_from(outside.invalid), valid)
         return valid
+    if isinstance(space, spaces.MultiDiscrete):
+        # A joint action (agents moving at once): each agent's Discrete action, in range.
+        entries = [st.integers(0, int(n) - 1) for n in np.asarray(space.nvec).flat]
+        return st.tuples(*entries).map(
+            lambda values: np.asarray(values, dtype=space.dtype).reshape(space.shape)
+        )
     if isinstance(space, spaces.Box):
         low = np.where(np.isfinite(space.low), space.low, -UNBOUNDED_ACTION)
         high = np.where(np.isfinite(space.high), space.high, UNBOUNDED_ACTION)

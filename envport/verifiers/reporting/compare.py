@@ -13,6 +13,7 @@ import numpy as np
 
 from envport.io import profile
 from envport.spec import PortSpec
+from envport.targets import simultaneous
 from envport.targets.turns import record_names
 from envport.verifiers.reporting.divergence import FieldDiff
 from envport.verifiers.reporting.grids import attach_obs_picture
@@ -57,6 +58,9 @@ class Steps:
 
 def obs_names(spec: PortSpec, size: int) -> list[str]:
     names = spec.observation.names
+    if spec.parallel is not None:
+        # Agents moving at once: every agent's observation, stacked (`agent_1.obs[4]`).
+        return simultaneous.agent_names(spec.parallel.agents, size, names)
     if len(names) == size:
         return [f"obs.{n}" for n in names]
     if spec.game is not None and size > spec.game.actions:
@@ -66,7 +70,10 @@ def obs_names(spec: PortSpec, size: int) -> list[str]:
 
 
 def reward_names(spec: PortSpec, width: int) -> list[str]:
-    """A game's reward columns by player (`rewards[player_1]`); one reward is `reward`."""
+    """A game's reward columns by player (`rewards[player_1]`), agents' by agent
+    (`agent_1.reward`); one reward is `reward`."""
+    if spec.parallel is not None and len(spec.parallel.agents) == width:
+        return simultaneous.reward_names(spec.parallel.agents)
     players = spec.game.players if spec.game is not None else []
     if len(players) == width:
         return [f"rewards[{p}]" for p in players]

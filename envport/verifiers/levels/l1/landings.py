@@ -63,6 +63,8 @@ def _action(space: spaces.Space, outside: ActionRange, rng: np.random.Generator)
         if beyond and outside.invalid:
             return int(rng.choice(outside.invalid))
         return int(space.start) + int(rng.integers(0, int(space.n)))
+    if isinstance(space, spaces.MultiDiscrete):  # a joint action: each agent's in range
+        return (rng.random(np.shape(space.nvec)) * space.nvec).astype(space.dtype)
     if not isinstance(space, spaces.Box):
         raise TypeError(f"L1 cannot draw actions from {space}")
     low = np.where(np.isfinite(space.low), space.low, -1.0)

@@ -63,6 +63,10 @@ def _search_actions(space: spaces.Space) -> list[Any]:
     """Actions tried when searching for a state one step from termination."""
     if isinstance(space, spaces.Discrete):
         return [int(space.start) + k for k in range(min(int(space.n), 16))]
+    if isinstance(space, spaces.MultiDiscrete):
+        # A joint action: every agent taking the same action, each of the first 16.
+        top = int(np.min(space.nvec))
+        return [np.full(np.shape(space.nvec), k, dtype=space.dtype) for k in range(min(top, 16))]
     if isinstance(space, spaces.Box) and np.all(np.isfinite(space.low + space.high)):
         low, high = space.low, space.high
         return [low, ((low + high) / 2).astype(space.dtype), high]
