@@ -33,6 +33,8 @@ def _numpy(outputs: dict[str, Any]) -> dict[str, np.ndarray]:
 class Host:
     def __init__(self) -> None:
         self.port: Any = None
+        # The port's `can_hold` over a batch (envport.targets.holding), when it has one.
+        self.holds: Any = None
         self.sandbox: dict[str, Any] = {}
         self._reference: Any = None
         self._probes: dict[str, Any] = {}
@@ -52,6 +54,7 @@ class Host:
             # A build worker: the driver takes the library from this scratch directory.
             return {"backend": "rust", "sandbox": self.sandbox}
         self.port = opened.port
+        self.holds = opened.holds
         self._crate = None
         if opened.library is not None:
             from envport.targets.rust_port import CrateSymbols
@@ -155,6 +158,8 @@ class Host:
                 return port.rollout(**op.args())
             case ops.StepBatch():
                 return port.step_batch(**op.args())
+            case ops.Holds():
+                return {"held": None if self.holds is None else self.holds(op.states)}
             case ops.StepTiled():
                 return _tiled_step(port, op)
             case ops.SessionLoad():
