@@ -61,7 +61,7 @@ def _spec(tmp_path: Path, derive: bool, extra: str = "") -> Path:
     shutil.copytree(CONNECT_FOUR, copy, ignore=shutil.ignore_patterns("ports", "__pycache__"))
     toml = copy / "envport.toml"
     text = toml.read_text()
-    if not derive:
+    if not derive and "[state.derive]" in text:
         # The spec as it was: the mover drawn apart from the board.
         start = text.index("[state.derive]")
         text = text[:start] + text[text.index("[state.fields.current_player]") :]
@@ -173,3 +173,13 @@ def test_refusing_a_position_the_reference_reached_in_play_diverges(tmp_path: Pa
     endings = _level(report, "l1.endings")
     assert not endings.passed, report.text()
     assert "the port cannot hold its state" in endings.divergences[0].message
+
+
+def test_l2_counts_the_drawn_loads_a_port_cannot_hold(tmp_path: Path) -> None:
+    spec = _spec(tmp_path, derive=False, extra="\n[levels]\nunheld_ceiling = 0.95\n")
+    options = VerifyOptions(target="numpy", levels=("l2",), examples=10)
+    report = verify(str(spec), str(_port(tmp_path, FROM_COUNTS)), options)
+    assert _level(report, "l2.interaction").passed, report.text()
+    gaps = [g.detail for g in report.gaps if g.check == "l2.interaction"]
+    refused = re.search(r"could not hold (\d+) of (\d+) drawn states", " ".join(gaps))
+    assert refused and 0 < int(refused[1]) < int(refused[2]), report.text()
