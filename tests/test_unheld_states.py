@@ -183,3 +183,12 @@ def test_l2_counts_the_drawn_loads_a_port_cannot_hold(tmp_path: Path) -> None:
     gaps = [g.detail for g in report.gaps if g.check == "l2.interaction"]
     refused = re.search(r"could not hold (\d+) of (\d+) drawn states", " ".join(gaps))
     assert refused and 0 < int(refused[1]) < int(refused[2]), report.text()
+
+
+def test_a_can_hold_answering_other_than_a_bool_per_state_fails_as_the_ports_error(
+    tmp_path: Path,
+) -> None:
+    report = _verify(_spec(tmp_path, derive=False), _port(tmp_path, "True"))
+    transition = _level(report, "l1.transition")
+    assert not transition.passed and report.error is None, report.text()
+    assert "`can_hold` answered bool of shape ()" in transition.divergences[0].message
