@@ -192,3 +192,14 @@ def test_a_can_hold_answering_other_than_a_bool_per_state_fails_as_the_ports_err
     transition = _level(report, "l1.transition")
     assert not transition.passed and report.error is None, report.text()
     assert "`can_hold` answered bool of shape ()" in transition.divergences[0].message
+
+
+def test_l3_fails_a_port_that_cannot_hold_a_state_the_reference_played(tmp_path: Path) -> None:
+    # The port's error, narrowed to the episode and the step the reference played into it.
+    options = VerifyOptions(target="numpy", levels=("l3",), episodes=4, steps=20, explore_steps=0)
+    port = _port(tmp_path, "ones + twos < 6")
+    report = verify(str(_spec(tmp_path, derive=True)), str(port), options)
+    assert not report.passed, report.text()
+    text = report.text()
+    assert "the port cannot hold 1 of" in text and "states the reference reached in play" in text
+    assert re.search(r"L3 resync, episode \d+ .*step \d+: the port raised", text), text

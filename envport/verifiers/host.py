@@ -153,6 +153,8 @@ class Host:
         port = self.port
         if port is None:
             raise ContractError("no port loaded")
+        if self.holds is not None and isinstance(op, _LOADS):
+            _refuse_unheld(self.holds, op.states)
         match op:
             case ops.Rollout():
                 return port.rollout(**op.args())
@@ -193,6 +195,34 @@ class Host:
 
                 return getattr(l4_port, op.op)(port, **op.args())
         raise ContractError(f"unknown op {op.op}")
+
+
+# The requests that load the states they carry into the port. The checks drawing states ask
+# `holds` first and send only those held; every other state a check loads was reached by the
+# reference in play (L3, L2's batches, the noise checks), which a port must hold.
+_LOADS = (
+    ops.Rollout,
+    ops.StepBatch,
+    ops.StepTiled,
+    ops.SessionLoad,
+    ops.BatchVsSingle,
+    ops.StateApi,
+    ops.VectorLoad,
+    ops.SampleNoise,
+    ops.SampleStep,
+)
+
+
+def _refuse_unheld(holds: Any, states: dict[str, np.ndarray]) -> None:
+    """A state the port's `can_hold` refuses, asked to be loaded, is the port's failure."""
+    held = holds(states)
+    if not held.all():
+        refused = np.flatnonzero(~held)
+        raise ContractError(
+            f"the port cannot hold {len(refused)} of {len(held)} states the reference reached "
+            f"in play (`can_hold` refused row {int(refused[0])}); a port must hold every state "
+            "play reaches"
+        )
 
 
 def _tiled_step(port: Any, op: ops.StepTiled) -> dict[str, Any]:
