@@ -27,6 +27,7 @@ class GapKind(StrEnum):
     ENDING_NOT_REACHED = "ending never reached"
     NOT_RUN = "not run"
     BRANCH_NOT_EXERCISED = "branch never exercised"
+    STATES_NOT_HELD = "drawn states not held"
 
 
 class Gap(BaseModel):

@@ -133,6 +133,9 @@ class LevelsSpec(_Strict):
     # Share of L1/L2 float draws at and around the reference's constants, zero and the
     # bounds.
     edge_share: float = Field(default=0.25, ge=0, le=1)
+    # Of a check's drawn states, the share a port may refuse to hold (its `can_hold`) before
+    # the check fails: below it the refusals are a gap, above it too little was compared.
+    unheld_ceiling: float = Field(default=0.25, ge=0, le=1)
     l1: L1Spec = Field(default_factory=L1Spec)
     l2: L2Spec = Field(default_factory=L2Spec)
     l3: L3Spec = Field(default_factory=L3Spec)

@@ -196,6 +196,11 @@ class StateSpec(_Strict):
     # Python expressions over the fields a drawn state must satisfy (`sum(hand.player) <=
     # 21`); a list field reads as its items in use. Draws failing one are not made.
     valid: list[str] = Field(default_factory=list)
+    # Fields that are functions of the others (`current_player = "pieces(board, 1) -
+    # pieces(board, 2)"`): each drawn state gets them from these expressions, in order (each
+    # sees those before it), before `valid` is asked. Derivation, not rejection: a rule the
+    # game keeps (the mover from the piece counts) costs no draws.
+    derive: dict[str, str] = Field(default_factory=dict)
     # A harness file beside the spec whose functions the `valid` expressions may call (a
     # game's "no four in a row yet" is a loop, not an expression).
     helpers: str | None = None
@@ -261,7 +266,24 @@ class StateSpec(_Strict):
                 compile(expression, "<state.valid>", "eval")
             except SyntaxError as error:
                 raise ValueError(f"`{expression}`: not a Python expression: {error.msg}") from None
+        self._derivable()
         return self
+
+    def _derivable(self) -> None:
+        """`derive` names fields L1 and L2 draw, each with a Python expression."""
+        drawn = set(self.names) | set(self.bounds)
+        for name, expression in self.derive.items():
+            if name not in drawn:
+                raise ValueError(
+                    f"`derive.{name}`: no such state field; derive one of "
+                    f"{', '.join(sorted(drawn)) or '(none declared)'}"
+                )
+            try:
+                compile(expression, f"<state.derive.{name}>", "eval")
+            except SyntaxError as error:
+                raise ValueError(
+                    f"`derive.{name} = {expression!r}`: not a Python expression: {error.msg}"
+                ) from None
 
     @property
     def names(self) -> list[str]:

@@ -177,6 +177,30 @@ def violated(
     return None
 
 
+def derived(
+    state: StateSpec, leaves: dict[str, Any], helpers: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The drawn state with every `state.derive` field computed from the others, in order
+    (each expression sees the fields derived before it). A list field takes the expression's
+    items (its length follows); any other keeps its drawn leaf's dtype and shape."""
+    out = dict(leaves)
+    for name, expression in state.derive.items():
+        names = {"np": np, "math": math, **(helpers or {}), **_namespace(state, out)}
+        try:
+            value = eval(expression, {"__builtins__": _BUILTINS}, names)  # the spec's own text
+            declared = state.declared.get(name)
+            if declared is not None and declared.kind == "list":
+                out |= encode(state, {name: list(value)})
+            else:
+                drawn = np.asarray(out[name])
+                out[name] = np.asarray(value, dtype=drawn.dtype).reshape(drawn.shape)
+        except Exception as error:
+            raise SpecError(
+                f"key `state.derive.{name}`: `{expression}` failed: {type(error).__name__}: {error}"
+            ) from None
+    return out
+
+
 def field_of(leaf: str) -> str:
     """The declared field a report's leaf path belongs to (`hand.player[2]` -> `hand.player`)."""
     while _INDEX.search(leaf):

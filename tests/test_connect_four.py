@@ -181,7 +181,10 @@ def test_pgx_connect_four_diverges_on_three_rules() -> None:
     fields = divergent_fields(report)
     assert any(f.startswith("legal_action_mask[") for f in fields), fields
     assert {"rewards[player_0]", "rewards[player_1]"} & fields, fields
-    assert "truncated" in fields and "current_player" in fields, fields
+    # (`current_player` was named too while the mover was drawn apart from the board; since
+    # it is derived from the counts the shrunk examples land on other moves, which field
+    # beside these three rules' a check names first depending on the draws.)
+    assert "truncated" in fields, fields
     assert any(f.startswith("obs[5][") for f in fields), fields
     passed = {f"{level.level}.{level.mode}" for level in report.levels if level.passed}
     assert "l2.reset" in passed, passed  # the seat is mapped: its resets are PettingZoo's

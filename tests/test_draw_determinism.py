@@ -21,7 +21,7 @@ from hypothesis.internal.conjecture import providers
 from envport.serve.ops import Op
 from envport.spec import load_spec
 from envport.targets.reference import Reference
-from envport.verifiers.levels.l1.properties import Example, L1Run, _drive
+from envport.verifiers.levels.l1.properties import Example, L1Run, drive
 from envport.verifiers.levels.l2 import interaction as l2
 
 from helpers import CARTPOLE, NUMPY_PORT, started_worker
@@ -48,7 +48,7 @@ def l1_draws(run: L1Run) -> list[bytes]:
         drawn.extend(pickle.dumps((e.before, np.asarray(e.action))) for e in examples)
 
     run.drawn = None  # drawn afresh, not the last call's
-    assert _drive(run, record, "step", None).passed
+    assert drive(run, record, "step", None).passed
     return drawn
 
 

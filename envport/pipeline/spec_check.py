@@ -24,7 +24,7 @@ from envport.pipeline.port_form import check_port_form
 from envport.pipeline.sources.reading import read_rules, read_sources, slice_sources
 from envport.pipeline.spec_shapes import check_grids, check_harness
 from envport.spec import PortSpec, load_spec, spec_path
-from envport.structure import violated
+from envport.structure import derived, violated
 from envport.targets.reference import Reference, valid_helpers
 from envport.targets.registry import TARGET_CHOICES
 from envport.verifiers.coverage.determinism import check_reference_determinism
@@ -58,6 +58,22 @@ def run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _derivation(spec: PortSpec, state: dict[str, Any]) -> list[str]:
+    """`state.derive` on the reference's own reset state: a derived field is a function of
+    the others that every state play reaches meets, so deriving changes nothing there."""
+    if not spec.state.derive:
+        return []
+    again = derived(spec.state, state, valid_helpers(spec))
+    for name, expression in spec.state.derive.items():
+        if not _same(state[name], again[name]):
+            raise SpecError(
+                f"key `state.derive.{name}`: the reference's own reset state holds "
+                f"{np.asarray(state[name]).tolist()}, `{expression}` gives "
+                f"{np.asarray(again[name]).tolist()}; derive only what every reachable state meets"
+            )
+    return [f"derive: the reset state meets {', '.join(spec.state.derive)}"]
+
+
 def check_spec(
     spec_arg: str, seed: int = 0, port: Path | None = None, target: str = "auto"
 ) -> list[str]:
@@ -75,6 +91,7 @@ def check_spec(
             f"key `state.valid`: the reference's own reset state breaks `{broken}`; "
             "relax the expression"
         )
+    lines += _derivation(spec, state)
     reference.write_state(state)
     again = reference.read_state()
     differing = [k for k in state if not _same(state[k], again.get(k))]

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from envport.serve.ops import (
+    Holds,
     LoadPort,
     Op,
     Probe,
@@ -50,6 +51,18 @@ def problem(op: Op | None, result: Any) -> str | None:
         return _scripted(op, result)
     if isinstance(op, Probe):
         return _probed(op, result)
+    if isinstance(op, Holds):
+        return _held(op, result)
+    return None
+
+
+def _held(op: Holds, result: Any) -> str | None:
+    rows = len(next(iter(op.states.values()))) if op.states else 0
+    if not isinstance(result, dict) or "held" not in result:
+        return f"expected a dict holding `held`, got {_kind(result)}"
+    held = result["held"]
+    if held is not None and (not isinstance(held, np.ndarray) or held.shape != (rows,)):
+        return f"`held` is {_kind(held)}, expected one bool per state ({rows})"
     return None
 
 

@@ -139,6 +139,15 @@ class StepBatch(Op):
 
 
 @dataclass(frozen=True)
+class Holds(Op):
+    """Which of a batch of states the port can hold (its optional `can_hold`): answered
+    `{"held": bool[B]}`, or `{"held": None}` by a port that holds every state."""
+
+    op = "holds"
+    states: States
+
+
+@dataclass(frozen=True)
 class StepTiled(Op):
     """One step of a batch of `len(rows)` envs built in the worker from a few distinct ones:
     env i steps from row `rows[i]` of `states` with that row's action (and noise), and the
@@ -335,6 +344,7 @@ OPS: dict[str, type[Op]] = {
         Probe,
         Rollout,
         StepBatch,
+        Holds,
         StepTiled,
         SessionLoad,
         SessionStep,

@@ -25,6 +25,7 @@ Op = Literal[
     "load",
     "rollout",
     "step_batch",
+    "holds",
     "step_tiled",
     "probe",
     "session_load",

@@ -14,6 +14,7 @@ from typing import Any
 
 from envport.serve.ops import LoadPort
 from envport.targets.game_port import JaxGame, NumpyGame, game_target, is_game
+from envport.targets.holding import Holder, holder
 from envport.targets.loader import ContractError, import_modules, import_port
 from envport.targets.registry import AUTO, TARGET_NAMES, TargetName, python_target, target
 
@@ -27,6 +28,8 @@ class Opened:
     absent: list[str] | None = None
     # A crate's built library: its probes call the module functions it exports.
     library: Path | None = None
+    # The port's `can_hold` over a batch (holding.py); None: it holds every state.
+    holds: Holder | None = None
 
     @property
     def backend(self) -> str | None:
@@ -78,8 +81,9 @@ def open_port(request: LoadPort, lockdown: Callable[[], None]) -> Opened:
     adapter = target(name).adapter if name in TARGET_NAMES else None
     if adapter is None:
         raise ContractError(f"target `{name}` cannot be loaded by the Python worker")
+    holds = holder(entry, name, game)
     if game:
         # A two-player port: its pgx-style functions in the form the adapter drives.
         shim = JaxGame(entry) if name == TargetName.JAX else NumpyGame(entry)
-        return Opened(adapter(shim), absent)  # type: ignore[arg-type]
-    return Opened(adapter(entry), absent)
+        return Opened(adapter(shim), absent, holds=holds)  # type: ignore[arg-type]
+    return Opened(adapter(entry), absent, holds=holds)

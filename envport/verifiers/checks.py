@@ -26,6 +26,7 @@ from envport.verifiers.levels.l1 import endings as l1_endings
 from envport.verifiers.levels.l1 import landings as l1_landings
 from envport.verifiers.levels.l1 import properties as l1
 from envport.verifiers.levels.l1 import reached as l1_reached
+from envport.verifiers.levels.l1 import transition as l1_transition
 from envport.verifiers.levels.l2 import run as l2
 from envport.verifiers.levels.l3 import cases
 from envport.verifiers.levels.l3 import lanes as l3_lanes
@@ -105,7 +106,7 @@ class L1Probes(Check):
                 parts.append((f"l1.{probe.name}", check))
         if ctx.at_entry:
             entry = ctx.target.entry
-            parts.append(("l1.transition", partial(l1.check_transition, run, entry)))
+            parts.append(("l1.transition", partial(l1_transition.check_transition, run, entry)))
             if l1_landings.applies(run):
                 parts.append(("l1.landings", partial(l1_landings.check_landings, run, entry)))
             if l1_endings.applies(run):

@@ -33,6 +33,8 @@ def _numpy(outputs: dict[str, Any]) -> dict[str, np.ndarray]:
 class Host:
     def __init__(self) -> None:
         self.port: Any = None
+        # The port's `can_hold` over a batch (envport.targets.holding), when it has one.
+        self.holds: Any = None
         self.sandbox: dict[str, Any] = {}
         self._reference: Any = None
         self._probes: dict[str, Any] = {}
@@ -52,6 +54,7 @@ class Host:
             # A build worker: the driver takes the library from this scratch directory.
             return {"backend": "rust", "sandbox": self.sandbox}
         self.port = opened.port
+        self.holds = opened.holds
         self._crate = None
         if opened.library is not None:
             from envport.targets.rust_port import CrateSymbols
@@ -150,11 +153,15 @@ class Host:
         port = self.port
         if port is None:
             raise ContractError("no port loaded")
+        if self.holds is not None and isinstance(op, _LOADS):
+            _refuse_unheld(self.holds, op.states)
         match op:
             case ops.Rollout():
                 return port.rollout(**op.args())
             case ops.StepBatch():
                 return port.step_batch(**op.args())
+            case ops.Holds():
+                return {"held": None if self.holds is None else self.holds(op.states)}
             case ops.StepTiled():
                 return _tiled_step(port, op)
             case ops.SessionLoad():
@@ -188,6 +195,34 @@ class Host:
 
                 return getattr(l4_port, op.op)(port, **op.args())
         raise ContractError(f"unknown op {op.op}")
+
+
+# The requests that load the states they carry into the port. The checks drawing states ask
+# `holds` first and send only those held; every other state a check loads was reached by the
+# reference in play (L3, L2's batches, the noise checks), which a port must hold.
+_LOADS = (
+    ops.Rollout,
+    ops.StepBatch,
+    ops.StepTiled,
+    ops.SessionLoad,
+    ops.BatchVsSingle,
+    ops.StateApi,
+    ops.VectorLoad,
+    ops.SampleNoise,
+    ops.SampleStep,
+)
+
+
+def _refuse_unheld(holds: Any, states: dict[str, np.ndarray]) -> None:
+    """A state the port's `can_hold` refuses, asked to be loaded, is the port's failure."""
+    held = holds(states)
+    if not held.all():
+        refused = np.flatnonzero(~held)
+        raise ContractError(
+            f"the port cannot hold {len(refused)} of {len(held)} states the reference reached "
+            f"in play (`can_hold` refused row {int(refused[0])}); a port must hold every state "
+            "play reaches"
+        )
 
 
 def _tiled_step(port: Any, op: ops.StepTiled) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from envport.io import profile
 from envport.spec import Bound, FieldSpec, PortSpec
-from envport.structure import length_leaf, violated
+from envport.structure import derived, length_leaf, violated
 from envport.targets.reference import valid_helpers
 from envport.verifiers.draws.action_range import ActionRange, action_range
 from envport.verifiers.draws.aligned import aligned_fields, holds_row_by_row, row_strategy
@@ -251,7 +251,8 @@ def state_strategy(
     """Dicts of the bounded state fields; unbounded fields keep their value after a reset.
     Declared fields (docs/structured-state.md) draw their leaves from their enums and
     capacities, states the reference reached in play are drawn whole (`[state.reached]`),
-    and a state breaking one of `state.valid` is not drawn."""
+    `state.derive` computes its fields from the others, and a state breaking one of
+    `state.valid` is not drawn."""
     draws = draws or Draws()
     structured = {
         name: found
@@ -284,12 +285,16 @@ def state_strategy(
         merged = st.tuples(plain, *structured.values()).map(
             lambda parts: {k: v for part in parts for k, v in part.items()}
         )
+    helpers = valid_helpers(spec) if spec.state.valid or spec.state.derive else {}
+    if spec.state.derive:
+        # Fields that are functions of the others, computed on every state drawn from the
+        # fields (states the reference reached already hold them).
+        merged = merged.map(lambda state: derived(spec.state, state, helpers))
     if draws.reached:
         # Copies: a check may change what it is given, the pool serves every draw.
         pool = spread(draws.reached).map(lambda state: {k: np.array(v) for k, v in state.items()})
         merged = pool if draws.reached_share >= 1 else weighted(draws.reached_share, pool, merged)
     if spec.state.valid:
-        helpers = valid_helpers(spec)
         return merged.filter(lambda state: _valid(spec, state, helpers))
     return merged
 

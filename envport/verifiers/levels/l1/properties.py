@@ -8,7 +8,6 @@ Generic invariants ride along: output dtype and shape, determinism, and jit(f) =
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -49,13 +48,6 @@ from envport.verifiers.levels.l1.examples import (
     reference_example,
     rows_check,
     stepped_twice,
-    unlike_twins,
-)
-from envport.verifiers.reporting.after import LABEL, after_diffs, outputs_only
-from envport.verifiers.reporting.compare import (
-    Steps,
-    contract_problems,
-    divergent_steps,
 )
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
 from envport.verifiers.reporting.states import Divergent, field_diffs
@@ -64,7 +56,7 @@ from envport.verifiers.reporting.states import Divergent, field_diffs
 JIT_CHECKS = 10
 
 
-def _excused(run: L1Run, example: Example, fields: list[str], changed: Any) -> bool:
+def excused(run: L1Run, example: Example, fields: list[str], changed: Any) -> bool:
     """Every differing output is one the reference itself cannot decide at float32
     resolution from this start state (see landing.py): not held against the port."""
     if not fields or run.spec.randomness is not None:
@@ -134,7 +126,7 @@ def _drawn(run: L1Run, arrange: Callable[..., Any] | None) -> list[Example]:
     return drawn
 
 
-def _drive(
+def drive(
     run: L1Run,
     judge: Judge,
     name: str,
@@ -277,7 +269,7 @@ def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
         for index, example in enumerate(examples):
             _judge_probe(run, probe.name, expect_fn, example, answer, index)
 
-    return _drive(run, judge, probe.name, probe.module, probe.arrange_fn)
+    return drive(run, judge, probe.name, probe.module, probe.arrange_fn)
 
 
 def _judge_probe(
@@ -298,7 +290,7 @@ def _judge_probe(
         again = expect_fn(moved, action, moved_after, moved_transition)
         return {d.field for d in field_diffs(run.spec, expected, again)}
 
-    if diffs and not _excused(run, example, [d.field for d in diffs], changed):
+    if diffs and not excused(run, example, [d.field for d in diffs], changed):
         raise Divergent(diffs, inputs, f"{name} differs from the reference")
     unstable = _identical(first, answer["second"][index])
     if unstable:
@@ -307,81 +299,6 @@ def _judge_probe(
         diffs = field_diffs(run.spec, answer["eager"][index], first, label="jit ")
         if diffs:
             raise Divergent(diffs, inputs, f"jit({name}) differs from {name}")
-
-
-def check_transition(run: L1Run, entry: str) -> LevelResult:
-    """The whole step from drawn states: obs, reward, terminated, truncated, and the state
-    the step leaves behind where the port reads it back (reporting/after.py)."""
-    unread: list[bool] = []
-
-    def judge(examples: list[Example], first: int) -> None:
-        if not examples:
-            return
-        batch = stepped_twice(
-            [e.before for e in examples],
-            [e.action for e in examples],
-            [e.transition.noise for e in examples],
-        )
-        answer = run.worker.request(dataclasses.replace(batch, read_state=True))
-        if answer.get("state") is None:
-            unread.append(True)
-        eager_rows = max(0, min(len(examples), JIT_CHECKS - first + 1))
-        eager = None
-        if run.backend == TargetName.JAX and eager_rows:
-            rows = slice(0, eager_rows)
-            eager = run.worker.request(
-                ops.StepBatch(
-                    states={k: v[rows] for k, v in batch.states.items()},
-                    actions=batch.actions[rows],
-                    eager=True,
-                    noise=None if batch.noise is None else batch.noise[rows],
-                )
-            )
-        for index, example in enumerate(examples):
-            _judge_step(run, example, answer, index, len(examples), eager)
-
-    level = _drive(run, judge, "transition", entry)
-    if unread:
-        level.gaps.append(outputs_only("l1.transition"))
-    return level
-
-
-def _judge_step(
-    run: L1Run, example: Example, answer: dict, index: int, count: int, eager: dict | None
-) -> None:
-    transition = example.transition
-    expected = Steps.single(transition)
-    row = slice(index, index + 1)
-    first = Steps.of(answer, row)
-    inputs = example.inputs()
-    problems = contract_problems(expected.obs, first.obs)
-    if problems:
-        raise Divergent(problems, inputs, "observation dtype or shape breaks the contract")
-    found = divergent_steps(run.spec, expected, first, False, np.asarray([0]))
-
-    def changed(moved: dict, moved_transition: Transition, moved_after: dict) -> set[str]:
-        again = divergent_steps(
-            run.spec, expected, Steps.single(moved_transition), False, np.asarray([0])
-        )
-        left = field_diffs(run.spec, example.after, moved_after, label=LABEL)
-        return {d.field for _, diffs in again for d in diffs} | {d.field for d in left}
-
-    if found and not _excused(run, example, [d.field for d in found[0][1]], changed):
-        raise Divergent(found[0][1], inputs, "one step from this state differs")
-    read = answer.get("state")
-    if read is not None:
-        left = after_diffs(run.spec, example.after, read, index)
-        if left and not _excused(run, example, [d.field for d in left], changed):
-            raise Divergent(
-                left, inputs, "one step from this state leaves another state (outputs agree)"
-            )
-    if not answered_alike(answer, index, count):
-        raise Divergent([], inputs, unlike_twins(run, example))
-    if eager is not None and index < len(eager["reward"]):
-        eager_steps = Steps.of(eager, row)
-        found = divergent_steps(run.spec, first, eager_steps, False, np.asarray([0]))
-        if found:
-            raise Divergent(found[0][1], inputs, "jit(step) differs from step")
 
 
 __all__ = ["Example", "L1Run", "PortError", "answered_alike", "rows_check", "stepped_twice"]

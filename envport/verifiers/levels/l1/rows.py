@@ -1,6 +1,7 @@
 """Rows built on the reference (a state, an action, the reference's transition), put to the
 port in batches and compared step by step: L1's `endings` and `reached` checks. A row
-has `before` (a state), `action` and `transition` (the reference's answer)."""
+has `before` (a state), `action` and `transition` (the reference's answer). Every row's
+state is one the reference reached in play, so the port must hold each (its `can_hold`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from envport.serve.ops import StepBatch
 from envport.verifiers.levels.l1.examples import L1Run, l1_divergence
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import FieldDiff, LevelResult
+from envport.verifiers.reporting.held import held_rows, stacked
 
 # Rows put to the port per request: a batch's states (a chess position with its history is
 # 100 kB) stay small whatever the rows' number.
@@ -26,6 +28,8 @@ def judge_rows(
     the message counts every differing row."""
     first: tuple[Any, list] | None = None
     differing = 0
+    if _refused(run, entry, level, rows, mode, told):
+        return
     for start in range(0, len(rows), CHUNK):
         chunk = rows[start : start + CHUNK]
         problems, found = _compared(run, chunk)
@@ -52,6 +56,33 @@ def judge_rows(
     level.divergences.append(
         l1_divergence(run, mode, entry, row.before, row.action, diffs, message)
     )
+
+
+def _refused(
+    run: L1Run, entry: str, level: LevelResult, rows: list[Any], mode: str, told: str
+) -> bool:
+    """Whether the port refuses to hold a row's state (its `can_hold`): these states the
+    reference reached in play, and a port must hold every one, so a refusal is a divergence
+    (a drawn state's is a gap: reporting/held.py)."""
+    refused: list[Any] = []
+    for start in range(0, len(rows), CHUNK):
+        chunk = rows[start : start + CHUNK]
+        held = held_rows(run.worker, stacked([row.before for row in chunk]))
+        if held is None:
+            return False
+        refused += [row for row, kept in zip(chunk, held, strict=True) if not kept]
+    if not refused:
+        return False
+    level.passed = False
+    level.diverged_episodes = len(refused)
+    message = (
+        f"{told}: the port cannot hold its state (`can_hold` refused {len(refused)} of "
+        f"{len(rows)} states the reference reached in play; a port must hold every one)"
+    )
+    level.divergences.append(
+        l1_divergence(run, mode, entry, refused[0].before, refused[0].action, [], message)
+    )
+    return True
 
 
 def _compared(run: L1Run, rows: list[Any]) -> tuple[list[FieldDiff], list]:

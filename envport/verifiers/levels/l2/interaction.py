@@ -45,6 +45,7 @@ from envport.verifiers.draws.strategies import Draws, action_strategy, draws_for
 from envport.verifiers.levels.l2.exchange import Exchange, Undecided, judged
 from envport.verifiers.reporting.compare import Steps, divergent_steps
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
+from envport.verifiers.reporting.held import Unheld, held_rows
 from envport.verifiers.reporting.states import Divergent, field_diffs
 
 # Steps compared by the machine across all its runs (the machine class has no other outlet).
@@ -81,6 +82,7 @@ def _machine(
     draws: Draws,
     endings: list[tuple[State, Any]],
     last: dict[str, Any],
+    unheld: Unheld,
 ) -> type[RuleBasedStateMachine]:
     """The machine class; each instance Hypothesis makes is left in `last["machine"]`, where
     the run finds the log of the failing one."""
@@ -127,7 +129,22 @@ def _machine(
             with reference_rejects():
                 reference.write_state({**reference.read_state(), **state})
                 reference.read_state()
+            if not self._held(reference.read_state()):
+                # A drawn state the port cannot hold (its `can_hold`): counted (a gap, or a
+                # failure past the ceiling), and both sides start again from a reset.
+                self.log.append("  the port cannot hold it: reset(seed=0) instead")
+                reference.reset(0)
+                what = "reset after a state the port cannot hold"
             self._load(what)
+
+        def _held(self, state: State) -> bool:
+            if last.get("holds") is False:
+                return True  # the port has no `can_hold`: it holds every state
+            held = held_rows(exchange.worker, _stack(state))
+            last["holds"] = held is not None
+            if exchange.recording:  # counted once, not again when the machine reruns live
+                unheld.count(held, 1)
+            return held is None or bool(held[0])
 
         @initialize(seed=st.integers(0, 2**16))
         def start(self, seed: int) -> None:
@@ -274,7 +291,8 @@ def check_interaction(
     endings = ending_starts(spec, reference, _search_actions(reference.action_space), 0)
     last: dict[str, Any] = {}
     exchange = Exchange(worker)
-    machine = _machine(spec, reference, exchange, backend, draws, endings, last)
+    unheld = Unheld("l2.interaction", spec.levels.unheld_ceiling)
+    machine = _machine(spec, reference, exchange, backend, draws, endings, last, unheld)
     settings = hypothesis_settings(examples, shrink)
     settings = type(settings)(settings, derandomize=True, stateful_step_count=spec.levels.l2.steps)
     level = LevelResult(level="l2", mode="interaction", passed=True, episodes=examples)
@@ -317,6 +335,7 @@ def check_interaction(
                 "step or a load is never compared; only observations, rewards and endings are",
             )
         )
+    unheld.report(level)
     level.seconds = {"total": time.perf_counter() - started}
     return level
 
