@@ -51,9 +51,11 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "connect_four": ("pgx:connect_four",),
     "chess": ("pgx:chess",),
     "leduc_holdem": ("pgx:leduc_holdem",),
+    # pgx has no Texas hold'em (nor has gymnax): its row's anchor columns read "-".
+    "texas_holdem": (),
 }
 # The two-player games: README's table of them, every batch size beside pgx.
-GAMES = ("connect_four", "chess", "leduc_holdem")
+GAMES = ("connect_four", "chess", "leduc_holdem", "texas_holdem")
 
 
 def ratios(report: BenchReport, anchors: tuple[str, ...]) -> dict[str, float | str | None]:

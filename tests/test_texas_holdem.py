@@ -6,7 +6,8 @@ and written back plays on exactly as the original game; the book's river deals m
 hand category RLCard knows decide a showdown, ties included (counted by RLCard's own
 evaluator); the JAX port keeps JAX's 32-bit defaults; and, in the slow tier, the known-good
 NumPy port verifies at cut budgets while mutants of the showdown and of the betting are
-caught, named in the game's terms.
+caught, named in the game's terms; the labelled replay session's slip (the wheel not a
+straight) is named by the offline translate and its repair verifies.
 """
 
 from __future__ import annotations
@@ -24,11 +25,20 @@ from typing import Any
 import numpy as np
 import pytest
 
+from envport.repair.edits import parse_answer
+from envport.repair.search_replace import parse_edit_answer
 from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.verifiers.selfcheck import Mutant, apply_mutant
 
-from helpers import ROOT, run_envport, user_env, with_budgets
+from helpers import (
+    ROOT,
+    check_failures,
+    run_envport,
+    translated_offline,
+    user_env,
+    with_budgets,
+)
 
 pytest.importorskip("rlcard")
 
@@ -231,3 +241,57 @@ def test_a_mutant_is_caught_in_the_games_terms(mutant_id: str, named: str, tmp_p
     code, report = _verify(spec, port, tmp_path, "--levels", "l1", "--fail-fast")
     assert code != 0 and not report["passed"]
     assert any(named in field for field in _fields(report)), _fields(report)
+
+
+# ---- the JAX replay session: the wheel missed, named by a showdown, repaired ----
+SESSION = TEXAS / "replay" / "jax"
+MODULES = ("hands", "rules", "env")  # the spec's [targets.jax] modules, in order
+# Below CUT: the book's river deals name the slip at L1 whatever these numbers.
+SESSION_CUT = {
+    "levels.l1": {"examples": 10},
+    "levels.l2": {"examples": 5},
+    "levels.l3": {"episodes": 10},
+    "state.reached": {"episodes": 5},
+}
+
+
+def _session_port(tmp_path: Path) -> dict[str, str]:
+    """The port the session's answers make: each module generated whole, then the repair's
+    edits applied to those files."""
+    files: dict[str, str] = {}
+    for module in MODULES:
+        text = (SESSION / f"000-generate-{module}.md").read_text()
+        files.update(parse_answer(text, tmp_path, [f"{module}.py"]).files)
+    repair = (SESSION / "001-repair-env.md").read_text()
+    return files | parse_edit_answer(repair, tmp_path, files).files
+
+
+def test_the_jax_session_is_labelled_and_its_repair_ends_on_the_known_good_port(
+    tmp_path: Path,
+) -> None:
+    """Every answer is labelled hand-written; the generated evaluator misses the wheel, and
+    the repair's edits turn the three files into the known-good port's, so the slow test's
+    verified run stands for that port."""
+    session = json.loads((SESSION / "session.json").read_text())
+    assert {entry["source"] for entry in session["entries"]} == {"hand-written"}
+    generated = parse_answer((SESSION / "000-generate-hands.md").read_text(), tmp_path).files
+    good = TEXAS / "ports" / "jax"
+    assert generated["hands.py"] != (good / "hands.py").read_text()
+    repaired = _session_port(tmp_path)
+    assert repaired == {f"{m}.py": (good / f"{m}.py").read_text() for m in MODULES}
+
+
+@pytest.mark.slow
+def test_texas_translates_offline_and_the_wheel_slip_is_repaired(tmp_path: Path) -> None:
+    """The session's evaluator finds straights with the ace high only; the env module's L1
+    plays a book showdown of the wheel against three of a kind and names the payoffs
+    (`rewards[player_0]: expected 9, got -9`); the repair lets the ace play low and the run
+    ends verified on the known-good port."""
+    spec = with_budgets(TEXAS, tmp_path / "texas_holdem", SESSION_CUT)
+    run = translated_offline(spec, "jax", tmp_path / "runs", timeout=900)
+    failed = check_failures(run)
+    assert failed and all("module env" in f for f in failed), failed
+    assert any("rewards[player_0]: expected" in f for f in failed), failed
+    good = TEXAS / "ports" / "jax"
+    for module in MODULES:
+        assert (run / "port" / f"{module}.py").read_text() == (good / f"{module}.py").read_text()
