@@ -68,7 +68,8 @@ def test_a_numpy_port_whose_reset_clears_the_last_action_is_named(tmp_path: Path
     assert [f.field for f in divergence.fields] == ["state.last_action"]
     assert divergence.fields[0].actual == 0 and divergence.fields[0].expected != 0
     assert divergence.message.startswith("state.last_action: expected ")
-    assert "after reset()" in divergence.message and divergence.replay == "envport verify ..."
+    assert "after the port's VectorEnv.reset(seed)" in divergence.message
+    assert divergence.replay == "envport verify ..."
 
 
 @pytest.mark.parametrize(
@@ -91,4 +92,4 @@ def test_a_jax_port_that_forgets_the_last_action_is_named(
     assert not level.passed
     assert [f.field for f in level.divergences[0].fields] == ["state.last_action"]
     if mutant_id is None:
-        assert "the port has no `reset_after`" in level.note
+        assert "after the port's reset() (it has no `reset_after`)" in level.note

@@ -29,13 +29,13 @@ RESET_AFTER = "reset_after"
 
 def reset_after(port: Any, states: dict[str, np.ndarray], seed: int) -> dict[str, Any]:
     """The reset after each of B states, its observation and its state read as the
-    reference's fields (None without `state_to_reference`); `carries`: the port has a reset
-    of its own for this (JAX's `reset_after`; a NumPy VectorEnv always has)."""
+    reference's fields (None without `state_to_reference`); `call`: what was called, said
+    in the divergence (a JAX port without `reset_after` answers with `reset`)."""
     if port.backend == TargetName.JAX.value:
         return _jax(port, states, seed)
     env = port._env(states, seed)
     obs, _ = env.reset(seed=seed)
-    return {"obs": np.array(obs), "state": port._read(env), "carries": True}
+    return {"obs": np.array(obs), "state": port._read(env), "call": "VectorEnv.reset(seed)"}
 
 
 def _jax(port: Any, states: dict[str, np.ndarray], seed: int) -> dict[str, Any]:
@@ -55,5 +55,5 @@ def _jax(port: Any, states: dict[str, np.ndarray], seed: int) -> dict[str, Any]:
     return {
         "obs": np.asarray(obs),
         "state": None if read_back is None else {k: np.asarray(v) for k, v in read_back.items()},
-        "carries": callable(carry),
+        "call": "reset_after()" if callable(carry) else "reset() (it has no `reset_after`)",
     }

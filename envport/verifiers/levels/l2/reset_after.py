@@ -90,7 +90,7 @@ def check_reset_after_play(
     answer = worker.request(ResetAfter(states=stack_states(played.ended), seed=played.seed))
     readable = answer["state"] is not None
     port = _components(spec, np.asarray(answer["obs"]), answer["state"] if readable else None)
-    how = "reset()" if answer["carries"] else "reset() (the port has no `reset_after`)"
+    how = f"the port's {answer['call']}"
     compared = [name for name in played.kept if name in port]
     for play in range(PLAYS):
         fields = _differences(spec, played, port, compared, play)
@@ -101,7 +101,7 @@ def check_reset_after_play(
     level.diverged_episodes = len(level.divergences)
     level.note = (
         f"{PLAYS} resets after play: the reference keeps {', '.join(played.kept)} across "
-        f"reset(); compared exactly after the port's {how}"
+        f"reset(); compared exactly after {how}"
     )
     if level.divergences:
         level.note = level.divergences[0].message
