@@ -8,6 +8,7 @@ passed. Real reference, real worker subprocess, real ports.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,8 @@ from envport.targets.reference import Reference
 from envport.verifiers.levels.l2.reset_after import Played, check_reset_after_play
 from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
+from envport.verifiers.stats import reset_sample
+from envport.verifiers.vector.check import check_vector
 
 from helpers import ROOT, started_worker
 
@@ -93,3 +96,27 @@ def test_a_jax_port_that_forgets_the_last_action_is_named(
     assert [f.field for f in level.divergences[0].fields] == ["state.last_action"]
     if mutant_id is None:
         assert "after the port's reset() (it has no `reset_after`)" in level.note
+
+
+@pytest.mark.slow  # l2.vector's five batch sizes: about 10 s on a loaded machine
+def test_a_numpy_autoreset_that_forgets_the_last_action_is_held_by_l2_vector(
+    tmp_path: Path,
+) -> None:
+    # The other half of a reset after play: the VectorEnv's own autoreset, which l2.vector
+    # holds to the reference's own reset of the same env. This port keeps the last action
+    # in reset(seed) but not when it autoresets.
+    port = tmp_path / "numpy"
+    shutil.copytree(EXAMPLES / "minatar_asterix" / "ports" / "numpy", port)
+    env = port / "env.py"
+    kept = '            self.state["last_action"][done_before] = kept_action[done_before]\n'
+    assert env.read_text().count(kept) == 1
+    env.write_text(env.read_text().replace(kept, ""))
+    spec = load_spec(EXAMPLES / "minatar_asterix")
+    sample = reset_sample.draw(spec, Reference(spec), seed=0)
+    with started_worker(EXAMPLES / "minatar_asterix", port, "numpy") as worker:
+        after_play = check_reset_after_play(spec, Reference(spec), worker, 0, "envport verify")
+        vector = check_vector(spec, worker, sample, 0, "envport verify")
+    assert after_play.passed, after_play.note
+    assert not vector.passed
+    assert [f.field for f in vector.divergences[0].fields] == ["state.last_action"]
+    assert "kept by the reference's reset" in str(vector.divergences[0].fields[0].expected)
