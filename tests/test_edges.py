@@ -244,6 +244,7 @@ def test_the_continuous_test_port_verifies_with_actions_outside_its_space() -> N
         "l2.sizes",
         "l2.reset",
         "l2.state_api",
+        "l2.reset_after_play",
         "l2.vector",
         "l3.free",
         "l3.resync",

@@ -104,14 +104,20 @@ def test_the_known_good_ports_verify(target: str, tmp_path: Path) -> None:
 
 
 # MinAtar keeps the sticky `last_action` across episodes: a port that clears it on reset
-# differs from the reference only after an autoreset or a partial reset, where l2.vector holds
-# each reset to the reference's own reset of the same env.
+# differs from the reference only in a reset that follows an episode, which l2.reset_after_play
+# makes (`reset()` after play; a JAX port's `reset_after`) and l2.vector too (NumPy: each
+# autoreset and partial reset held to the reference's own reset of the same env).
 @pytest.mark.slow
-def test_a_port_that_clears_the_last_action_on_reset_is_caught_at_l2() -> None:
-    mutant = next(m for m in load_mutants(ASTERIX) if m.id == "numpy-last-action-reset")
-    result = check_mutant(ASTERIX, mutant, VerifyOptions(levels=("l2",), shrink=False))
+@pytest.mark.parametrize(
+    "mutant_id", ["numpy-last-action-reset", "jax-reset-after-forgets-last-action"]
+)
+def test_a_port_that_clears_the_last_action_on_reset_is_caught_at_l2(mutant_id: str) -> None:
+    mutant = next(m for m in load_mutants(ASTERIX) if m.id == mutant_id)
+    options = VerifyOptions(target=mutant.target, levels=("l2",), shrink=False)
+    result = check_mutant(ASTERIX, mutant, options)
     assert result.caught and result.ok, result
     assert result.first is not None and "last_action" in str(result.first.fields)
+    assert "l2.reset_after_play" in result.caught_by, result.caught_by
 
 
 # A timer the observation does not show: every output of the step agrees, only the state it

@@ -51,7 +51,8 @@ def test_pgx_stochastic_games_verify_through_their_noise(game: str) -> None:
     rule, read in pgx's source before any check reached it: after a step on a game that
     has ended, pgx's last action is not MinAtar's; L1 (which compares the state a step
     leaves) and L2 reach it, since Asterix's lanes are drawn lane by lane
-    (docs/verification.md, the pgx table)."""
+    (docs/verification.md, the pgx table). And pgx's `init(key)` starts every episode with
+    last action 0, where MinAtar keeps it across reset(): l2.reset_after_play."""
     code, out = _verify(
         game, "--examples", "60", "--episodes", "10", "--steps", "200", timeout=1800
     )
@@ -61,11 +62,13 @@ def test_pgx_stochastic_games_verify_through_their_noise(game: str) -> None:
         assert code == 0 and "pass l1.transition" in out, out
         return
     assert code == 1, out
-    # Both checks that step from a drawn ended game and read the state it leaves.
+    # Both checks that step from a drawn ended game and read the state it leaves, and the
+    # reset that follows an episode.
     failed = [line for line in out.splitlines() if line.startswith("FAIL ")]
     assert [line.split(":")[0] for line in failed] == [
         "FAIL l1.transition",
         "FAIL l2.interaction",
+        "FAIL l2.reset_after_play",
     ], out
     # The field, not its values: shrinking is bounded in time, so the example it ends on
     # depends on the machine's speed.

@@ -331,6 +331,24 @@ def test_a_line_that_does_not_apply_to_the_spec_is_left_out(name: str, target: s
     assert (advice in context) == applies["a float state"]
 
 
+JAX_CASES = [(name, target) for name, target in CASES if target == "jax"]
+
+
+# MinAtar keeps `last_action` across reset(); a functional reset cannot, so the JAX prompt
+# asks for `reset_after`, and only where the reference (measured) keeps something.
+@pytest.mark.parametrize(("name", "target"), JAX_CASES)
+def test_the_jax_prompt_asks_for_reset_after_exactly_when_the_reference_keeps_state(
+    name: str, target: str
+) -> None:
+    spec, builder = setup(name, target)
+    assert isinstance(builder.observed, ObservedTypes)
+    kept = builder.observed.kept_across_reset
+    context = builder.context(run_state(spec, target))
+    assert ("also export `reset_after(key, state, params)" in context) == bool(kept), kept
+    if name in ("minatar_asterix", "minatar_seaquest"):
+        assert "The reference keeps last_action across `reset()`" in context
+
+
 def test_the_examples_cover_both_sides_of_every_condition() -> None:
     seen = [_applies(*setup(name, target)) for name, target in CASES]
     for condition in ("box actions", "a float state"):

@@ -34,8 +34,11 @@ def test_known_good_ports_verify(port: Path, tmp_path: Path) -> None:
     report = json.loads(report_path.read_text())
     assert report["passed"] and report["backend"] == port.name
     names = [f"{lv['level']}.{lv['mode']}" for lv in report["levels"]]
-    # The port's own reset for both; the VectorEnv's semantics for NumPy, which has one.
-    user_paths = ["l2.reset", "l2.state_api"] + (["l2.vector"] if port.name == "numpy" else [])
+    # The port's own reset, fresh and after play, for both; the VectorEnv's semantics for
+    # NumPy, which has one.
+    user_paths = ["l2.reset", "l2.state_api", "l2.reset_after_play"] + (
+        ["l2.vector"] if port.name == "numpy" else []
+    )
     # The port is also imported by a plain interpreter, last (envport.verifiers.plain).
     plain = ["l3.plain"]
     assert names == [

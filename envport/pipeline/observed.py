@@ -20,6 +20,7 @@ from gymnasium import spaces
 from envport.spec import PortSpec
 from envport.targets.reference import Reference
 from envport.targets.turns import TurnBased
+from envport.verifiers.levels.l2.reset_after import Played
 
 STEPS = 64
 SEED = 0
@@ -46,6 +47,9 @@ class ObservedTypes:
     # A two-player game: what one player's observation and mask are in the reference (the
     # levels' turn record is the harness's, not something a port returns).
     game: dict[str, str] | None = None
+    # What the reference keeps across reset() (`state.last_action`), measured as
+    # l2.reset_after_play measures it: a JAX port then owes `reset_after`.
+    kept_across_reset: tuple[str, ...] = ()
 
 
 def action_meanings(env: Any) -> list[str] | None:
@@ -151,6 +155,9 @@ def observe(spec: PortSpec) -> ObservedTypes:
             note(0)
     meanings = action_meanings(env)
     game = _game_types(env, game_rewards)
+    # A game's reset is envport's own around the port's `init`: nothing of the port's to carry.
+    kept = () if game is not None else tuple(Played(spec, reference, SEED).kept)
+    kept = tuple(name.removeprefix("state.") for name in kept)
     env.close()
     return ObservedTypes(
         fields=[(name, _when(*seen)) for name, seen in states.items()],
@@ -164,6 +171,7 @@ def observe(spec: PortSpec) -> ObservedTypes:
         observation_space=str(env.observation_space),
         action_meanings=meanings,
         game=game,
+        kept_across_reset=kept,
     )
 
 

@@ -150,6 +150,7 @@ class PromptBuilder:
             # the types were not measured).
             box_actions=self.observed.box_actions if self.observed else True,
             float_state=self.observed.float_state if self.observed else True,
+            kept_across_reset=self.observed.kept_across_reset if self.observed else (),
             time_limit=(
                 self.observed.time_limit
                 if self.observed

@@ -254,6 +254,16 @@ class ResetSamples(Op):
 
 
 @dataclass(frozen=True)
+class ResetAfter(Op):
+    """The port's reset after each of these states (where an episode ended), read back:
+    what it keeps across a reset (envport.targets.carry)."""
+
+    op = "reset_after"
+    states: States
+    seed: int
+
+
+@dataclass(frozen=True)
 class ReverseReset(Op):
     op = "reverse_reset"
     num_envs: int
@@ -355,6 +365,7 @@ OPS: dict[str, type[Op]] = {
         SampleNoise,
         SampleStep,
         ResetSamples,
+        ResetAfter,
         ReverseReset,
         ReverseRollout,
         VectorOpen,

@@ -38,6 +38,7 @@ Op = Literal[
     "reverse_reset",
     "reverse_rollout",
     "reset_samples",
+    "reset_after",
     "sample_step",
     "vector_open",
     "vector_reset",

@@ -178,7 +178,8 @@ class L2Interaction(Check):
 
 class L2UserPaths(Check):
     """L2's checks of what users call rather than what the harness injects: the port's own
-    reset, and (NumPy) its VectorEnv's autoreset and partial resets against Gymnasium's."""
+    reset, fresh and after play, and (NumPy) its VectorEnv's autoreset and partial resets
+    against Gymnasium's."""
 
     name = "l2.user_paths"
 
@@ -187,6 +188,7 @@ class L2UserPaths(Check):
 
     def run(self, ctx: VerifyContext) -> list[LevelResult]:
         from envport.verifiers.levels.l2 import reset as reset_check
+        from envport.verifiers.levels.l2 import reset_after
         from envport.verifiers.levels.l2 import state_api as state_api_check
         from envport.verifiers.vector import check as vector_check
 
@@ -195,6 +197,11 @@ class L2UserPaths(Check):
         line = replay.command()
         found = [reset_check.check_reset(ctx.spec, ctx.worker, sample, seed, line)]
         found.append(state_api_check.check_state_api(ctx.reference, ctx.worker, seed, line))
+        # A game's reset is envport's own around the port's `init` (targets.game_port).
+        if ctx.spec.game is None:
+            found.append(
+                reset_after.check_reset_after_play(ctx.spec, ctx.reference, ctx.worker, seed, line)
+            )
         # A game's VectorEnv is envport's own autoreset around the port's functions
         # (envport.targets.game_port): checking it would judge envport, not the port.
         if not target(ctx.backend or "").vector_env or ctx.spec.game is not None:

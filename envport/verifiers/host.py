@@ -186,6 +186,12 @@ class Host:
                 # The paths users call: reset, and a stochastic env's step with its own draws.
                 able = _able(port, OwnRandomness, op, "draws no noise of its own")
                 return getattr(able, op.op)(**op.args())
+            case ops.ResetAfter():
+                # A reset that follows an episode: what the port keeps across it.
+                from envport.targets.carry import reset_after
+
+                able = _able(port, OwnRandomness, op, "has no reset of its own")
+                return reset_after(able, op.states, op.seed)
             case ops.VectorOpen() | ops.VectorReset() | ops.VectorLoad() | ops.VectorStep():
                 # NumPy's VectorEnv driven op by op (the vector-API check).
                 return getattr(_able(port, VectorApi, op, "has no VectorEnv"), op.op)(**op.args())

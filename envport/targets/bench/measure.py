@@ -4,7 +4,9 @@ Every implementation runs the same workload: `batch` envs stepped `steps` times 
 cycled from a pool the driver drew from the reference's action space, and an env that ends
 restarted. JAX ports and anchors (gymnax, xminigrid: same loop, same compilation) and Rust
 ports restart an env from the state its slot started in (its own reset's for JAX, a reference
-start state for Rust, whose ABI has no reset); the NumPy port's `VectorEnv` autoresets itself.
+start state for Rust, whose ABI has no reset); a JAX port with `reset_after` restarts through
+it, with its slot's reset key, so what it carries across episodes is carried (and paid for);
+the NumPy port's `VectorEnv` autoresets itself.
 
 The first request for a workload prepares it (compiles, timed apart) and runs it once
 untimed to warm caches; every request then times `repeats` runs. The driver asks for one
@@ -135,6 +137,17 @@ def _jax_functions(port: Any) -> tuple[Callable, Callable]:
     return reset, step
 
 
+def _carry_function(port: Any) -> Callable | None:
+    """The port's `reset_after(key, state) -> (obs, state)`, if it has one (ports only)."""
+    if port.backend in ANCHORS:
+        return None
+    carry = getattr(port.entry, "reset_after", None)
+    if not callable(carry):
+        return None
+    params = port.params
+    return lambda key, state: carry(key, state, params)
+
+
 def _prepare_jax(
     port: Any, batch: int, steps: int, actions: np.ndarray, seed: int
 ) -> dict[str, Runner]:
@@ -150,16 +163,16 @@ def _prepare_jax(
     import jax.numpy as jnp
 
     reset, step = _jax_functions(port)
+    carried_reset = _carry_function(port)
     vstep = jax.vmap(step)
     # Arguments, not closed-over constants: megabytes of constants slow XLA's compiler.
     pool = jnp.asarray(actions, dtype=jnp.int32 if actions.dtype.kind in "biu" else jnp.float32)
     # One key per step drawn up front: splitting a carried key inside the loop would add a
     # threefry round trip to every step of every implementation, env work or not.
     keys = jax.random.split(jax.random.PRNGKey(seed + 1), steps)
-    first_obs, first_state = jax.jit(jax.vmap(reset))(
-        jax.random.split(jax.random.PRNGKey(seed), batch)
-    )
-    starts = (first_state, first_obs)
+    slot_keys = jax.random.split(jax.random.PRNGKey(seed), batch)
+    first_obs, first_state = jax.jit(jax.vmap(reset))(slot_keys)
+    starts = (first_state, first_obs, slot_keys)
 
     def one_step(carry: Any, t: Any, key: Any, pool: Any, starts: Any) -> Any:
         state, _, _ = carry
@@ -170,8 +183,12 @@ def _prepare_jax(
             ended = done.reshape(done.shape + (1,) * (now.ndim - 1))
             return jnp.where(ended, first, now).astype(now.dtype)
 
-        state = jax.tree.map(restart, starts[0], state)
-        obs = jax.tree.map(restart, starts[1], obs)
+        if carried_reset is None:
+            firsts = starts[:2]
+        else:  # the slot's reset again, carrying what the ended episode leaves it
+            firsts = jax.vmap(carried_reset)(starts[2], state)[::-1]
+        state = jax.tree.map(restart, firsts[0], state)
+        obs = jax.tree.map(restart, firsts[1], obs)
         # Last obs and reward stay in the carry so no part of the step is dead code.
         return state, obs, jnp.asarray(reward, jnp.float32)
 

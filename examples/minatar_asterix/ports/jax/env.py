@@ -57,6 +57,13 @@ def reset(key: jax.Array, params: Params):
     return _obs(state), state
 
 
+def reset_after(key: jax.Array, state: State, params: Params):
+    """The reset that follows an episode ending in `state`: MinAtar's sticky-action wrapper
+    keeps its last action across reset(), so a new episode's first step may repeat it."""
+    obs, fresh = reset(key, params)
+    return obs, fresh._replace(last_action=state.last_action)
+
+
 def sample_noise(key: jax.Array, state: State, action, params: Params):
     return jax.random.uniform(key, (4,))
 
