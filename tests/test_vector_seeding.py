@@ -15,6 +15,7 @@ from envport.serve import ops
 from envport.spec import PortSpec, load_spec
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.vector import seeding as vector_seeding
+from envport.verifiers.vector import stream as vector_stream
 
 from helpers import ROOT, started_worker
 
@@ -88,7 +89,7 @@ def test_one_unseeded_reset_that_gives_back_the_seeded_starts_is_chance_not_a_re
 ) -> None:
     spec = load_spec(EXAMPLES / "minatar_breakout")
     target = OneLuckyDraw(spec, masked)
-    assert vector_seeding._resets_continue_the_stream(spec, target, 0, "replay") == []
+    assert vector_stream.resets_continue_the_stream(spec, target, 0, "replay") == []
     assert target.lucky == 1
 
 
@@ -98,7 +99,7 @@ def test_unseeded_resets_that_always_give_back_the_seeded_starts_are_a_replay(
 ) -> None:
     spec = load_spec(EXAMPLES / "minatar_breakout")
     target = OneLuckyDraw(spec, masked, always=True)
-    found = vector_seeding._resets_continue_the_stream(spec, target, 0, "replay")
+    found = vector_stream.resets_continue_the_stream(spec, target, 0, "replay")
     call = "reset(options=reset_mask)" if masked else "reset() without a seed"
     assert found and found[0].message.startswith(call), [d.message for d in found]
     assert "16 times of 16" in found[0].message
@@ -106,6 +107,6 @@ def test_unseeded_resets_that_always_give_back_the_seeded_starts_are_a_replay(
 
 def test_a_replay_needs_the_reference_to_move_on_in_most_resets() -> None:
     moved = [True] * 12 + [False] * 4
-    assert vector_seeding.replays_the_seeded_starts(moved, [False] * 16)
-    assert not vector_seeding.replays_the_seeded_starts(moved, [False] * 15 + [True])
-    assert not vector_seeding.replays_the_seeded_starts([True] * 11 + [False] * 5, [False] * 16)
+    assert vector_stream.replays_the_seeded_starts(moved, [False] * 16)
+    assert not vector_stream.replays_the_seeded_starts(moved, [False] * 15 + [True])
+    assert not vector_stream.replays_the_seeded_starts([True] * 11 + [False] * 5, [False] * 16)

@@ -229,10 +229,8 @@ class PortWorker:
                 ),
                 **scratch_homes(scratch),
             },
-            # A lifeline: the driver never writes to it, and the worker exits when it reads
-            # its end. The kernel closes the driver's end however the driver dies, even in
-            # the moment before bwrap's --die-with-parent is armed (bwrap sets it after its
-            # own fork, and a driver killed in between left workers holding memory).
+            # A lifeline, never written to: the worker exits at its end, which the kernel
+            # makes however the driver dies, even before bwrap arms --die-with-parent.
             stdin=subprocess.PIPE,
             stdout=self._output.writer,
             stderr=self._output.writer,
@@ -380,7 +378,7 @@ class PortWorker:
         self._cut_lifeline()
 
     def _cut_lifeline(self) -> None:
-        if self.process.stdin is not None and not self.process.stdin.closed:
+        if self.process.stdin is not None:
             self.process.stdin.close()
 
     def close(self) -> None:

@@ -16,9 +16,11 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.vector import AutoresetMode, SyncVectorEnv
 
+from envport.serve import ops
 from envport.spec import PortSpec
 from envport.targets.reference import Reference, State
 from envport.targets.rule_trace import reference_call
+from envport.verifiers.reporting.states import stack_states
 
 
 class VectorReference:
@@ -98,3 +100,40 @@ def _returning(env: gym.Env) -> Callable[[], gym.Env]:
 def _row(actions: np.ndarray, index: int) -> Any:
     action = np.asarray(actions)[index]
     return action.item() if action.ndim == 0 else action
+
+
+# The seeding checks' batch: not a multiple of any likely chunking, small enough to be cheap.
+BATCH = 7
+
+
+class ReferenceVector:
+    """The reference's SyncVectorEnv answering the port worker's vector requests (its
+    states read as the port's are), so the check's calls can be played on the reference too."""
+
+    def __init__(self, spec: PortSpec) -> None:
+        self.spec = spec
+        self.ref = VectorReference(spec, BATCH)
+
+    def request(self, op: Any) -> dict[str, Any]:
+        if isinstance(op, ops.VectorOpen):
+            self.ref = VectorReference(self.spec, op.num_envs)
+            return {"reset_options": True}
+        if isinstance(op, ops.VectorReset):
+            return {"obs": self.ref.reset(op.seed, op.mask), "state": self._state()}
+        if isinstance(op, ops.VectorLoad):
+            for env in range(len(self.ref.refs)):
+                self.ref.write(env, {k: np.asarray(v)[env] for k, v in op.states.items()})
+            return {}
+        if isinstance(op, ops.VectorStep):
+            obs, reward, terminated, truncated, _ = self.ref.step(op.actions)
+            return dict(
+                obs=obs,
+                reward=reward,
+                terminated=terminated,
+                truncated=truncated,
+                state=self._state(),
+            )
+        raise TypeError(f"ReferenceVector cannot answer {type(op).__name__}")
+
+    def _state(self) -> dict[str, np.ndarray]:
+        return stack_states([self.ref.read(env) for env in range(len(self.ref.refs))])

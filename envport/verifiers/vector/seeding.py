@@ -38,10 +38,11 @@ from envport.structure import canonical
 from envport.verifiers.draws.policies import plan_actions
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff
 from envport.verifiers.reporting.states import stack_states
-from envport.verifiers.vector.reference import VectorReference
+from envport.verifiers.vector.differences import differences as _differences
+from envport.verifiers.vector.differences import divergence as _divergence
+from envport.verifiers.vector.reference import BATCH, ReferenceVector, VectorReference
+from envport.verifiers.vector.stream import resets_continue_the_stream
 
-# Not a multiple of any likely chunking, small enough to be cheap.
-BATCH = 7
 # Steps between the calls; the late-loaded envs end within the first stretch.
 STRETCH = 6
 OUTPUTS = ("obs", "reward", "terminated", "truncated")
@@ -176,7 +177,7 @@ def check_seeding(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[D
     return (
         _partial_seed_matters(spec, worker, seed, first, replay)
         or _seed_matters(spec, worker, seed, replay)
-        or _resets_continue_the_stream(spec, worker, seed, replay)
+        or resets_continue_the_stream(spec, worker, seed, replay)
     )
 
 
@@ -226,39 +227,6 @@ def _history_kept(spec: PortSpec, seed: int, seeded: dict[int, np.ndarray]) -> s
     return kept
 
 
-class ReferenceVector:
-    """The reference's SyncVectorEnv answering the port worker's vector requests (its
-    states read as the port's are), so the check's calls can be played on the reference too."""
-
-    def __init__(self, spec: PortSpec) -> None:
-        self.spec = spec
-        self.ref = VectorReference(spec, BATCH)
-
-    def request(self, op: Any) -> dict[str, Any]:
-        if isinstance(op, ops.VectorOpen):
-            self.ref = VectorReference(self.spec, op.num_envs)
-            return {"reset_options": True}
-        if isinstance(op, ops.VectorReset):
-            return {"obs": self.ref.reset(op.seed, op.mask), "state": self._state()}
-        if isinstance(op, ops.VectorLoad):
-            for env in range(len(self.ref.refs)):
-                self.ref.write(env, {k: np.asarray(v)[env] for k, v in op.states.items()})
-            return {}
-        if isinstance(op, ops.VectorStep):
-            obs, reward, terminated, truncated, _ = self.ref.step(op.actions)
-            return dict(
-                obs=obs,
-                reward=reward,
-                terminated=terminated,
-                truncated=truncated,
-                state=self._state(),
-            )
-        raise TypeError(f"ReferenceVector cannot answer {type(op).__name__}")
-
-    def _state(self) -> dict[str, np.ndarray]:
-        return stack_states([self.ref.read(env) for env in range(len(self.ref.refs))])
-
-
 def _seed_matters(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[Divergence]:
     seeds = (seed * 100_003 + SEED_OFFSET + 21, seed * 100_003 + SEED_OFFSET + 22)
     ref = VectorReference(spec, BATCH)
@@ -278,78 +246,6 @@ def _seed_matters(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[D
             replay,
         )
     ]
-
-
-# Unseeded resets played after one seeded reset, per kind of reset. Many, because a port may
-# draw a full `reset()` from fresh entropy, and one such draw can give back the seeded starts
-# by chance (MinAtar Breakout's start has two outcomes per env: 1 in 128 at B = 7).
-UNSEEDED_RESETS = 16
-# The share of those resets in which the reference must start other envs than the seeded
-# reset for a port that never does to fail: an entropy-drawing port whose resets repeat the
-# seeded ones that often by chance is rarer than 1 in 4,000, whatever its start distribution.
-MOVED_ON_SHARE = 0.75
-
-
-def _stream(target: Any, seed: int, masked: bool) -> list[dict[str, np.ndarray]] | None:
-    """A seeded reset, then unseeded resets that must continue its generator: full resets, or
-    partial resets of every env (None where the target has no partial reset)."""
-    opened = target.request(ops.VectorOpen(num_envs=BATCH))
-    if masked and not opened.get("reset_options"):
-        return None
-    every = np.ones(BATCH, dtype=bool) if masked else None
-    calls = [ops.VectorReset(seed=seed)]
-    calls += [ops.VectorReset(seed=None, mask=every) for _ in range(UNSEEDED_RESETS)]
-    played = []
-    for op in calls:
-        answer = target.request(op)
-        outputs = {"obs": np.asarray(answer["obs"])}
-        if answer.get("state") is not None:
-            outputs |= {f"state.{k}": np.asarray(v) for k, v in answer["state"].items()}
-        played.append(outputs)
-    return played
-
-
-def replays_the_seeded_starts(reference_moved_on: list[bool], port_moved_on: list[bool]) -> bool:
-    """Whether the port gives back the seeded reset's envs on every unseeded reset where the
-    reference starts others on most of them: a replay, not an unlucky draw."""
-    share = sum(reference_moved_on) / max(len(reference_moved_on), 1)
-    return share >= MOVED_ON_SHARE and not any(port_moved_on)
-
-
-def _resets_continue_the_stream(
-    spec: PortSpec, worker: Any, seed: int, replay: str
-) -> list[Divergence]:
-    stream_seed = seed * 100_003 + SEED_OFFSET + 31
-    seeded = f"reset(seed={stream_seed})"
-    for masked, call in (
-        (False, "reset() without a seed"),
-        (True, "reset(options=reset_mask) of every env without a seed"),
-    ):
-        port = _stream(worker, stream_seed, masked)
-        if port is None:
-            continue
-        reference = _stream(ReferenceVector(spec), stream_seed, masked)
-        assert reference is not None  # the reference's SyncVectorEnv takes a reset_mask
-        ref_moved = [
-            not np.array_equal(out["obs"], reference[0]["obs"], equal_nan=True)
-            for out in reference[1:]
-        ]
-        port_moved = [bool(_differences(port[0], out, None)) for out in port[1:]]
-        if replays_the_seeded_starts(ref_moved, port_moved):
-            return [
-                _divergence(
-                    f"{call} after {seeded} gave back the very envs {seeded} gave, "
-                    f"{UNSEEDED_RESETS} times of {UNSEEDED_RESETS}, where the reference's "
-                    f"start others {sum(ref_moved)} times: a reset without a seed must draw on "
-                    "from the generator the seeded reset started (Gymnasium's SyncVectorEnv "
-                    "does), not reseed it with the last seed",
-                    [FieldDiff(field="obs[env 0]", expected=f"another start than after {seeded}",
-                               actual=_show(port[-1]["obs"][0]))],
-                    seed,
-                    replay,
-                )
-            ]  # fmt: skip
-    return []
 
 
 def _late_starts(spec: PortSpec, ref: VectorReference) -> dict[str, np.ndarray]:
@@ -374,45 +270,3 @@ def _first_difference(a: Trace, b: Trace, indices: range) -> tuple[int, list[Fie
         if diffs:
             return index, diffs
     return None
-
-
-def _differences(
-    a: dict[str, np.ndarray], b: dict[str, np.ndarray], envs: np.ndarray | None
-) -> list[FieldDiff]:
-    diffs = []
-    for key in sorted(set(a) | set(b)):
-        left, right = a.get(key), b.get(key)
-        if left is None or right is None or left.shape != right.shape:
-            diffs.append(FieldDiff(field=key, expected=_show(left), actual=_show(right)))
-            continue
-        bad: list[int | None]
-        if left.ndim == 0:
-            same = np.array_equal(left, right, equal_nan=left.dtype.kind == "f")
-            bad = [] if same else [None]
-        else:
-            rows = np.arange(len(left)) if envs is None else envs
-            bad = [
-                int(r)
-                for r in rows
-                if not np.array_equal(left[r], right[r], equal_nan=left.dtype.kind in "fc")
-            ]
-        if bad:
-            r = bad[0]
-            diffs.append(
-                FieldDiff(
-                    field=key if r is None else f"{key}[env {r}]",
-                    expected=_show(left if r is None else left[r]),
-                    actual=_show(right if r is None else right[r]),
-                )
-            )
-    return diffs
-
-
-def _show(value: np.ndarray | None) -> Any:
-    return None if value is None else np.asarray(value).tolist()
-
-
-def _divergence(message: str, diffs: list[FieldDiff], seed: int, replay: str) -> Divergence:
-    return Divergence(
-        level="l2", mode="vector", seed=seed, message=message, fields=diffs, replay=replay
-    )
