@@ -89,8 +89,35 @@ def docstring(body: list[ast.stmt]) -> ast.Expr | None:
     return None
 
 
-def _is_render_only(stmt: ast.stmt) -> bool:
-    """`if self.render_mode == "human": self.render()` and a bare `self.render()` call."""
+# Libraries that only draw: a bare call into one (mpe2's `pygame_freetype.init()` in its
+# env's `__init__`) serves rendering alone.
+DRAWING_PACKAGES = ("pygame", "pyglet", "matplotlib", "cv2")
+
+
+def drawing_names(module: ast.Module) -> set[str]:
+    """The top-level names a module binds to a drawing library (`import pygame.freetype as
+    pygame_freetype`, `from matplotlib import pyplot`)."""
+    names: set[str] = set()
+    for stmt in module.body:
+        if isinstance(stmt, ast.Import):
+            names |= {
+                alias.asname or alias.name.split(".")[0]
+                for alias in stmt.names
+                if alias.name.split(".")[0] in DRAWING_PACKAGES
+            }
+        elif (
+            isinstance(stmt, ast.ImportFrom)
+            and stmt.module
+            and not stmt.level
+            and stmt.module.split(".")[0] in DRAWING_PACKAGES
+        ):
+            names |= {alias.asname or alias.name for alias in stmt.names}
+    return names
+
+
+def _is_render_only(stmt: ast.stmt, drawing: set[str] | frozenset[str] = frozenset()) -> bool:
+    """`if self.render_mode == "human": self.render()`, a bare `self.render()` call, and a
+    bare call into a drawing library (`pygame_freetype.init()`)."""
     if isinstance(stmt, ast.If) and not stmt.orelse:
         return any(
             (isinstance(n, ast.Attribute) and n.attr == "render_mode")
@@ -99,12 +126,13 @@ def _is_render_only(stmt: ast.stmt) -> bool:
         )
     if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
         func = stmt.value.func
-        return (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id == "self"
-            and func.attr in ("render", "close")
-        )
+        while isinstance(func, ast.Attribute) and isinstance(func.value, ast.Attribute):
+            func = func.value
+        if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+            if func.value.id in drawing:
+                return True
+            return func.value.id == "self" and func.attr in ("render", "close")
+        return isinstance(func, ast.Name) and func.id in drawing
     return False
 
 
@@ -290,8 +318,9 @@ class Slicer:
             touched_by_cut = set().union(
                 *(_self_attributes(m, ast.Load) | _self_attributes(m, ast.Store) for m in cut)
             )
+            drawing = drawing_names(self.modules[module].tree)
             for method in kept:
-                render_only = {s for s in _statements(method.body) if _is_render_only(s)}
+                render_only = {s for s in _statements(method.body) if _is_render_only(s, drawing)}
                 self.dropped |= render_only
                 # `if self.render_mode == ...`: what such a statement reads is rendering's.
                 for stmt in render_only:

@@ -1,4 +1,4 @@
-"""MPE's world step for B worlds of N agents and N landmarks (mpe2 `_mpe_utils/core.py`).
+"""MPE's world step for B worlds of N agents and N landmarks (mpe2's `mpe2._mpe_utils.core`).
 
 Every operation is the reference's float64 arithmetic in the reference's order, so positions
 and velocities match it bit for bit: forces accumulate pair by pair in the order of

@@ -1,4 +1,4 @@
-"""simple_spread's rewards and observations (mpe2 `simple_spread/simple_spread.py`, with
+"""simple_spread's rewards and observations (mpe2's `mpe2.simple_spread.simple_spread`, with
 SimpleEnv's `local_ratio` mixing), for B worlds at once."""
 
 import numpy as np
