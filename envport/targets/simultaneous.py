@@ -29,6 +29,7 @@ import numpy as np
 from gymnasium import spaces
 
 from envport.errors import SpecError
+from envport.targets.turns import same_agents
 
 
 def is_parallel(env: Any) -> bool:
@@ -71,12 +72,7 @@ class Simultaneous:
                 "`possible_agents` and `action_space(agent)`, or it is an AEC env: its "
                 "`parallel_env` factory makes the Parallel one); `[parallel]` describes one"
             )
-        found = list(parallel.possible_agents)
-        if found != list(agents):
-            raise SpecError(
-                f"key `parallel.agents`: the reference's agents are {found}, the spec names "
-                f"{list(agents)}; list them in the reference's `possible_agents` order"
-            )
+        found = same_agents(parallel, agents, "parallel.agents")
         self.parallel = parallel
         self.agents = found
         actions = [parallel.action_space(agent) for agent in found]

@@ -157,6 +157,18 @@ def is_aec(env: Any) -> bool:
     return all(hasattr(env, name) for name in ("agent_iter", "last", "possible_agents"))
 
 
+def same_agents(env: Any, named: list[str], key: str) -> list[str]:
+    """The PettingZoo env's `possible_agents`, which must be the spec's agents in order:
+    every array per agent is indexed by that order."""
+    found = list(env.possible_agents)
+    if found != list(named):
+        raise SpecError(
+            f"key `{key}`: the reference's agents are {found}, the spec names "
+            f"{list(named)}; list them in the reference's `possible_agents` order"
+        )
+    return found
+
+
 class TurnBased:
     """A PettingZoo AEC env (the user's trusted reference) as reset/step over turns."""
 
@@ -166,12 +178,7 @@ class TurnBased:
                 "key `game`: the reference is not a PettingZoo AEC env (it has no "
                 "`agent_iter`, `last` and `possible_agents`); `[game]` describes one"
             )
-        found = list(aec.possible_agents)
-        if found != list(players):
-            raise SpecError(
-                f"key `game.players`: the reference's agents are {found}, the spec names "
-                f"{list(players)}; list them in the reference's `possible_agents` order"
-            )
+        found = same_agents(aec, players, "game.players")
         # PettingZoo prints a warning for every illegal move; the checks make thousands.
         from pettingzoo.utils.env_logger import EnvLogger
 
