@@ -32,10 +32,6 @@ def held_rows(worker: Requester, states: States) -> np.ndarray | None:
     return None if held is None else np.asarray(held, dtype=bool)
 
 
-def stacked(befores: list[dict[str, np.ndarray]]) -> States:
-    return {k: np.stack([np.asarray(b[k]) for b in befores]) for k in befores[0]}
-
-
 @dataclass
 class Unheld:
     """One check's drawn states and how many of them the port could not hold."""

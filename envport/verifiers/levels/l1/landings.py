@@ -40,7 +40,8 @@ from envport.verifiers.levels.l1.examples import (
 )
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
-from envport.verifiers.reporting.held import Unheld, held_rows, stacked
+from envport.verifiers.reporting.held import Unheld, held_rows
+from envport.verifiers.reporting.states import stack_states
 
 # Draws of the other components and the action tried per row, for one where the constant
 # decides something.
@@ -179,7 +180,7 @@ def _judge(run: L1Run, entry: str, level: LevelResult, rows: list[Row]) -> None:
     """Every row in one request, each state twice (the two answers must agree), as L1's
     transition check sends its examples. Solved start states the port cannot hold are
     counted, not stepped (reporting/held.py)."""
-    held = held_rows(run.worker, stacked([r.before for r in rows])) if rows else None
+    held = held_rows(run.worker, stack_states([r.before for r in rows])) if rows else None
     if len(rows) == level.episodes:  # the whole check, not a prefix narrowing a raise
         unheld = Unheld("l1.landings", run.spec.levels.unheld_ceiling)
         unheld.count(held, len(rows))

@@ -13,7 +13,8 @@ from envport.serve.ops import StepBatch
 from envport.verifiers.levels.l1.examples import L1Run, l1_divergence
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import FieldDiff, LevelResult
-from envport.verifiers.reporting.held import held_rows, stacked
+from envport.verifiers.reporting.held import held_rows
+from envport.verifiers.reporting.states import stack_states
 
 # Rows put to the port per request: a batch's states (a chess position with its history is
 # 100 kB) stay small whatever the rows' number.
@@ -67,7 +68,7 @@ def _refused(
     refused: list[Any] = []
     for start in range(0, len(rows), CHUNK):
         chunk = rows[start : start + CHUNK]
-        held = held_rows(run.worker, stacked([row.before for row in chunk]))
+        held = held_rows(run.worker, stack_states([row.before for row in chunk]))
         if held is None:
             return False
         refused += [row for row, kept in zip(chunk, held, strict=True) if not kept]

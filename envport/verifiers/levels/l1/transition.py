@@ -22,8 +22,8 @@ from envport.verifiers.levels.l1.properties import JIT_CHECKS, drive, excused
 from envport.verifiers.reporting.after import LABEL, after_diffs, outputs_only
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import LevelResult
-from envport.verifiers.reporting.held import Unheld, held_rows, stacked
-from envport.verifiers.reporting.states import Divergent, field_diffs
+from envport.verifiers.reporting.held import Unheld, held_rows
+from envport.verifiers.reporting.states import Divergent, field_diffs, stack_states
 
 
 def check_transition(run: L1Run, entry: str) -> LevelResult:
@@ -38,7 +38,11 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
             return
         # Drawn states the port says it cannot hold are counted, not stepped: the first call
         # is every drawn example (counted once); a port without `can_hold` is asked once.
-        held = held_rows(run.worker, stacked([e.before for e in examples])) if all(asked) else None
+        held = (
+            held_rows(run.worker, stack_states([e.before for e in examples]))
+            if all(asked)
+            else None
+        )
         if not asked:
             asked.append(held is not None)
             unheld.count(held, len(examples))
