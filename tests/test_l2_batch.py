@@ -110,6 +110,9 @@ def test_a_rust_panic_is_reported_with_its_own_message(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ENVPORT_CACHE_DIR", str(tmp_path / "cache"))
+    # With a backtrace, as CI's machine sets: its frames are symbolised while the check
+    # moves on, and the panic's words must still be the ones told.
+    monkeypatch.setenv("RUST_BACKTRACE", "1")
     port = tmp_path / "rust"
     shutil.copytree(
         CARTPOLE / "ports" / "rust", port, ignore=shutil.ignore_patterns("target", "Cargo.lock")

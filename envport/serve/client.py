@@ -19,7 +19,7 @@ from envport.io import profile
 from envport.io.scratch import make_scratch, remove_tree
 from envport.serve import answers, compile_cache, crate_cache, jail, toolchain
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
-from envport.serve.output import BoundedOutput, cut
+from envport.serve.output import BoundedOutput, cut, panic_message
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 from envport.serve.worker_env import reference_environment, worker_environment
@@ -197,12 +197,8 @@ class PortWorker:
         scratch = self._scratch
         building = isinstance(load, LoadPort) and load.build_only
         rust = _builds_rust(load)
-        # How long a failed request waits for the port's words (`_failure_detail`): a Rust
-        # panic on one of the port's threads may reach stderr up to a second after the
-        # failure reply (seen under load); a Python port raises on the answering thread, so
-        # what it printed is in the pipe already and only the reader's lag is waited for
-        # (a second per raise would make a check that bisects a raise take minutes).
-        self._output_grace = 1.0 if rust else 0.1
+        # A Rust port's failure waits up to a second for its panic (`_failure_detail`).
+        self._rust = rust
         try:
             command = jail.command_line(
                 command,
@@ -346,18 +342,20 @@ class PortWorker:
         return self.receive(timeout)
 
     def _failure_detail(self, frames: str | None) -> str:
-        """The port's own words on a failed request: what it printed while answering (a
-        Rust panic's message goes to stderr) and the traceback's frames in the port."""
-        printed = ""
-        # A panic on one of the port's threads may reach its stderr just after the failure
-        # reply does (seen under load, past 0.2 s): a Rust port gets a second's grace before
-        # reading none (`_output_grace`).
-        for _ in range(max(1, round(self._output_grace / 0.05))):
-            printed = self._output.since(self._output_mark, MAX_FAILURE_OUTPUT).strip()
-            if printed:
-                break
-            time.sleep(0.05)
-        parts = [f"port output:\n{printed}"] if printed else []
+        """The port's own words on a failed request: a Rust panic's message first (no cut
+        of a long backtrace drops it), what it printed while answering, and the
+        traceback's frames in the port."""
+        # A Python port raises on the answering thread, so what it printed is in the pipe
+        # already and only the reader's lag is waited for; a Rust port gets its grace (a
+        # second per raise would make a check that bisects a raise take minutes).
+        grace = 1.0 if self._rust else 0.1
+        printed = self._output.words_since(
+            self._output_mark, MAX_FAILURE_OUTPUT, grace, panic=self._rust
+        ).strip()
+        panic = panic_message(printed)
+        parts = [f"panic: {panic}"] if panic else []
+        if printed:
+            parts.append(f"port output:\n{printed}")
         if frames:
             # The frames' lines quote the port's source: a line may be any length.
             frames = cut(frames.rstrip(), MAX_FAILURE_OUTPUT)

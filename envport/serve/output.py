@@ -12,11 +12,17 @@ bounded whatever the worker writes.
 from __future__ import annotations
 
 import os
+import re
 import threading
+import time
 
 # Bytes kept at each end of a worker's output.
 OUTPUT_BYTES = 64 << 10
 _CHUNK = 64 << 10
+# How often `words_since` looks at the output again.
+_POLL = 0.05
+# A Rust panic's first line (Rust 1.80+ names the thread's id too: `thread 'x' (2)`).
+_PANIC = re.compile(r"^thread '[^'\n]*'(?: \(\d+\))? panicked at [^\n]*$", re.MULTILINE)
 
 
 class BoundedOutput:
@@ -82,6 +88,31 @@ class BoundedOutput:
             text = text[:half] + _dropped(len(text) - 2 * half) + text[-half:]
         return text.decode(errors="replace")
 
+    def words_since(self, mark: int, limit: int, grace: float, panic: bool = False) -> str:
+        """What the child wrote after `mark` about a failure it has just reported: waited
+        for until it stops growing (and, with `panic`, holds a Rust panic), or `grace` s.
+
+        A Rust port's panic reaches stderr after the failure reply when it panicked on one
+        of its own threads, and its backtrace is written frame by frame while symbols are
+        looked up (seconds under load, with RUST_BACKTRACE set). Taking the first bytes
+        that arrive gave a request the previous failure's late frames and none of its own
+        panic; waiting for quiet also keeps a failure's late bytes out of the next one."""
+        deadline = time.monotonic() + grace
+        seen = -1
+        while True:
+            total = self.total
+            quiet = total == seen and total > mark
+            if quiet and (not panic or self._panicked_since(mark)):
+                break
+            if time.monotonic() >= deadline:
+                break
+            seen = total
+            time.sleep(_POLL)
+        return self.since(mark, limit)
+
+    def _panicked_since(self, mark: int) -> bool:
+        return panic_message(self.since(mark, 2 * self.keep)) is not None
+
     def last_line(self, limit: int) -> str:
         """The last non-empty line the child wrote, cut to `limit` characters."""
         with self._lock:
@@ -114,6 +145,21 @@ def cut(text: str, limit: int) -> str:
         return text
     half = limit // 2
     return f"{text[:half]}[... {len(text) - 2 * half} characters dropped ...]{text[-half:]}"
+
+
+def panic_message(text: str) -> str | None:
+    """The last Rust panic in `text`: its `thread '...' panicked at file:line:col:` line
+    and its message, up to the backtrace or the note that offers one."""
+    found = list(_PANIC.finditer(text))
+    if not found:
+        return None
+    lines = text[found[-1].start() :].splitlines()
+    words = [lines[0]]
+    for line in lines[1:6]:
+        if line.startswith(("stack backtrace:", "note: ")) or _PANIC.match(line):
+            break
+        words.append(line)
+    return "\n".join(words).strip()
 
 
 def _dropped(count: int) -> bytes:
