@@ -126,7 +126,8 @@ def test_hostile_port_fails_cleanly(name: str, spec_copy: Path, tmp_path: Path) 
     assert tree_digest(spec_copy) == before_spec
     assert not (home / "pwned.txt").exists()
     assert json.loads(report.read_text())["passed"] is False
-    assert elapsed < 60
+    # A hang would have run into the 120 s limit above; no tighter deadline (load).
+    assert elapsed < 115
 
 
 # The attacks that write, delete or start processes, run as plain scripts inside the OS

@@ -93,8 +93,9 @@ def test_a_trickling_or_silent_server_is_cut_at_the_deadline(
     with pytest.raises(ModelCallError) as caught:
         asyncio.run(model.complete(make_request()))
     elapsed = time.monotonic() - started
-    # Two attempts of one deadline each, plus waits of milliseconds and the SDK's setup.
-    assert 2 * deadline * 0.9 <= elapsed < 2 * deadline + 1.5, elapsed
+    # Two attempts of one deadline each, plus waits of milliseconds and the SDK's setup;
+    # the trickle alone would take minutes (a loaded machine only adds to the waits).
+    assert 2 * deadline * 0.9 <= elapsed < 2 * deadline + 30, elapsed
     assert str(caught.value).endswith(
         "gave up after 2 attempts; last error: no answer within 1s (timeout)"
     )
@@ -124,7 +125,8 @@ def test_wall_time_cancels_a_call_in_flight(api: FakeAPI, tmp_path: Path) -> Non
     started = time.monotonic()
     with pytest.raises(WallTimeExhausted, match="the generate step #0 call in flight"):
         asyncio.run(accounted.complete(make_request()))
-    assert time.monotonic() - started < 1.5
+    # Cancelled at the 0.5 s left, not at the 30 s call timeout (generous: load).
+    assert time.monotonic() - started < 20
     assert api.hits["openai"] == 1
     # Nothing answered, nothing spent, nothing held back.
     assert accounted.ledger.calls == [] and budget.spent_usd == budget.reserved_usd == 0.0

@@ -111,7 +111,8 @@ def test_client_without_server_fails_within_its_timeout() -> None:
         pytest.raises(PortError, match="no answer"),
     ):
         client.receive()
-    assert time.monotonic() - started < 10
+    # Not a hang: the 1 s timeout ends it (generous: load).
+    assert time.monotonic() - started < 30
 
 
 def test_an_answer_the_wire_refuses_is_the_ports_failure_and_the_worker_lives_on(

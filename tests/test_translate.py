@@ -168,15 +168,13 @@ def spec(tmp_path: Path) -> Path:
 
 # The default tier's one whole translate run: the README's quickstart, offline.
 def test_quickstart_translates_cartpole_to_jax_offline(tmp_path: Path) -> None:
-    started = time.monotonic()
+    # Its time is CI's `.ci/run` quickstart step's figure, not an assertion (load).
     runs, home = tmp_path / "runs", tmp_path / "cache-home"
     env = clean_env(ENVPORT_CACHE_DIR=str(home))
     result = envport(
         "translate", "examples/cartpole", "--target", "jax", "--out", str(runs), env=env
     )
-    seconds = time.monotonic() - started
     assert result.returncode == 0, result.stdout + result.stderr
-    assert seconds < 120, f"quickstart took {seconds:.0f} s"
     out = result.stdout
     assert "replaying the session examples/cartpole/replay/jax (hand-written answers)" in out
     run = only_run(runs)

@@ -148,7 +148,8 @@ def test_port_sleeping_forever_in_step(numpy_port_copy: Path) -> None:
     _one_line_failure(done, 1, "did not answer `step_batch` within 3 s")
     # The line names the check that was asking, where a hang on a drawn state shows.
     assert "in l1: port did not answer" in done.stderr, done.stderr
-    assert elapsed < 20
+    # A hang would run into the 60 s limit above (no tighter bound: load).
+    assert elapsed < 55
 
 
 def test_port_killing_its_worker(numpy_port_copy: Path) -> None:
