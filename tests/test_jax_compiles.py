@@ -77,6 +77,28 @@ def test_an_l3_resync_chunk_reuses_the_step_l1_compiled(port: JaxPort) -> None:
     assert answer["obs"].shape == (rows, 4)
 
 
+def test_a_batch_past_the_bucket_runs_in_buckets_the_step_already_compiled(
+    port: JaxPort,
+) -> None:
+    """L1's 800 landing rows and L3's 3,806 resync rows were padded to 1,024 and 4,096: a
+    compile each (pgx's Seaquest: about five seconds each). They run as 512-row buckets
+    of the program a smaller batch compiled, with the same answers row by row."""
+    states = _states(1300)
+    actions = np.arange(1300, dtype=np.int64) % 2
+    port.step_batch(_states(3), actions[:3], read_state=True)
+    whole: dict[str, Any] = {}
+    assert _compiled(lambda: whole.update(port.step_batch(states, actions, read_state=True))) == 0
+    assert whole["obs"].shape == (1300, 4) and whole["state"]["physics"].shape == (1300, 4)
+    for start in (0, 500, 1200):
+        rows = slice(start, start + 100)
+        part = port.step_batch(
+            {k: v[rows] for k, v in states.items()}, actions[rows], read_state=True
+        )
+        np.testing.assert_array_equal(whole["obs"][rows], part["obs"])
+        np.testing.assert_array_equal(whole["state"]["physics"][rows], part["state"]["physics"])
+        np.testing.assert_array_equal(whole["terminated"][rows], part["terminated"])
+
+
 def test_batch_vs_single_compiles_only_its_programs(port: JaxPort) -> None:
     """The batch, one env alone, and the keys: splitting keys eagerly compiled the seed,
     the split and a reshape apiece, and each env's keys taken from a JAX array a slice."""

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from envport.targets import state_api
+from envport.targets.jax_batches import STEP_BUCKET, chunked, pad_rows
 from envport.targets.loader import ContractError, require
 from envport.targets.names import TargetName
 from envport.targets.numpy_port import CANNOT_LOAD
@@ -128,7 +129,7 @@ class JaxPort:
         if pad_to:
             # Chunks of L3 arrive in varying shapes; padded (repeating the last row) to the
             # run's shape they share one compiled function instead of compiling each.
-            states, actions, noise = _pad(states, actions, noise, pad_to)
+            states, actions, noise = pad_rows(states, actions, noise, pad_to)
         signature = (
             name,
             actions.shape,
@@ -177,19 +178,21 @@ class JaxPort:
     ) -> dict[str, Any]:
         if eager:
             return self._eager_steps(states, actions, noise)
-        if pad_to is None:
-            # L1's batches (its drawn examples, its landing rows, a game's endings) and L3's
-            # resync chunks come in sizes of their own: padded to a shared bucket, one
-            # compiled step serves them all.
-            pad_to = [_bucket(actions.shape[0])]
-        if read_state:
-            if not hasattr(self.entry, "state_to_reference"):
-                return {
-                    **self._run("step", self._single, states, actions, noise, pad_to),
-                    "state": None,
-                }
-            return self._run("step_read", self._single_read, states, actions, noise, pad_to)
-        return self._run("step", self._single, states, actions, noise, pad_to)
+        if read_state and not hasattr(self.entry, "state_to_reference"):
+            return {**self.step_batch(states, actions, noise=noise, pad_to=pad_to), "state": None}
+        name, fn = ("step_read", self._single_read) if read_state else ("step", self._single)
+        if pad_to is not None:
+            return self._run(name, fn, states, actions, noise, pad_to)
+        # L1's batches (its drawn examples, its landing rows, a game's endings) and L3's
+        # resync chunks come in sizes of their own: run in rows of one shared bucket, so one
+        # compiled step serves them all (a compile costs seconds, a bucket's run
+        # milliseconds).
+        return chunked(
+            lambda s, a, n: self._run(name, fn, s, a, n, [STEP_BUCKET]),
+            states,
+            actions,
+            noise,
+        )
 
     def _eager_steps(
         self, states: dict[str, np.ndarray], actions: np.ndarray, noise: np.ndarray | None
@@ -356,34 +359,3 @@ class JaxPort:
             for j, name in enumerate(("obs", "reward", "terminated", "truncated"))
         }
         return {"batch": {k: batch[k] for k in single}, "single": single}
-
-
-# The smallest padded batch of a step_batch request: compiling the step costs far more than
-# stepping this many rows of any env envport ports.
-STEP_BUCKET = 512
-
-
-def _bucket(rows: int) -> int:
-    """The batch a step_batch request of `rows` is padded to: STEP_BUCKET, or the next power
-    of two above it (few sizes, so few compiles)."""
-    bucket = STEP_BUCKET
-    while bucket < rows:
-        bucket *= 2
-    return bucket
-
-
-def _pad(
-    states: dict[str, np.ndarray], actions: np.ndarray, noise: np.ndarray | None, shape: list[int]
-) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray | None]:
-    """Batch (and, for rollouts, time) axes grown to `shape` by repeating the last entry."""
-    grow = [max(0, want - have) for want, have in zip(shape, actions.shape, strict=False)]
-
-    def pad(array: np.ndarray, axes: int) -> np.ndarray:
-        widths = [(0, g) for g in grow[:axes]] + [(0, 0)] * (array.ndim - axes)
-        return np.pad(array, widths, mode="edge") if any(grow[:axes]) else array
-
-    return (
-        {k: pad(np.asarray(v), 1) for k, v in states.items()},
-        pad(actions, len(grow)),
-        None if noise is None else pad(noise, len(grow)),
-    )
