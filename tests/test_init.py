@@ -93,6 +93,12 @@ def test_cartpole_spec_as_inferred(tmp_path: Path) -> None:
     assert spec.randomness is None and spec.levels.l3.steps == 500
     text = path.read_text()
     assert "`unwrapped.gravity`" in text  # a constant step reads, said to be the reference's
+    # The physics is the observation: its meaning is the docstring's table, row by row.
+    assert spec.state.describe["physics"].startswith(
+        "the observation's components in order: [0] Cart Position (Min -4.8, Max 4.8); "
+        "[1] Cart Velocity"
+    )
+    assert "elapsed_steps" not in spec.state.describe  # the source says nothing of it
 
 
 def test_frozenlake_gets_randomness_and_its_harness(tmp_path: Path) -> None:
@@ -104,6 +110,8 @@ def test_frozenlake_gets_randomness_and_its_harness(tmp_path: Path) -> None:
     assert spec.state.fields == {"elapsed_steps": "_elapsed_steps", "s": "unwrapped.s"}
     s = spec.state.bounds["s"]
     assert (s.low, s.high, s.integer) == (0, 15, True)
+    # `s` is the Discrete(16) observation: its meaning is the range of its codes.
+    assert spec.state.describe == {"s": "an integer code in 0..15: the observation itself"}
     # The harness maps the reference's own draws: noise in 0..2, a third each.
     ref = Reference(spec)
     assert ref.recorder is not None

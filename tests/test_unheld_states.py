@@ -203,3 +203,55 @@ def test_l3_fails_a_port_that_cannot_hold_a_state_the_reference_played(tmp_path:
     text = report.text()
     assert "the port cannot hold 1 of" in text and "states the reference reached in play" in text
     assert re.search(r"L3 resync, episode \d+ .*step \d+: the port raised", text), text
+
+
+# Proposed cases on the empty board: the first has player_1 to move, which a port deriving
+# the mover from the counts cannot hold; the others are positions play reaches.
+CASES = """
+[[case]]
+state = { current_player = 1 }
+actions = [3, 3]
+
+[[case]]
+state = { current_player = 0 }
+actions = [3, 4]
+
+[[case]]
+state = { "board.c3" = [1], current_player = 1 }
+actions = [2, 2]
+
+[[case]]
+state = { "board.c3" = [1, 2], current_player = 0 }
+actions = [3, 5]
+"""
+
+
+def test_a_proposed_case_the_port_cannot_hold_is_a_gap_with_the_count(tmp_path: Path) -> None:
+    proposed = tmp_path / "proposed"
+    proposed.mkdir()
+    (proposed / "openings.toml").write_text(CASES)
+    options = VerifyOptions(
+        target="numpy", levels=("l3",), episodes=2, steps=10, explore_steps=0, cases=proposed
+    )
+    report = verify(str(_spec(tmp_path, derive=True)), str(_port(tmp_path, FROM_COUNTS)), options)
+    cases = next(level for level in report.levels if level.level == "cases")
+    assert cases.passed and report.passed, report.text()
+    assert cases.episodes == 3, report.text()  # the three it holds, played and compared
+    gaps = [g for g in report.gaps if g.check == "cases"]
+    assert len(gaps) == 1, report.text()
+    assert "could not hold 1 of 4 proposed start states (25%)" in gaps[0].detail
+    assert "could not hold 1 of 4 proposed start states" in report.text()
+
+
+def test_an_explored_start_the_port_cannot_hold_diverges_naming_can_hold(tmp_path: Path) -> None:
+    # Every explored rollout starts from a position the reference reached in play: a port
+    # refusing one fails, said as `can_hold`'s refusal, and the rollouts it holds still run.
+    options = VerifyOptions(target="numpy", levels=("l3",), episodes=2, steps=6, explore_steps=300)
+    port = _port(tmp_path, "ones + twos < 4")
+    report = verify(str(_spec(tmp_path, derive=True)), str(port), options)
+    explore = _level(report, "l3.explore")
+    assert not explore.passed, report.text()
+    said = [d.message for d in explore.divergences]
+    refused = [m for m in said if "the port cannot hold its start state (`can_hold` refused" in m]
+    assert refused and "states the reference reached in play" in refused[0], said
+    assert explore.episodes > 0, report.text()  # the held ones were played and compared

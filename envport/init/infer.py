@@ -5,7 +5,7 @@ round trip, randomness, chaos. Each phase says one line on stderr; the result is
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -15,6 +15,7 @@ from envport.init.entry import EnvEntry
 from envport.init.episodes import NATURAL_CAP, Natural, ResetDraws, reset_draws
 from envport.init.errors import InitError
 from envport.init.explore import Budget, Visits, counter_field, explore
+from envport.init.meaning import Meaning, meanings
 from envport.init.obsnames import observation_names
 from envport.init.policies import mix
 from envport.init.roundtrip import RoundTrip, prove
@@ -53,6 +54,8 @@ class Inference:
     obs_how: str
     obs_float: bool
     seconds: float
+    # What each field's values mean, where the reference's source says (meaning.py).
+    meanings: dict[str, Meaning] = field(default_factory=dict)
 
     @property
     def free_horizon(self) -> int | None:
@@ -233,4 +236,5 @@ def infer(entry: EnvEntry, budget: Budget) -> Inference:
         how,
         obs_float,
         time.monotonic() - began,
+        meanings(probe, discovery.fields, visits.obs_is),
     )

@@ -17,24 +17,43 @@ def _snake(text: str) -> str:
     return "_".join(words) or "obs"
 
 
-def docstring_names(cls: type, size: int) -> list[str] | None:
-    """The table's names, if the class docstring has one with exactly `size` rows."""
+# One row of a docstring's observation table: (column header, cell) in the table's order.
+Row = list[tuple[str, str]]
+
+
+def observation_table(cls: type, size: int) -> list[Row] | None:
+    """The rows of the class docstring's `Num | Observation` table, component 0..size-1 in
+    order, if it has one with exactly `size` rows."""
     lines = (cls.__doc__ or "").splitlines()
     for i, line in enumerate(lines):
-        header = [c.lower() for c in _cells(line)] if line.strip().startswith("|") else []
-        if "num" not in header or "observation" not in header:
+        headers = _cells(line) if line.strip().startswith("|") else []
+        lowered = [h.lower() for h in headers]
+        if "num" not in lowered or "observation" not in lowered:
             continue
-        num, col = header.index("num"), header.index("observation")
-        names: dict[int, str] = {}
-        for row in lines[i + 2 :]:
-            if not row.strip().startswith("|"):
+        num, needed = lowered.index("num"), max(lowered.index("num"), lowered.index("observation"))
+        rows: dict[int, Row] = {}
+        for text in lines[i + 2 :]:
+            if not text.strip().startswith("|"):
                 break
-            cells = _cells(row)
-            if len(cells) > max(num, col) and cells[num].isdigit():
-                names[int(cells[num])] = _snake(cells[col].replace("`", ""))
-        if sorted(names) == list(range(size)) and len(set(names.values())) == size:
-            return [names[k] for k in range(size)]
+            cells = _cells(text)
+            if len(cells) > needed and cells[num].isdigit():
+                rows[int(cells[num])] = list(zip(headers, cells, strict=False))
+        if sorted(rows) == list(range(size)):
+            return [rows[k] for k in range(size)]
     return None
+
+
+def cell(row: Row, column: str) -> str:
+    return next(text for header, text in row if header.lower() == column)
+
+
+def docstring_names(cls: type, size: int) -> list[str] | None:
+    """The table's names, if the class docstring has one with exactly `size` rows."""
+    rows = observation_table(cls, size)
+    if rows is None:
+        return None
+    names = [_snake(cell(row, "observation").replace("`", "")) for row in rows]
+    return names if len(set(names)) == size else None
 
 
 def observation_names(env: Any, obs_shape: tuple[int, ...]) -> tuple[list[str], str]:

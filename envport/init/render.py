@@ -167,6 +167,7 @@ def render(inf: Inference, targets: list[str]) -> str:
     for name, b in found.items():
         out.append(f"# {name}: {how[name]}\n{key(name)} = {value(b)}\n")
     out.append("\n")
+    out.append(_descriptions(inf))
     if inf.reset is not None:
         out.append(comment(inf.reset.words()))
         out.append("\n")
@@ -214,6 +215,31 @@ def render(inf: Inference, targets: list[str]) -> str:
     out.append("[tolerance]\n" + "\n".join(_tolerances(inf)) + "\n\n")
     out.append(_levels(inf))
     return "".join(out)
+
+
+def _descriptions(inf: Inference) -> str:
+    """`[state.describe]`: each field's meaning as the reference's source gives it, with
+    where it was read; the fields it says nothing of are named for the user to describe."""
+    silent = [name for name in inf.fields if name not in inf.meanings]
+    left = (
+        f" Nothing in the source says what {', '.join(f'`{n}`' for n in silent)} "
+        f"{'holds' if len(silent) == 1 else 'hold'}: add a line for "
+        f"{'it' if len(silent) == 1 else 'each'} (codes, the value meaning none, units, order)."
+        if silent
+        else ""
+    )
+    head = (
+        "What each field's values mean, shown to the model beside the field: inferred from "
+        "the reference's own source (a comment on the attribute's assignment, the docstring's "
+        "observation table, the observation space), never guessed; check each."
+    )
+    if not inf.meanings:
+        return comment(head + left) + "\n"
+    out = [comment(head + left), "[state.describe]\n"]
+    for name, meaning in inf.meanings.items():
+        out.append(comment(f"{name}: inferred from {meaning.source}"))
+        out.append(f"{key(name)} = {value(meaning.text)}\n")
+    return "".join(out) + "\n"
 
 
 def _levels(inf: Inference) -> str:

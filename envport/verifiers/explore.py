@@ -4,17 +4,18 @@ port there.
 L1 draws states independently and L3 plays from resets, so a rule that lives deep in play
 (Breakout refills the board when its last brick goes) is reached by neither. The reference
 can load states, so it explores (after Go-Explore): an archive of reached states keyed by a
-coarse cell of the state's declared structure (`cell_of`: its level, what each collection or
-grid holds and the step counter by eighths of the time limit; its place, where each small
-field's components lie), each cell keeping the state reached with the highest return. Each
-round picks a level (rarely picked ones, those whose rollouts found new code, and those
-reached later first), then a cell of it, loads its state and plays a rollout (uniform
-actions, sticky half the time, or the spec's own `[levels.l3] policy`). A rollout that takes
-code of the reference no check had taken is kept: the port plays it from the same state with
-the same actions, compared step by step as L3's free play. The budget is reference steps
-(`[coverage] explore_steps`), so a seed replays it; the search stops early when half of it
-passes with neither new code nor a new level, or two thousand rollouts in a row take no new
-code.
+coarse cell of the state's declared structure (`cell_of`, coverage/cells.py: its level,
+what each collection or grid holds and the step counter by eighths of the time limit; its
+place, where each small field's components lie), each cell keeping the state reached with
+the highest return. Each round picks a level (rarely picked ones, those whose rollouts found
+new code, and those reached later first), then a cell of it, loads its state and plays a
+rollout (uniform actions, sticky half the time, or the spec's own `[levels.l3] policy`). A
+rollout that takes code of the reference no check had taken is kept: the port plays it from
+the same state with the same actions, compared step by step as L3's free play (its start
+state is one the reference reached in play, so one the port's `can_hold` refuses is a
+divergence). The budget is reference steps (`[coverage] explore_steps`), so a seed replays
+it; the search stops early when half of it passes with neither new code nor a new level, or
+two thousand rollouts in a row take no new code.
 
 A divergence's replay line runs the kept rollouts again as proposed cases (a TOML file of
 start states and actions under envport's cache), without exploring.
@@ -33,29 +34,22 @@ import numpy as np
 
 from envport.cache_home import cache_home
 from envport.io.atomic import write_atomically
-from envport.io.toml_text import value
-from envport.spec import Bound, PortSpec
+from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, import_attr
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.coverage.branches import Measure, analyse
+from envport.verifiers.coverage.cells import cell_of
 from envport.verifiers.coverage.conditions import ConditionMeasure
 from envport.verifiers.draws.policies import EpisodePlan, uniform_actions
 from envport.verifiers.levels.l3 import rollout as l3
-from envport.verifiers.levels.l3.cases import MAX_ACTIONS
+from envport.verifiers.levels.l3.cases import MAX_ACTIONS, cases_text, held_starts
 from envport.verifiers.levels.l3.played import Played
+from envport.verifiers.levels.l3.rollout import KEEP_DIVERGENCES
 from envport.verifiers.options import L3Options
-from envport.verifiers.reporting.divergence import LevelResult
+from envport.verifiers.reporting.divergence import Divergence, LevelResult
 
 # Reference resets the archive starts from.
 ROOTS = 8
-# Buckets a bounded float falls in.
-BUCKETS = 4
-# A bounded integer with fewer values than this keeps each (a grid position, a direction):
-# which of them a state has decides where play goes next.
-EXACT = 16
-# A field of this many components or fewer is cut into buckets component by component; a
-# larger one (a grid, a list) counts what it holds.
-SMALL = 8
 # How much more often the level reached last is picked than the first one (other things
 # equal): deep play builds on the deepest states reached so far.
 FRONTIER = 16.0
@@ -138,11 +132,16 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
         level.note = note
         return level
     played = Played.join(kept)
-    result = ctx.worker.request(l3.free_request(played))
-    options = L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
+    # Every start state is one the reference reached in play: the port must hold each, and
+    # one its `can_hold` refuses is a divergence of its own, not played.
+    held = held_starts(ctx.worker, kept)
+    level = _compared(ctx, [p for p, holds in zip(kept, held, strict=True) if holds])
     replay = ctx.replays["cases"]
-    level = l3.judge(spec, played, result, "free", options, replay)
-    level.mode = "explore"
+    refused = [index for index, holds in enumerate(held) if not holds]
+    for index in refused[: max(0, KEEP_DIVERGENCES - len(level.divergences))]:
+        level.divergences.append(_unheld(played, index, len(refused)))
+    level.passed = level.passed and not refused
+    level.diverged_episodes += len(refused)
     if level.divergences:
         # The replay runs the kept rollouts as proposed cases (with no new exploration),
         # written down only when there is a divergence to show again.
@@ -159,6 +158,30 @@ def run_explore(ctx: VerifyContext) -> LevelResult:
         )
     level.note = note
     return level
+
+
+def _compared(ctx: VerifyContext, kept: list[Played]) -> LevelResult:
+    """The kept rollouts the port holds, played from their start states and compared."""
+    if not kept:
+        return LevelResult(level="l3", mode="explore", passed=True, episodes=0)
+    played = Played.join(kept)
+    result = ctx.worker.request(l3.free_request(played))
+    options = L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
+    level = l3.judge(ctx.spec, played, result, "free", options, ctx.replays["cases"])
+    level.mode = "explore"
+    return level
+
+
+def _unheld(played: Played, index: int, refused: int) -> Divergence:
+    start = played.starts[index]
+    return Divergence(
+        level="l3",
+        mode="explore",
+        episode=played.plans[index].index,
+        start_state={k: np.asarray(v[start]).tolist() for k, v in played.states.items()},
+        message=f"the port cannot hold its start state (`can_hold` refused {refused} of "
+        f"{len(played)} start states the reference reached in play; a port must hold every one)",
+    )
 
 
 class Search:
@@ -307,86 +330,9 @@ def _count(taken: dict[str, set[Any]]) -> int:
     return sum(len(arcs) for arcs in taken.values())
 
 
-def cell_of(spec: PortSpec, state: State, limit: int | None) -> tuple[Any, Any]:
-    """The coarse cell of a state, in two parts: its level (what each collection or grid
-    holds, how far through the time limit it is) and where each small field's components lie
-    in a few buckets of their bounds. Picks go level first: a board with fewer bricks left
-    is a new level, and every level gets its turn however many positions it has."""
-    level: list[Any] = []
-    place: list[Any] = []
-    for name in sorted(state):
-        values = np.asarray(state[name])
-        bound = spec.state.bounds.get(name)
-        if name == spec.state.step_counter:
-            counted = int(values.reshape(-1)[0])
-            level.append(counted * 8 // limit if limit else int(math.log2(1 + abs(counted))))
-        elif values.size <= SMALL:
-            # A position, a velocity vector, a scalar: where each component lies.
-            flat = values.reshape(-1)
-            place.append(
-                tuple(
-                    _bucket(float(flat[i]), _component(bound, i), values.dtype)
-                    for i in range(flat.size)
-                )
-            )
-        elif _typed_grid(spec, name):
-            # A grid of typed cells: how many of each type (the first channel).
-            channel = values.reshape(-1, values.shape[-1])[:, 0].astype(np.int64)
-            level.append(tuple(np.bincount(channel - channel.min(initial=0)).tolist()))
-        else:
-            low = _low(bound, values)
-            level.append(int(np.count_nonzero(values.reshape(-1) != low)))
-    return tuple(level), tuple(place)
-
-
-def _typed_grid(spec: PortSpec, name: str) -> bool:
-    """A grid whose cells hold codes on a last axis of channels, the first the cell's type
-    (MiniGrid's); a grid of single values or of 0/1 planes (a brick map) counts what it
-    holds as any other collection does."""
-    grid = spec.state.grids.get(name)
-    return grid is not None and bool(grid.channels) and not grid.planes
-
-
-def _component(bound: Bound | None, index: int) -> Bound | None:
-    """Component `index`'s bounds, from a bound given per component or once for all."""
-    if bound is None:
-        return None
-    ends = [np.asarray(end, dtype=float).reshape(-1) for end in (bound.low, bound.high)]
-    low, high = (float(end[index] if end.size > index else end[0]) for end in ends)
-    return bound.model_copy(update={"low": low, "high": high})
-
-
-def _low(bound: Bound | None, values: np.ndarray) -> Any:
-    if bound is None:
-        return 0
-    low = np.asarray(bound.low, dtype=float).reshape(-1)
-    return low if low.size == values.size else low[0]
-
-
-def _bucket(x: float, bound: Bound | None, dtype: np.dtype[Any]) -> Any:
-    if not math.isfinite(x):
-        return str(x)
-    if bound is not None:
-        low = float(np.min(bound.low))
-        high = float(np.max(bound.high))
-        if np.issubdtype(dtype, np.integer) and high - low < EXACT:
-            return int(x)
-        if high > low:
-            return int(min(BUCKETS - 1, max(0, (x - low) / (high - low) * BUCKETS)))
-    if np.issubdtype(dtype, np.integer) or np.issubdtype(dtype, np.bool_):
-        return int(x) if abs(x) < BUCKETS else int(math.copysign(BUCKETS, x))
-    return int(math.copysign(min(BUCKETS, int(math.log2(1 + abs(x)))), x))
-
-
 def _write_cases(spec: PortSpec, played: Played, seed: int) -> Path:
     """The kept rollouts as proposed cases (docs/verification.md), for the replay line."""
-    lines = []
-    for number, start in enumerate(played.starts):
-        state = {name: values[start].tolist() for name, values in played.states.items()}
-        end = int(start + played.lengths[number])
-        actions = [np.asarray(a).tolist() for a in played.actions[int(start) : end]]
-        lines.append(f"[[case]]\nstate = {value(state)}\nactions = {value(actions)}\n")
-    text = "# Rollouts l3.explore kept (reached a branch no level had).\n" + "\n".join(lines)
+    text = cases_text(played, "Rollouts l3.explore kept (reached a branch no level had).")
     digest = hashlib.sha256(text.encode()).hexdigest()[:12]
     directory = cache_home() / "explored" / f"{spec.name}-{seed}-{digest}"
     directory.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from envport.spec import PortSpec
-from envport.structure import violated
+from envport.structure import derived, violated
 from envport.targets.reference import Reference, State, Transition, valid_helpers
 
 # A relative step past the constant either way: 2e-6 is inside any rounding of the constant
@@ -114,6 +114,7 @@ def land(
         settled = SETTLED * abs(offset)
     reference.reset(seed)
     start = {k: np.array(v) for k, v in {**reference.read_state(), **state}.items()}
+    helpers = valid_helpers(spec)
     tried: list[tuple[float, float]] = []  # (start value, next value), for the mirror
 
     def distance(value: float) -> float | None:
@@ -121,7 +122,9 @@ def land(
         start[landing.field][landing.index] = value
         # No reset between tries: only the next state is read, which bookkeeping the
         # state fields leave out (CartPole's steps past termination) does not change.
-        reference.write_state(start)
+        # Each try is a made-up state: its derived fields follow from the rest (a derived
+        # landing field is overwritten, so its sweep lands nowhere).
+        reference.write_state(derived(spec.state, start, helpers))
         reference.reseed_draws(seed)
         try:
             reference.step(action)
@@ -160,9 +163,10 @@ def land(
     solution = short_side if landing.kind == "below" else long_side
 
     def placed(value: float) -> State:
-        copy = {k: np.array(start[k]) for k in state}
-        copy[landing.field][landing.index] = value
-        return copy
+        whole = {k: np.array(v) for k, v in start.items()}
+        whole[landing.field][landing.index] = value
+        whole = derived(spec.state, whole, helpers)
+        return {k: np.array(whole[k]) for k in state}
 
     mirrored = _mirror(tried, solution, target, target - landing.target, bounds)
     return Landed(placed(solution), None if mirrored is None else placed(mirrored))
@@ -277,6 +281,7 @@ def ending_starts(
     helpers = valid_helpers(spec)
     for _ in range(budget // len(actions)):
         state = {**base, **random_state(spec, rng), counter: np.asarray(limit - 1)}
+        state = derived(spec.state, state, helpers)
         if violated(spec.state, state, helpers) is not None:
             continue  # `state.valid` (and a port's declared domain) rule it out, as any draw
         for action in actions:

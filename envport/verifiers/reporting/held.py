@@ -7,7 +7,8 @@ gap. Past the spec's ceiling (`levels.unheld_ceiling`, a share of the check's dr
 check fails: so few states compared say little, and the fix is the spec's (derive the
 fields the port computes from the others, or declare the port's narrower domain). A state
 the reference reached in play is another matter: the port must hold every one, and a
-refusal there is a divergence (levels/l1/rows.py).
+refusal there is a divergence (levels/l1/rows.py, l3.explore's kept rollouts). A proposed
+case's start state is made up as a drawn one is (levels/l3/cases.py).
 """
 
 from __future__ import annotations
@@ -34,12 +35,14 @@ def held_rows(worker: Requester, states: States) -> np.ndarray | None:
 
 @dataclass
 class Unheld:
-    """One check's drawn states and how many of them the port could not hold."""
+    """One check's drawn (or otherwise made-up) states and how many of them the port could
+    not hold; `what` names them in the report's sentence."""
 
     check: str
     ceiling: float
     drawn: int = 0
     refused: int = 0
+    what: str = "drawn states"
 
     def count(self, held: np.ndarray | None, drawn: int) -> None:
         self.drawn += drawn
@@ -48,7 +51,7 @@ class Unheld:
 
     def sentence(self) -> str:
         share = self.refused / self.drawn if self.drawn else 0.0
-        return f"the port could not hold {self.refused} of {self.drawn} drawn states ({share:.0%})"
+        return f"the port could not hold {self.refused} of {self.drawn} {self.what} ({share:.0%})"
 
     def report(self, level: LevelResult) -> None:
         """The count as the level's gap, or its failure above the ceiling."""

@@ -21,7 +21,7 @@ from hypothesis.errors import Flaky, Unsatisfiable
 
 from envport.errors import PortError, PortRaised
 from envport.serve import ops
-from envport.structure import violated
+from envport.structure import derived, violated
 from envport.targets.reference import Transition, valid_helpers
 from envport.targets.registry import TargetName
 from envport.verifiers.draws.hypo import (
@@ -96,6 +96,9 @@ def _hypothesis_test(
             return int(data.draw(st.integers(int(low), int(high))))
 
         state, action = arrange(state, action, pick)
+        # An arranged state is made up as a drawn one is: its derived fields (`state.derive`)
+        # follow from the fields the probe set, so it is a state the spec allows.
+        state = derived(run.spec.state, state, helpers)
         assume(violated(run.spec.state, state, helpers) is None)
         body(state, action)
 

@@ -10,6 +10,10 @@ the checks but never grade the port itself (docs/design.md, contract 6).
 
 A structured state's leaves are named by path (docs/structured-state.md); a declared list
 may be given as its items alone: `state = { "hand.player" = [1, 10], "hand.dealer" = [10, 6] }`.
+
+A case's start state is made up, as a drawn one is: the port is asked first whether it can
+hold it (its `can_hold`), and a case it refuses is counted as a gap, or past
+`levels.unheld_ceiling` a failure (reporting/held.py), never played.
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envport import structure
+from envport.io.toml_text import value
+from envport.serve.ops import Requester
 from envport.spec import PortSpec
 from envport.structure import leaf_names
 from envport.targets.reference import Reference
@@ -30,6 +36,7 @@ from envport.verifiers.levels.l3 import rollout as l3
 from envport.verifiers.levels.l3.played import Played
 from envport.verifiers.options import L3Options
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
+from envport.verifiers.reporting.held import Unheld, held_rows
 from envport.verifiers.reporting.replay import Replay
 
 MAX_ACTIONS = 1000
@@ -241,11 +248,30 @@ def _unusable_result(unusable: list[Unusable]) -> LevelResult:
     )
 
 
+def held_starts(worker: Requester, episodes: list[Played]) -> list[bool]:
+    """Whether the port can hold each episode's start state (one `holds` request)."""
+    held = held_rows(worker, Played.join(episodes).start_states()) if episodes else None
+    return [True] * len(episodes) if held is None else [bool(kept) for kept in held]
+
+
+def cases_text(played: Played, heading: str) -> str:
+    """Episodes the reference played as a proposed cases file (their start states and
+    actions), so `--cases` plays them again."""
+    lines = []
+    for number, start in enumerate(played.starts):
+        state = {name: values[start].tolist() for name, values in played.states.items()}
+        end = int(start + played.lengths[number])
+        actions = [np.asarray(a).tolist() for a in played.actions[int(start) : end]]
+        lines.append(f"[[case]]\nstate = {value(state)}\nactions = {value(actions)}\n")
+    return f"# {heading}\n" + "\n".join(lines)
+
+
 def run_cases(
-    spec: PortSpec, reference: Reference, worker: Any, directory: Path, replay: Replay
+    spec: PortSpec, reference: Reference, worker: Requester, directory: Path, replay: Replay
 ) -> list[LevelResult]:
     """The playable cases compared like free-running L3 episodes; each case that cannot be
-    loaded or played is a named failure of `cases.unusable`, and the rest still run."""
+    loaded or played is a named failure of `cases.unusable`, and the rest still run. A case
+    whose start state the port cannot hold is counted, not played (reporting/held.py)."""
     cases, unusable = load_cases(directory, spec)
     playable: list[tuple[str, Played]] = []
     for name, case in cases:
@@ -258,12 +284,28 @@ def run_cases(
         if not results:
             return [LevelResult(level="cases", mode="proposed (none to run)", passed=True)]
         return results
-    played = Played.join([p for _, p in playable])
+    # Divergences name a case by its episode's index, which is its place in `playable`.
+    names = [name for name, _ in playable]
+    unheld = Unheld("cases", spec.levels.unheld_ceiling, what="proposed start states")
+    held = held_starts(worker, [p for _, p in playable])
+    unheld.drawn, unheld.refused = len(held), held.count(False)
+    kept = [p for (_, p), holds in zip(playable, held, strict=True) if holds]
+    level = _compared(spec, worker, kept, replay, names)
+    unheld.report(level)
+    return [level, *results]
+
+
+def _compared(
+    spec: PortSpec, worker: Requester, kept: list[Played], replay: Replay, names: list[str]
+) -> LevelResult:
+    if not kept:
+        return LevelResult(level="cases", mode="proposed", passed=True)
+    played = Played.join(kept)
     result = worker.request(l3.free_request(played))
     options = L3Options(episodes=len(played), steps=MAX_ACTIONS, mode="free")
     level = l3.judge(spec, played, result, "free", options, replay)
     level.level, level.mode = "cases", "proposed"
     for divergence in level.divergences:
         divergence.level = "cases"
-        divergence.message = f"proposed case {playable[divergence.episode or 0][0]}"
-    return [level, *results]
+        divergence.message = f"proposed case {names[divergence.episode or 0]}"
+    return level
