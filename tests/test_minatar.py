@@ -24,7 +24,7 @@ from envport.targets.reference import Reference
 from envport.verifiers.coverage.determinism import check_reference_determinism
 from envport.verifiers.reporting.compare import Steps, divergent_steps
 from envport.verifiers.reporting.states import field_diffs
-from envport.verifiers.selfcheck import apply_mutant, load_mutants
+from envport.verifiers.selfcheck import apply_mutant, load_mutants, replay, same_divergence
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import ROOT, Tables, check_failures, run_envport, translated_offline
@@ -168,6 +168,12 @@ def test_a_port_that_never_refills_the_board_is_caught_by_exploration(tmp_path: 
     divergence = explored.divergences[0]
     assert "a branch no level reached" in divergence.message
     assert "--cases" in divergence.replay and "--explore-steps 0" in divergence.replay
+    # The replay line shows it again: the same rollout, step and fields, played as a case
+    # (the mutation self-check called it a different divergence, as a case's label).
+    again = replay(divergence)
+    assert again is not None and again.level == "cases"
+    assert (again.episode, again.step) == (divergence.episode, divergence.step)
+    assert same_divergence(divergence, again)
     assert report.coverage is not None and report.coverage.missed == []
     # Without the exploration the same port passes, and the verdict names the rule missed.
     quiet = verify(

@@ -98,18 +98,26 @@ def apply_mutant(mutant: Mutant, port: Path, destination: Path) -> Path:
     return destination
 
 
-def _same(a: Divergence, b: Divergence) -> bool:
+def same_divergence(a: Divergence, b: Divergence) -> bool:
     """The same case: level, place, input and the fields that differ."""
 
     def key(d: Divergence) -> tuple:
         fields = [f.field for f in d.fields]
         if d.episode is not None:  # a rollout: the same episode, step and fields
-            return (d.level, d.mode, d.episode, d.step, d.start_state, fields)
+            return (*_rollout_kind(d), d.episode, d.step, d.start_state, fields)
         # A drawn example: the same check failing on the same fields. (Hypothesis's search
         # is seeded, but seen once under heavy load to reach a different first example.)
         return (d.level, d.mode, d.module, fields)
 
     return key(a) == key(b)
+
+
+def _rollout_kind(d: Divergence) -> tuple[str, ...]:
+    """Where a rollout's divergence was found. An explored rollout's replay plays the kept
+    rollouts again, in their order, as proposed cases (explore.py): the same rollout."""
+    if (d.level, d.mode) == ("l3", "explore") or d.level == "cases":
+        return ("played rollout",)
+    return (d.level, d.mode or "")
 
 
 def replay(divergence: Divergence) -> Divergence | None:
@@ -161,7 +169,7 @@ def _check_mutant(example: Path, mutant: Mutant, options: VerifyOptions) -> Muta
         )
         if first is not None and first.replay:
             replayed = replay(first)
-            result.replay_matches = replayed is not None and _same(first, replayed)
+            result.replay_matches = replayed is not None and same_divergence(first, replayed)
         return result
 
 
