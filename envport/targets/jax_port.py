@@ -130,11 +130,13 @@ class JaxPort:
             # Chunks of L3 arrive in varying shapes; padded (repeating the last row) to the
             # run's shape they share one compiled function instead of compiling each.
             states, actions, noise = pad_rows(states, actions, noise, pad_to)
+        # Shapes and dtypes: a compiled program takes only the inputs it was compiled for.
         signature = (
             name,
             actions.shape,
-            None if noise is None else noise.shape,
-            tuple((k, v.shape) for k, v in sorted(states.items())),
+            actions.dtype.str,
+            None if noise is None else (noise.shape, noise.dtype.str),
+            tuple((k, v.shape, np.asarray(v).dtype.str) for k, v in sorted(states.items())),
         )
         compile_s = 0.0
         if signature not in self._compiled:

@@ -27,6 +27,7 @@ from envport.verifiers.levels.l1 import landings as l1_landings
 from envport.verifiers.levels.l1 import properties as l1
 from envport.verifiers.levels.l1 import reached as l1_reached
 from envport.verifiers.levels.l1 import transition as l1_transition
+from envport.verifiers.levels.l1.warm import warm_transition
 from envport.verifiers.levels.l2 import run as l2
 from envport.verifiers.levels.l3 import cases
 from envport.verifiers.levels.l3 import lanes as l3_lanes
@@ -98,6 +99,9 @@ class L1Probes(Check):
             ctx.replays["l1"],
             options.shrink,
         )
+        if ctx.at_entry:
+            # The port compiles L1's step while the driver draws the states it will take.
+            warm_transition(run)
         parts: list[tuple[str, Callable[[], LevelResult]]] = []
         for probe in ctx.probes.values():
             if options.module is None or probe.module == options.module:
