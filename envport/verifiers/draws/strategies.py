@@ -237,15 +237,12 @@ def _declared(
     capacity = declared.capacity
     pad = np.full(declared.item_shape, declared.pad).tolist()
 
-    def padded(items: tuple[Any, ...]) -> dict[str, np.ndarray]:
-        length = len(items)
-        values = np.asarray([*items, *[pad] * (capacity - length)], dtype=dtype)
+    def padded(pair: tuple[tuple[Any, ...], int]) -> dict[str, np.ndarray]:
+        items, length = pair
+        values = np.asarray([*items[:length], *[pad] * (capacity - length)], dtype=dtype)
         return {name: values, length_leaf(name): np.asarray(length, dtype=np.int64)}
 
-    # The length first, then only that many items: drawing every slot and dropping those
-    # past the length spent half of a state's draws on nothing (Seaquest's 169 slot
-    # components a state). Same distribution: the length as before, the items independent.
-    return _integers(0, capacity).flatmap(lambda n: st.tuples(*[item] * n)).map(padded)
+    return st.tuples(st.tuples(*[item] * capacity), _integers(0, capacity)).map(padded)
 
 
 def state_strategy(
