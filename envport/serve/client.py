@@ -364,8 +364,9 @@ class PortWorker:
 
     def _death_note(self) -> str:
         how = jail.exit_note(self.process.returncode)
-        # The reader may not have the last bytes a dying worker wrote yet.
-        self._output.settle(1.0)
+        # The reader may not have the last bytes a dying worker wrote yet; it ends at the
+        # pipe's end, which the death brings, so the bound is only met under heavy load.
+        self._output.settle(5.0)
         line = self._output.last_line(MAX_LAST_LINE)
         return f"{how}; last output: {line}" if line else how
 
