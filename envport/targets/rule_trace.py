@@ -47,6 +47,18 @@ def reference_call() -> Iterator[None]:
         sys.settrace(previous)
 
 
+@contextmanager
+def untraced() -> Iterator[None]:
+    """The reference's calls inside this block run without the tracer: bulk draws whose
+    branches a traced pilot of the same calls has already shown (l2.reset's sample)."""
+    global _tracer
+    tracer, _tracer = _tracer, None
+    try:
+        yield
+    finally:
+        _tracer = tracer
+
+
 # Condition coverage's hook (envport.verifiers.coverage.conditions): called with the env, a
 # function stepping an env, and the action, before each reference step; it steps a copy.
 _twin: Any = None
