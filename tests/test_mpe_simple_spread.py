@@ -156,6 +156,16 @@ def test_the_known_good_numpy_port_verifies() -> None:
     assert "l2.vector" in report.not_run  # said, not silently skipped
 
 
+def test_bench_checks_the_jax_port_within_its_targets_tolerances() -> None:
+    """bench steps each size once against the reference before timing it: the float32
+    port's reward 1e-8 off is within the jax target's 1e-5, not the spec's 1e-12."""
+    port = SPREAD / "ports" / "jax"
+    quick = ["--batch-sizes", "8", "--steps", "20", "--repeats", "1", "--sync-envs", "2"]
+    result = run_envport("bench", str(SPREAD), "--port", str(port), *quick)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "diverged" not in result.stdout and "jax port" in result.stdout
+
+
 @pytest.mark.slow
 def test_the_known_good_jax_port_verifies_within_its_targets_tolerances() -> None:
     """A float32 port: judged by the spec's bit-identical bounds it fails at once (p_pos
