@@ -24,11 +24,14 @@ from envport.errors import SpecError
 from envport.level_spec import L1Spec, L2Spec, L4Spec
 from envport.state_spec import LENGTH_SUFFIX, Bound, FieldSpec, GridSpec, StateSpec
 from envport.target_spec import ModuleSpec, TargetSpec
+from envport.tolerance import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance, overridden
 from envport.variant import base_folders, fill_in
 
 # The state's declarations live in envport.state_spec, a target's in envport.target_spec,
 # the budgets of L1, L2 and L4 in envport.level_spec; importers name them from here.
 __all__ = [
+    "DEFAULT_ATOL",
+    "DEFAULT_RTOL",
     "LENGTH_SUFFIX",
     "Bound",
     "FieldSpec",
@@ -41,6 +44,7 @@ __all__ = [
     "SpecError",
     "StateSpec",
     "TargetSpec",
+    "Tolerance",
     "load_spec",
 ]
 
@@ -53,10 +57,6 @@ POLICIES: tuple[PolicyName, ...] = ("uniform", "sticky", "biased")
 # A turn-based game's default play: uniform over legal moves, a one-ply greedy player
 # (a winning move when it has one), and uniform over every move (illegal ones included).
 GAME_POLICIES: tuple[PolicyName, ...] = ("legal", "greedy", "patient", "uniform")
-
-# Default tolerances: a float32 port of a float64 reference (docs/design.md, contract 4).
-DEFAULT_ATOL = 1e-5
-DEFAULT_RTOL = 1e-5
 
 
 class _Strict(BaseModel):
@@ -90,22 +90,6 @@ class ReferenceSpec(_Strict):
         if not sep or not prefix or not rest:
             raise ValueError("expected `gymnasium:EnvId-v1` or `package.module:factory`")
         return value
-
-
-class Tolerance(_Strict):
-    atol: float = Field(default=DEFAULT_ATOL, ge=0)
-    rtol: float = Field(default=DEFAULT_RTOL, ge=0)
-    # Free-running rollouts let float error accumulate; the spec bounds it separately.
-    free_atol: float | None = Field(default=None, ge=0)
-    free_rtol: float | None = Field(default=None, ge=0)
-
-    def bounds(self, free_running: bool) -> tuple[float, float]:
-        if free_running:
-            return (
-                self.atol if self.free_atol is None else self.free_atol,
-                self.rtol if self.free_rtol is None else self.free_rtol,
-            )
-        return self.atol, self.rtol
 
 
 class L3Spec(_Strict):
@@ -274,6 +258,29 @@ class PortSpec(_Strict):
                 raise ValueError("`rust.allow_imports`: a crate's imports are its `allow_crates`")
         return value
 
+    @model_validator(mode="after")
+    def _target_tolerances_override(self) -> PortSpec:
+        # A target's tolerance replaces the spec's for a field `[tolerance]` names; a field
+        # it does not name is a typo that would leave the port judged by the defaults.
+        for name, target in self.targets.items():
+            unknown = sorted(set(target.tolerance) - set(self.tolerance))
+            if unknown:
+                known = ", ".join(self.tolerance) or "none"
+                raise ValueError(
+                    f"key `targets.{name}.tolerance.{unknown[0]}` overrides no field of "
+                    f"`[tolerance]` (it names {known}); add the field to `[tolerance]` first"
+                )
+        return self
+
+    def for_target(self, name: str) -> PortSpec:
+        """This spec as the checks of target `name` read it: the target's own tolerances
+        laid over `[tolerance]` (`tolerance_for` then answers them, one lookup path)."""
+        own = self.targets[name].tolerance if name in self.targets else {}
+        if not own:
+            return self
+        # A copy keeps the private attributes: harness files resolve from the same folders.
+        return self.model_copy(update={"tolerance": overridden(self.tolerance, own)})
+
     def tolerance_for(self, field: str) -> Tolerance:
         """Tolerance for a field (`obs.theta`, `physics[2]`): its own entry, else its base
         name's (`obs`, `physics`), else the default."""
@@ -348,6 +355,8 @@ def _one_line(error: ValidationError) -> str:
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "missing":
         return f"key `{key}` is missing"
+    if not first["loc"] and message.startswith("key `"):
+        return message  # a check across tables names its own key
     if first["type"] == "extra_forbidden":
         return f"key `{key}` is not a spec key (check the spelling; see docs/spec.md)"
     got = first.get("input")

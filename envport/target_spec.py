@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from envport.tolerance import Tolerance
+
 
 class _Strict(BaseModel):
     # A typo in a key is an error, not a silently ignored setting.
@@ -46,6 +48,9 @@ class TargetSpec(_Strict):
     # port was verified on that restriction. For a port whose representation holds part of
     # the reference's state space (a gridworld port that carries one object at most).
     domain: list[str] = Field(default_factory=list)
+    # This target's own tolerances, field by field over the spec's `[tolerance]` (a float32
+    # JAX port of a reference a float64 NumPy port matches bit for bit); `PortSpec.for_target`.
+    tolerance: dict[str, Tolerance] = Field(default_factory=dict)
 
     @field_validator("domain")
     @classmethod

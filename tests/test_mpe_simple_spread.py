@@ -5,7 +5,8 @@ The reference presented as one env of joint actions (every agent's observation s
 reward per agent, the episode's endings), divergences naming the agent and the field, a
 written state stepped from a fresh cycle after an episode ended, `envport init` on a
 Parallel env, the spec's one-line errors, and (slow) the known-good NumPy port verifying
-and mutants caught by name.
+and mutants caught by name, and (slow) the float32 JAX port verifying within its target's
+tolerances.
 """
 
 from __future__ import annotations
@@ -124,14 +125,14 @@ def test_a_spec_naming_the_wrong_agents_is_one_line(tmp_path: Path) -> None:
 def test_agents_ending_apart_and_other_targets_are_one_line(tmp_path: Path) -> None:
     """What the kind does not cover yet is said, not compared wrongly: agents whose endings
     differ (simple_spread's never do, so the flags are handed to the adapter), and a
-    translate to a target whose form with joint actions no check has verified."""
+    translate to a target whose form with joint actions no check has verified (Rust)."""
     reference = Reference(load_spec(SPREAD))
     flags = {"agent_0": True, "agent_1": False, "agent_2": False}
     with pytest.raises(SpecError, match=r"key `parallel`: the reference's terminations differ"):
         reference.env._ended(flags, "terminations")
-    result = run_envport("translate", str(SPREAD), "--target", "jax", "--out", str(tmp_path))
+    result = run_envport("translate", str(SPREAD), "--target", "rust", "--out", str(tmp_path))
     assert result.returncode == 2, result.stdout + result.stderr
-    assert "agents moving at once ([parallel]), ported to numpy so far" in result.stderr
+    assert "agents moving at once ([parallel]), ported to numpy or jax so far" in result.stderr
     assert "Traceback" not in result.stderr and not any(tmp_path.iterdir())
 
 
@@ -155,6 +156,29 @@ def test_the_known_good_numpy_port_verifies() -> None:
     assert "l2.vector" in report.not_run  # said, not silently skipped
 
 
+def test_bench_checks_the_jax_port_within_its_targets_tolerances() -> None:
+    """bench steps each size once against the reference before timing it: the float32
+    port's reward 1e-8 off is within the jax target's 1e-5, not the spec's 1e-12."""
+    port = SPREAD / "ports" / "jax"
+    quick = ["--batch-sizes", "8", "--steps", "20", "--repeats", "1", "--sync-envs", "2"]
+    result = run_envport("bench", str(SPREAD), "--port", str(port), *quick)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "diverged" not in result.stdout and "jax port" in result.stdout
+
+
+@pytest.mark.slow
+def test_the_known_good_jax_port_verifies_within_its_targets_tolerances() -> None:
+    """A float32 port: judged by the spec's bit-identical bounds it fails at once (p_pos
+    within 1e-12); `[targets.jax.tolerance]` holds it to the float32 drift measured."""
+    options = VerifyOptions(target="jax", examples=40, episodes=12, explore_steps=0)
+    report = verify(str(SPREAD), str(SPREAD / "ports" / "jax"), options)
+    assert report.passed, report.text()
+    passed = {f"{level.level}.{level.mode}" for level in report.levels if level.passed}
+    assert {"l1.transition", "l2.interaction", "l2.batch", "l2.reset"} <= passed, passed
+    assert {"l3.free", "l3.resync"} <= passed, passed
+    assert report.restricted_to  # agents 0.05 apart or more in L1/L2's draws, and said
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     ("mutant_id", "levels", "named"),
@@ -162,15 +186,16 @@ def test_the_known_good_numpy_port_verifies() -> None:
         ("numpy-joint-action-reversed", ("l1",), "agent_0.obs[0] (vel.x)"),
         # L3's huddling team (harness/policy.py) overlaps agents most steps.
         ("numpy-collision-once-per-pair", ("l3",), ".reward"),
+        ("jax-damping-before-move", ("l1",), ".obs["),
     ],
 )
 def test_mutants_are_caught_by_agent_and_field(
     mutant_id: str, levels: tuple[str, ...], named: str, tmp_path: Path
 ) -> None:
     (mutant,) = [m for m in load_mutants(SPREAD) if m.id == mutant_id]
-    port = apply_mutant(mutant, SPREAD / "ports" / "numpy", tmp_path / mutant.id)
+    port = apply_mutant(mutant, SPREAD / "ports" / mutant.target, tmp_path / mutant.id)
     options = VerifyOptions(
-        target="numpy",
+        target=mutant.target,
         levels=levels,
         shrink=False,
         examples=40,

@@ -107,7 +107,9 @@ def prompt_builder(spec: PortSpec, target: str, prompts_dir: str | None) -> Prom
             crates=tuple(spec.target(target).allow_crates),
             compiler=toolchain.rust_version() or f"{toolchain.MINIMUM_RUST} or newer",
         )
-    return PromptBuilder(Prompts(prompts_dir), spec, sources, info, rules, observe(spec))
+    # The prompts state the tolerances this target's port is judged by (its own over the spec's).
+    seen = spec.for_target(target)
+    return PromptBuilder(Prompts(prompts_dir), seen, sources, info, rules, observe(spec))
 
 
 @dataclass

@@ -109,12 +109,12 @@ def _start(options: TranslateOptions, spec_file: Path, env: str | None) -> _Star
             f"--target {target}: {spec.name} is a two-player game ([game]), ported to "
             f"{' or '.join(GAME_ADAPTERS)}"
         )
-    if spec.parallel is not None and target != "numpy":
-        # Joint actions and per-agent outputs are checked against a NumPy VectorEnv only:
-        # no JAX or Rust port of that form has been verified yet.
+    if spec.parallel is not None and target not in ("numpy", "jax"):
+        # Joint actions and per-agent outputs are verified against a NumPy VectorEnv and a
+        # JAX port (examples/mpe_simple_spread); no Rust port of that form has been yet.
         raise SpecError(
             f"--target {target}: {spec.name} has agents moving at once ([parallel]), "
-            "ported to numpy so far"
+            "ported to numpy or jax so far"
         )
     prompts = str(Path(options.prompts).resolve()) if options.prompts else None
     builder = _builder(spec, target, prompts)

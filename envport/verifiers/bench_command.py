@@ -20,7 +20,7 @@ from envport.targets.bench.anchors import anchor_kind, foreign_anchor
 from envport.targets.bench.report import BenchReport
 from envport.targets.bench.run import DEFAULT_BATCH_SIZES, BenchOptions, SizeCheck
 from envport.targets.reference import Reference
-from envport.targets.registry import TARGET_CHOICES
+from envport.targets.registry import TARGET_CHOICES, choose_target
 from envport.verifiers.levels.l2.tiled import DistinctSteps
 
 
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         options,
         target=args.target,
         anchors=args.anchor,
-        check=size_check(args.spec, args.seed),
+        check=size_check(args.spec, args.seed, args.port, args.target),
         progress=lambda text: say(f"bench: {text}"),
     )
     console().print(table(report))
@@ -125,11 +125,12 @@ def _same_game(spec_arg: str, anchors: list[str]) -> None:
             )
 
 
-def size_check(spec_arg: str, seed: int) -> SizeCheck:
+def size_check(spec_arg: str, seed: int, port_arg: str, target: str) -> SizeCheck:
     """One step of the port at a size against the reference's: the first differing env and
     fields as one line, or None. The reference's DISTINCT steps are played once, at the
-    first size asked."""
-    spec = load_spec(spec_arg)
+    first size asked. Compared within the tolerances `verify` holds this target's port to."""
+    loaded = load_spec(spec_arg)
+    spec = loaded.for_target(choose_target(loaded, Path(port_arg), target).name)
     played: list[DistinctSteps] = []
 
     def check(worker: Requester, size: int) -> str | None:

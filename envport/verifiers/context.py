@@ -143,6 +143,8 @@ def build_context(
     )
     check_options(options, l3_options)
     chosen = choose_target(spec, given, options.target)
+    # Every check reads tolerances through this spec: the target's own over the spec's.
+    spec = spec.for_target(chosen.name)
     domain = spec.target(chosen.name).domain if chosen.name in spec.targets else []
     if domain:
         # The port's narrower domain joins state.valid: every draw of L1 and L2 meets both.

@@ -105,6 +105,7 @@ def check_chunk(job: ChunkJob, indices: list[int]) -> dict[str, Any]:
     `{"error": the port's failure}`."""
     try:
         spec, reference = _reference(job.spec_file)
+        spec = spec.for_target(job.load.target)  # the target's tolerances, as the driver's
         worker = _port(job)
         coverage = Coverage.of(spec) if job.coverage else None
         feed = l3_lanes.PortFeed(worker, spec, job.options, job.size, job.replay, coverage)
