@@ -255,3 +255,31 @@ def test_an_explored_start_the_port_cannot_hold_diverges_naming_can_hold(tmp_pat
     refused = [m for m in said if "the port cannot hold its start state (`can_hold` refused" in m]
     assert refused and "states the reference reached in play" in refused[0], said
     assert explore.episodes > 0, report.text()  # the held ones were played and compared
+
+
+# A labelled test port: CartPole's known-good NumPy port plus a `can_hold` refusing states
+# with the cart right of centre.
+CARTPOLE_CAN_HOLD = '''
+
+def can_hold(ref):
+    """Test subject (not model output): one env's state; it holds carts left of centre."""
+    return bool(np.asarray(ref["physics"])[0] <= 0.0)
+'''
+
+
+def test_a_probe_counts_the_states_the_port_cannot_hold(tmp_path: Path) -> None:
+    # A probe's drawn states are made up like the transition's: the ones the port refuses
+    # are counted and not probed (about half here: past the ceiling, the probe fails).
+    port = tmp_path / "port"
+    shutil.copytree(ROOT / "examples" / "cartpole" / "ports" / "numpy", port)
+    env = port / "env.py"
+    env.write_text(env.read_text() + CARTPOLE_CAN_HOLD)
+    options = VerifyOptions(target="numpy", levels=("l1",), examples=40)
+    report = verify(str(ROOT / "examples" / "cartpole"), str(port), options)
+    probes = [level for level in report.levels if level.name.startswith("l1.physics.")]
+    assert probes, report.text()
+    for probe in probes:
+        message = probe.divergences[0].message if probe.divergences else ""
+        refused = re.search(r"could not hold (\d+) of (\d+) drawn states", message)
+        assert not probe.passed and refused and int(refused[1]) > 0, report.text()
+        assert probe.steps_compared == int(refused[2]) - int(refused[1])

@@ -106,7 +106,7 @@ class L1Probes(Check):
         for probe in ctx.probes.values():
             if options.module is None or probe.module == options.module:
                 assert ctx.probes_file is not None
-                check = partial(l1.check_probe, run, probe, ctx.probes_file)
+                check = partial(l1.check_probe, run, probe, ctx.probes_file, ctx.at_entry)
                 parts.append((f"l1.{probe.name}", check))
         if ctx.at_entry:
             entry = ctx.target.entry

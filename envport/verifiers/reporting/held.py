@@ -14,12 +14,16 @@ case's start state is made up as a drawn one is (levels/l3/cases.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 
 from envport.gaps import Gap, GapKind
 from envport.serve.ops import Holds, Requester, States
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
+from envport.verifiers.reporting.states import stack_states
+
+T = TypeVar("T")
 
 FIX = (
     "derive the fields the port computes from the others (`[state.derive]`) or declare the "
@@ -43,6 +47,22 @@ class Unheld:
     drawn: int = 0
     refused: int = 0
     what: str = "drawn states"
+    # Whether the port answered `holds` with rows (a port without `can_hold` is asked once).
+    answers: bool | None = None
+
+    def kept(self, worker: Requester, items: list[T], befores: list[dict[str, Any]]) -> list[T]:
+        """The `items` whose `befores` the port holds. An L1 check's first call is every
+        drawn example, counted once; the one-at-a-time walk that shrinks a failure asks
+        again (nothing counted twice)."""
+        if self.answers is False:
+            return items
+        held = held_rows(worker, stack_states(befores))
+        if self.answers is None:
+            self.answers = held is not None
+            self.count(held, len(items))
+        if held is None:
+            return items
+        return [item for item, kept in zip(items, held, strict=True) if kept]
 
     def count(self, held: np.ndarray | None, drawn: int) -> None:
         self.drawn += drawn

@@ -50,6 +50,7 @@ from envport.verifiers.levels.l1.examples import (
     stepped_twice,
 )
 from envport.verifiers.reporting.divergence import Divergence, LevelResult
+from envport.verifiers.reporting.held import Unheld
 from envport.verifiers.reporting.states import Divergent, field_diffs
 
 # Eager (un-jitted) JAX is slow; the jit invariant is checked on the first examples only.
@@ -248,13 +249,24 @@ def _diverged(
     )
 
 
-def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
+def check_probe(run: L1Run, probe: Probe, probes_file: Path, whole_port: bool) -> LevelResult:
+    """One module function through its probe. With the whole port loaded, the states it
+    says it cannot hold (`can_hold`, an entry's answer) are counted, not probed; a module
+    checked alone has no entry to ask."""
     assert probe.expect_fn is not None
     expect_fn = probe.expect_fn
+
+    # A probe's states, drawn or arranged, are made up: those the port says it cannot
+    # hold are counted (a gap, past the ceiling a failure), not probed.
+    unheld = Unheld(f"l1.{probe.name}", run.spec.levels.unheld_ceiling)
 
     def judge(examples: list[Example], first: int) -> None:
         if not examples:
             return
+        if whole_port:
+            examples = unheld.kept(run.worker, examples, [e.before for e in examples])
+            if not examples:
+                return
         answer = run.worker.request(
             ops.Probe(
                 probes_file=str(probes_file),
@@ -272,7 +284,10 @@ def check_probe(run: L1Run, probe: Probe, probes_file: Path) -> LevelResult:
         for index, example in enumerate(examples):
             _judge_probe(run, probe.name, expect_fn, example, answer, index)
 
-    return drive(run, judge, probe.name, probe.module, probe.arrange_fn)
+    level = drive(run, judge, probe.name, probe.module, probe.arrange_fn)
+    level.steps_compared = max(0, level.steps_compared - unheld.refused)
+    unheld.report(level)
+    return level
 
 
 def _judge_probe(

@@ -22,8 +22,8 @@ from envport.verifiers.levels.l1.properties import JIT_CHECKS, drive, excused
 from envport.verifiers.reporting.after import LABEL, after_diffs, outputs_only
 from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
 from envport.verifiers.reporting.divergence import LevelResult
-from envport.verifiers.reporting.held import Unheld, held_rows
-from envport.verifiers.reporting.states import Divergent, field_diffs, stack_states
+from envport.verifiers.reporting.held import Unheld
+from envport.verifiers.reporting.states import Divergent, field_diffs
 
 
 def check_transition(run: L1Run, entry: str) -> LevelResult:
@@ -31,25 +31,14 @@ def check_transition(run: L1Run, entry: str) -> LevelResult:
     the step leaves behind where the port reads it back (reporting/after.py)."""
     unread: list[bool] = []
     unheld = Unheld("l1.transition", run.spec.levels.unheld_ceiling)
-    asked: list[bool] = []
 
     def judge(examples: list[Example], first: int) -> None:
         if not examples:
             return
-        # Drawn states the port says it cannot hold are counted, not stepped: the first call
-        # is every drawn example (counted once); a port without `can_hold` is asked once.
-        held = (
-            held_rows(run.worker, stack_states([e.before for e in examples]))
-            if all(asked)
-            else None
-        )
-        if not asked:
-            asked.append(held is not None)
-            unheld.count(held, len(examples))
-        if held is not None:
-            examples = [example for example, kept in zip(examples, held, strict=True) if kept]
-            if not examples:
-                return
+        # Drawn states the port says it cannot hold are counted, not stepped.
+        examples = unheld.kept(run.worker, examples, [e.before for e in examples])
+        if not examples:
+            return
         batch = stepped_twice(
             [e.before for e in examples],
             [e.action for e in examples],
