@@ -100,6 +100,7 @@ class Measure:
     remote: list[tuple[str, dict[str, list[Arc]]]] = field(default_factory=list)
     running: bool = False
     tracer: Any = None
+    context: str = ""  # the level being measured
 
     def __post_init__(self) -> None:
         # config_file=False: a user's .coveragerc must not change what envport measures.
@@ -122,9 +123,12 @@ class Measure:
     def start(self, level: str) -> None:
         """Start coverage.py, then take its tracer off this thread: it traces only inside
         reference calls (envport.targets.rule_trace), and no other thread at all."""
+        global _current
         self.cov.start()
         self.running = True
         self.cov.switch_context(level)
+        self.context = level
+        _current = self
         self.tracer = sys.gettrace()
         sys.settrace(None)
         threading.settrace(None)
@@ -133,9 +137,12 @@ class Measure:
     def level(self, name: str) -> None:
         if self.running:
             self.cov.switch_context(name)
+            self.context = name
 
     def stop(self) -> None:
+        global _current
         if self.running:
+            _current = None
             rule_trace.uninstall()
             sys.settrace(self.tracer)  # coverage.py stops the tracer it started
             self.cov.stop()
@@ -154,6 +161,25 @@ class Measure:
             for file, found in arcs.items():
                 taken.setdefault(file, set()).update(map(tuple, found))  # type: ignore[arg-type]
         return taken
+
+
+# The measure running in this process, for work that replays what it once measured
+# (draws/reached.py's play kept on disk).
+_current: Measure | None = None
+
+
+def current() -> Measure | None:
+    """The measure tracing the reference in this process now, if one is."""
+    return _current
+
+
+def taken_since(before: dict[str, set[Arc]], after: dict[str, set[Arc]]) -> dict[str, list[Arc]]:
+    """The arcs `after` holds that `before` did not, by file."""
+    return {
+        file: sorted(found - before.get(file, set()))
+        for file, found in after.items()
+        if found - before.get(file, set())
+    }
 
 
 def measured(files: list[str], play: Callable[[], T]) -> tuple[T, dict[str, list[Arc]]]:

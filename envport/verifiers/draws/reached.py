@@ -29,6 +29,7 @@ import numpy as np
 
 from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, Transition
+from envport.verifiers.coverage import branches
 from envport.verifiers.draws import reached_cache
 from envport.verifiers.draws.book import book_starts, expanded
 from envport.verifiers.draws.policies import plan_actions
@@ -139,10 +140,17 @@ def reached_steps(spec: PortSpec, reference: Reference) -> tuple[ReachedStep, ..
         return _PLAYED[key]
     kept_as = reached_cache.key(spec)
     kept = reached_cache.load(kept_as) if kept_as else None
-    if isinstance(kept, tuple) and all(isinstance(step, ReachedStep) for step in kept):
+    measure = branches.current()
+    if _usable(kept, measure):
+        assert isinstance(kept, KeptPlay)
+        if measure is not None and kept.arcs:
+            # What the reference's play took when it ran, taken again: a verify that loads
+            # the play covers what one that played it did (Texas hold'em's rare showdowns).
+            measure.add(measure.context, kept.arcs)
         _PLAYED.clear()
-        _PLAYED[key] = kept
-        return kept
+        _PLAYED[key] = kept.steps
+        return kept.steps
+    taken_before = measure.executed() if measure is not None else None
     steps = config.steps or spec.levels.l3.steps
     played: list[ReachedStep] = []
     for episode in range(config.episodes):
@@ -159,5 +167,25 @@ def reached_steps(spec: PortSpec, reference: Reference) -> tuple[ReachedStep, ..
     _PLAYED.clear()
     _PLAYED[key] = tuple(played)
     if kept_as:
-        reached_cache.store(kept_as, _PLAYED[key])
+        arcs = None
+        if measure is not None and taken_before is not None:
+            arcs = branches.taken_since(taken_before, measure.executed())
+        reached_cache.store(kept_as, KeptPlay(_PLAYED[key], arcs))
     return _PLAYED[key]
+
+
+@dataclass(frozen=True)
+class KeptPlay:
+    """The play as kept on disk: its steps, and the reference's branch arcs it took first
+    (None when no measure ran: a verify that measures plays it again)."""
+
+    steps: tuple[ReachedStep, ...]
+    arcs: dict[str, list[tuple[int, int]]] | None
+
+
+def _usable(kept: Any, measure: branches.Measure | None) -> bool:
+    if not isinstance(kept, KeptPlay):
+        return False
+    if not all(isinstance(step, ReachedStep) for step in kept.steps):
+        return False
+    return measure is None or kept.arcs is not None
