@@ -175,11 +175,8 @@ def current() -> Measure | None:
 
 def taken_since(before: dict[str, set[Arc]], after: dict[str, set[Arc]]) -> dict[str, list[Arc]]:
     """The arcs `after` holds that `before` did not, by file."""
-    return {
-        file: sorted(found - before.get(file, set()))
-        for file, found in after.items()
-        if found - before.get(file, set())
-    }
+    new = {file: found - before.get(file, set()) for file, found in after.items()}
+    return {file: sorted(arcs) for file, arcs in new.items() if arcs}
 
 
 def measured(files: list[str], play: Callable[[], T]) -> tuple[T, dict[str, list[Arc]]]:

@@ -288,7 +288,7 @@ def run_cases(
     names = [name for name, _ in playable]
     unheld = Unheld("cases", spec.levels.unheld_ceiling, what="proposed start states")
     held = held_starts(worker, [p for _, p in playable])
-    unheld.drawn, unheld.refused = len(held), held.count(False)
+    unheld.count(np.asarray(held, dtype=bool), len(held))
     kept = [p for (_, p), holds in zip(playable, held, strict=True) if holds]
     level = _compared(spec, worker, kept, replay, names)
     unheld.report(level)
