@@ -66,3 +66,20 @@ def test_the_last_panics_message_is_taken_without_its_backtrace() -> None:
         "thread 'x' panicked at src/lib.rs:9:5:\nattempt to add with overflow"
     )
     assert panic_message("no panic here\n  3: frame\n") is None
+
+
+def test_a_panic_between_long_frames_is_found_though_the_reports_cut_drops_it() -> None:
+    output = BoundedOutput()
+    try:
+        mark = output.total
+        # An earlier failure's late frames, then this request's panic and its own long
+        # backtrace: a 4,000-character cut keeps both ends and drops the panic between.
+        frames = "".join(FRAME.format(n) for n in range(60))
+        os.write(output.writer, (frames + PANIC + frames + "note: Some details\n").encode())
+        words = output.words_since(mark, 4000, grace=60.0, panic=True)
+        assert "panicked at" not in words
+        panic = output.panic_since(mark)
+        assert panic is not None
+        assert panic.endswith("index out of bounds: the len is 3 but the index is 5")
+    finally:
+        output.close()

@@ -19,7 +19,7 @@ from envport.io import profile
 from envport.io.scratch import make_scratch, remove_tree
 from envport.serve import answers, compile_cache, crate_cache, jail, toolchain
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
-from envport.serve.output import BoundedOutput, cut, panic_message
+from envport.serve.output import BoundedOutput, cut
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 from envport.serve.worker_env import reference_environment, worker_environment
@@ -352,7 +352,8 @@ class PortWorker:
         printed = self._output.words_since(
             self._output_mark, MAX_FAILURE_OUTPUT, grace, panic=self._rust
         ).strip()
-        panic = panic_message(printed)
+        # From the whole output, not `printed`: its cut may fall on the panic.
+        panic = self._output.panic_since(self._output_mark)
         parts = [f"panic: {panic}"] if panic else []
         if printed:
             parts.append(f"port output:\n{printed}")

@@ -111,7 +111,13 @@ class BoundedOutput:
         return self.since(mark, limit)
 
     def _panicked_since(self, mark: int) -> bool:
-        return panic_message(self.since(mark, 2 * self.keep)) is not None
+        return self.panic_since(mark) is not None
+
+    def panic_since(self, mark: int) -> str | None:
+        """The last Rust panic the child wrote after `mark`, read from all that is kept: a
+        text cut for a report may have dropped it (an earlier failure's late frames before
+        it and its own backtrace after it can fill both halves)."""
+        return panic_message(self.since(mark, 2 * self.keep))
 
     def last_line(self, limit: int) -> str:
         """The last non-empty line the child wrote, cut to `limit` characters."""
