@@ -12,7 +12,8 @@ from envport.spec import load_spec
 from envport.targets import rule_trace
 from envport.targets.reference import Reference
 from envport.verifiers.coverage.branches import Measure, analyse
-from envport.verifiers.explore import Search, cell_of
+from envport.verifiers.coverage.cells import cell_of
+from envport.verifiers.explore import Search
 from envport.verifiers.options import L3Options
 
 from helpers import ROOT

@@ -38,7 +38,7 @@ from envport.spec import PortSpec
 from envport.targets.reference import Reference, State, import_attr
 from envport.verifiers.context import VerifyContext
 from envport.verifiers.coverage.branches import Measure, analyse
-from envport.verifiers.coverage.cells import cell_of
+from envport.verifiers.coverage.cells import CellKeys
 from envport.verifiers.coverage.conditions import ConditionMeasure
 from envport.verifiers.draws.policies import EpisodePlan, uniform_actions
 from envport.verifiers.levels.l3 import rollout as l3
@@ -75,6 +75,17 @@ class Cell:
     chosen: int = 0
     seen: int = 0
     found: int = 0  # rollouts from it that took a new branch exit
+
+
+@dataclass
+class Level:
+    """A level's cells, and their picks and finds summed as they happen: a pick weighs
+    every level by them, and summing them afresh each time cost more than the rollouts'
+    own bookkeeping (7.7 million terms in Seaquest's 675 picks)."""
+
+    cells: list[Cell]
+    chosen: int = 0
+    found: int = 0
 
 
 def budget(ctx: VerifyContext) -> int:
@@ -203,7 +214,7 @@ class Search:
         self.seed = seed
         self.archive: dict[tuple[Any, Any], Cell] = {}
         # The archive's cells by level, levels in the order first reached.
-        self.levels: dict[Any, list[Cell]] = {}
+        self.levels: dict[Any, Level] = {}
         self.steps = 0
         self.rollouts = 0
         self.new_exits = 0
@@ -211,6 +222,7 @@ class Search:
         self.stalled = False
         self.space = reference.env.action_space
         self.limit = reference.max_episode_steps
+        self.cell_of = CellKeys(spec, self.limit)
         policy = spec.levels.l3.policy
         self.policy = import_attr(policy, "levels.l3.policy", spec) if policy else None
 
@@ -238,8 +250,9 @@ class Search:
                 break
             idle += 1
             self.rollouts += 1
-            cell = self._pick()
+            level, cell = self._pick()
             cell.chosen += 1
+            level.chosen += 1
             levels = len(self.levels)
             played = self._rollout(cell, min(horizon, budget - self.steps), len(kept))
             taken, now = self._known()
@@ -253,13 +266,14 @@ class Search:
                 ]
                 known, combinations = taken, now
                 cell.found += 1
+                level.found += 1
                 kept.append(played)
                 progress, idle = self.steps, 0
             elif len(self.levels) > levels:
                 progress = self.steps
         return kept
 
-    def _pick(self) -> Cell:
+    def _pick(self) -> tuple[Level, Cell]:
         """A level, then a cell of it: each weighted by how rarely it was picked and how
         often its rollouts found new code, cells also by how rarely they were reached."""
         groups = list(self.levels.values())
@@ -268,9 +282,7 @@ class Search:
         depth = np.arange(1, len(groups) + 1) / len(groups)
         weights = np.array(
             [
-                (1.0 + sum(c.found for c in group))
-                / (1 + sum(c.chosen for c in group))
-                * FRONTIER ** depth[number]
+                (1.0 + group.found) / (1 + group.chosen) * FRONTIER ** depth[number]
                 for number, group in enumerate(groups)
             ]
         )
@@ -278,10 +290,10 @@ class Search:
         weights = np.array(
             [
                 (1.0 + c.found) * (1.0 / math.sqrt(1 + c.chosen) + 1.0 / math.sqrt(1 + c.seen))
-                for c in group
+                for c in group.cells
             ]
         )
-        return group[int(self.rng.choice(len(group), p=weights / weights.sum()))]
+        return group, group.cells[int(self.rng.choice(len(group.cells), p=weights / weights.sum()))]
 
     def _rollout(self, cell: Cell, horizon: int, index: int) -> Played:
         reference = self.reference
@@ -315,11 +327,11 @@ class Search:
         return uniform_actions(self.space, self.rng, 1)[0]
 
     def _add(self, state: State, score: float) -> None:
-        key = cell_of(self.spec, state, self.limit)
+        key = self.cell_of(state)
         cell = self.archive.get(key)
         if cell is None:
             cell = self.archive[key] = Cell({k: np.array(v) for k, v in state.items()}, score)
-            self.levels.setdefault(key[0], []).append(cell)
+            self.levels.setdefault(key[0], Level([])).cells.append(cell)
             return
         cell.seen += 1
         if score > cell.score:

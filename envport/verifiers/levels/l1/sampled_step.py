@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from envport.serve.client import PortWorker
 from envport.serve.ops import SampleStep
 from envport.spec import PortSpec
 from envport.targets.randomness import example_seed
@@ -101,10 +102,14 @@ def check_sampled_step(
     repeat = -(-n // len(conditions))
     states = [s for s in conditions for _ in range(repeat)]
     actions = [a for a in condition_actions for _ in range(repeat)]
+    request = SampleStep(states=stack_states(states), actions=np.asarray(actions), seed=seed)
+    # Sent before the reference steps its side, received after: a JAX port compiles and
+    # runs its sampled step (seconds) while the driver steps the reference (seconds too).
+    ahead = isinstance(worker, PortWorker)
+    if ahead:
+        worker.send(request)
     expected = _outcome_columns(spec, _reference_outcomes(reference, states, actions, seed))
-    answer = worker.request(
-        SampleStep(states=stack_states(states), actions=np.asarray(actions), seed=seed)
-    )
+    answer = worker.receive() if ahead else worker.request(request)
     got = _outcome_columns(spec, answer["step"])
     level.episodes = len(conditions)
     level.steps_compared = len(actions)

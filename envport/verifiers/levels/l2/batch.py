@@ -17,6 +17,7 @@ words (a Rust panic's message, the traceback's frames), the env, its state and t
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -34,16 +35,27 @@ from envport.verifiers.reporting.divergence import Divergence, LevelResult
 BATCH_STEPS = 20
 
 
-def _check_size(
-    spec: PortSpec,
-    reference: Reference,
-    worker: Requester,
-    seed: int,
-    replay: str,
-    size: int,
-    planner: Planner,
-    level: LevelResult,
-) -> None:
+@dataclass
+class BatchInputs:
+    """What the batch check sends for one size, and the reference's side of it."""
+
+    states: list[State]  # each env's reset state
+    stacked: dict[str, np.ndarray]
+    actions: np.ndarray  # [size, steps]: as long as the longest episode the reference plays
+    noise: np.ndarray | None
+    played: list[list[State]]  # per env, the states the reference stepped from
+
+    @property
+    def request(self) -> BatchVsSingle:
+        return BatchVsSingle(states=self.stacked, actions=self.actions, noise=self.noise)
+
+
+def batch_inputs(
+    reference: Reference, seed: int, size: int, outside: ActionRange | None
+) -> BatchInputs:
+    """The batch of `size` envs the check plays, the same for the same seed (the JAX
+    warm-up, verifiers/levels/l2/warm.py, sends it ahead of the check)."""
+    planner = Planner(seed, outside=outside)
     seeds = [seed * 1000 + index for index in range(size)]
     states = []
     for reset_seed in seeds:
@@ -62,8 +74,30 @@ def _check_size(
     actions = actions[:, : max(1, *lengths)]
     # A stochastic env's B envs all get noise recorded from the reference, batched or alone.
     noise = play_noise(reference, seeds, actions)
+    return BatchInputs(states, stacked, actions, noise, played)
+
+
+def _check_size(
+    spec: PortSpec,
+    reference: Reference,
+    worker: Requester,
+    seed: int,
+    replay: str,
+    size: int,
+    outside: ActionRange | None,
+    level: LevelResult,
+) -> None:
+    inputs = batch_inputs(reference, seed, size, outside)
+    states, stacked, actions, noise, played = (
+        inputs.states,
+        inputs.stacked,
+        inputs.actions,
+        inputs.noise,
+        inputs.played,
+    )
+    lengths = [len(trail) for trail in played]
     try:
-        answer = worker.request(BatchVsSingle(states=stacked, actions=actions, noise=noise))
+        answer = worker.request(inputs.request)
     except PortError as error:
         level.passed = False
         level.diverged_episodes += 1
@@ -218,13 +252,12 @@ def check_batch(
 ) -> LevelResult:
     started = time.perf_counter()
     level = LevelResult(level="l2", mode="batch", passed=True)
-    planner = Planner(seed, outside=outside)
     sizes = spec.levels.l2.batch
     if backend == TargetName.JAX:
         # A JAX port is a one-env function the harness vmaps: it has no chunks of its own,
         # and each size would only cost a compilation. The largest is checked.
         sizes = [max(sizes)]
     for size in sizes:
-        _check_size(spec, reference, worker, seed, replay, size, planner, level)
+        _check_size(spec, reference, worker, seed, replay, size, outside, level)
     level.seconds = {"total": time.perf_counter() - started}
     return level

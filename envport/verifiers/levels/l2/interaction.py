@@ -282,6 +282,7 @@ def check_interaction(
     replay: str,
     shrink: bool = True,
     draws: Draws | None = None,
+    holds_all: bool = False,
 ) -> LevelResult:
     """The machine's sequences, first played on the reference alone with every request to
     the port kept, then sent to the worker as one script and judged; when one differs, the
@@ -289,7 +290,9 @@ def check_interaction(
     started = time.perf_counter()
     draws = draws or draws_for(spec, reference)
     endings = ending_starts(spec, reference, _search_actions(reference.action_space), 0)
-    last: dict[str, Any] = {}
+    # `holds` False: the port has no `can_hold`, known before (l2/warm.py), so the drawing
+    # never waits on the worker.
+    last: dict[str, Any] = {"holds": False} if holds_all else {}
     exchange = Exchange(worker)
     unheld = Unheld("l2.interaction", spec.levels.unheld_ceiling)
     machine = _machine(spec, reference, exchange, backend, draws, endings, last, unheld)

@@ -16,6 +16,7 @@ from envport.verifiers.draws.strategies import draws_for
 from envport.verifiers.levels.l2.batch import check_batch
 from envport.verifiers.levels.l2.interaction import check_interaction
 from envport.verifiers.levels.l2.sizes import check_sizes
+from envport.verifiers.levels.l2.warm import warm_l2
 from envport.verifiers.reporting.divergence import LevelResult
 
 
@@ -31,8 +32,11 @@ def run_l2(
     bench_sizes: Sequence[int] = (),
 ) -> list[LevelResult]:
     draws = draws_for(spec, reference)
+    holds_all = warm_l2(spec, reference, worker, backend, seed, draws.actions)
     return [
-        check_interaction(spec, reference, worker, backend or "", examples, replay, shrink, draws),
+        check_interaction(
+            spec, reference, worker, backend or "", examples, replay, shrink, draws, holds_all
+        ),
         check_batch(spec, reference, worker, seed, replay, draws.actions, backend),
         *(
             []
