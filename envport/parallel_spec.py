@@ -40,24 +40,24 @@ class ParallelSpec(_Strict):
         if sizes is not None:
             if len(sizes) != len(self.agents):
                 raise ValueError(
-                    f"key `parallel.observation_sizes`: {len(sizes)} lengths for "
+                    f"`observation_sizes`: {len(sizes)} lengths for "
                     f"{len(self.agents)} agents; give one per agent, in `agents` order"
                 )
             if min(sizes) <= 0:
                 raise ValueError(
-                    "key `parallel.observation_sizes`: every length is at least 1 "
+                    "`observation_sizes`: every length is at least 1 "
                     "(each agent's observation_space(agent).shape[0])"
                 )
         for agent, names in self.observation_names.items():
             if agent not in self.agents:
                 raise ValueError(
-                    f"key `parallel.observation_names.{agent}`: no such agent; "
+                    f"`observation_names.{agent}`: no such agent; "
                     f"the agents are {', '.join(self.agents)}"
                 )
             size = self.size_of(agent)
             if size is not None and len(names) != size:
                 raise ValueError(
-                    f"key `parallel.observation_names.{agent}`: {len(names)} names for an "
+                    f"`observation_names.{agent}`: {len(names)} names for an "
                     f"observation of {size}; give one name per component"
                 )
         return self
