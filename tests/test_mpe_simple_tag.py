@@ -4,8 +4,8 @@ three adversaries observe 16 components and whose runner observes 14.
 The stacked observation pads the runner's row to 16 (`[parallel] observation_sizes`), the
 padding never compared; a divergence in the runner's shorter row names the runner and the
 field; a spec whose declared lengths the reference contradicts (or that declares none) is
-one line with exit 2; and (slow) the known-good NumPy port verifies and a mutant is caught
-by agent and field.
+one line with exit 2; and (slow) the known-good NumPy and JAX ports verify and mutants are
+caught by agent and field.
 """
 
 from __future__ import annotations
@@ -110,15 +110,20 @@ def test_per_agent_names_of_the_wrong_length_are_one_line(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
-def test_the_known_good_numpy_port_verifies() -> None:
-    """L1 to L3, budgets cut to keep the tier's time; exploration left to the full check."""
-    options = VerifyOptions(target="numpy", examples=40, episodes=12, explore_steps=0)
-    report = verify(str(TAG), str(TAG / "ports" / "numpy"), options)
+@pytest.mark.parametrize("target", ["numpy", "jax"])
+def test_the_known_good_ports_verify(target: str) -> None:
+    """L1 to L3, budgets cut to keep the tier's time; exploration left to the full check.
+    The float32 JAX port is held to `[targets.jax.tolerance]`, the drift measured."""
+    options = VerifyOptions(target=target, examples=40, episodes=12, explore_steps=0)
+    report = verify(str(TAG), str(TAG / "ports" / target), options)
     assert report.passed, report.text()
     passed = {f"{level.level}.{level.mode}" for level in report.levels if level.passed}
     assert {"l1.transition", "l2.interaction", "l2.batch", "l2.reset"} <= passed, passed
     assert {"l3.free", "l3.resync"} <= passed, passed
-    assert "l2.vector" in report.not_run  # said, not silently skipped
+    if target == "numpy":
+        assert "l2.vector" in report.not_run  # said, not silently skipped
+    else:
+        assert report.restricted_to  # entities 0.05 apart or more in L1/L2's draws, and said
 
 
 @pytest.mark.slow
@@ -127,6 +132,8 @@ def test_the_known_good_numpy_port_verifies() -> None:
     [
         ("numpy-runner-velocity-own", "adversary_0.obs[14] (agent_0.vel.x)"),
         ("numpy-capture-own-only", ".reward"),
+        # The padding's place is the port's to keep: the runner's row shifted by it.
+        ("jax-runner-padded-in-front", "agent_0.obs["),
     ],
 )
 def test_mutants_are_caught_by_agent_and_field(mutant_id: str, named: str, tmp_path: Path) -> None:
