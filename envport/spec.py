@@ -22,13 +22,15 @@ from pydantic import (
 
 from envport.errors import SpecError
 from envport.level_spec import L1Spec, L2Spec, L4Spec
+from envport.parallel_spec import ParallelSpec
 from envport.state_spec import LENGTH_SUFFIX, Bound, FieldSpec, GridSpec, StateSpec
 from envport.target_spec import ModuleSpec, TargetSpec
 from envport.tolerance import DEFAULT_ATOL, DEFAULT_RTOL, Tolerance, overridden
 from envport.variant import base_folders, fill_in
 
 # The state's declarations live in envport.state_spec, a target's in envport.target_spec,
-# the budgets of L1, L2 and L4 in envport.level_spec; importers name them from here.
+# the budgets of L1, L2 and L4 in envport.level_spec, `[parallel]` in
+# envport.parallel_spec; importers name them from here.
 __all__ = [
     "DEFAULT_ATOL",
     "DEFAULT_RTOL",
@@ -40,6 +42,7 @@ __all__ = [
     "L2Spec",
     "L4Spec",
     "ModuleSpec",
+    "ParallelSpec",
     "PortSpec",
     "SpecError",
     "StateSpec",
@@ -208,17 +211,6 @@ class GameSpec(_Strict):
     # `name(action, player) -> str`, chess's `e2e4`), so a divergence in the legal-action
     # mask reads `legal_action_mask[877 e2e4]`, not only the index.
     moves: str | None = None
-
-
-class ParallelSpec(_Strict):
-    """Agents moving at once: the reference is a PettingZoo Parallel env, seen as one env
-    whose action is the joint action and whose outputs are per agent (docs/spec.md, Agents
-    moving at once; envport.targets.simultaneous)."""
-
-    api: Literal["pettingzoo-parallel"] = "pettingzoo-parallel"
-    # The agents in the reference's `possible_agents` order: the joint action's entries, the
-    # observation's rows and the reward vector follow it, and divergences name them.
-    agents: list[str] = Field(min_length=1)
 
 
 class PortSpec(_Strict):

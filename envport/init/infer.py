@@ -138,12 +138,23 @@ def parallel_limits(name: str, env: Any) -> str:
         if len(kinds) == 1
         else "; ".join(f"{a}: actions {x}, observations {o}" for a, (x, o) in spaces.items())
     )
+    # Flat observations of different lengths are stacked padded to the longest, each
+    # length declared (docs/spec.md, Agents moving at once), as simple_tag's are.
+    shapes: list[tuple[int, ...]] = [
+        tuple(getattr(env.observation_space(agent), "shape", None) or ()) for agent in agents
+    ]
+    sizes = (
+        f" and `observation_sizes = {[int(shape[0]) for shape in shapes]}`"
+        if len(set(shapes)) > 1 and all(len(shape) == 1 for shape in shapes)
+        else ""
+    )
+    example = "examples/mpe_simple_tag" if sizes else "examples/mpe_simple_spread"
     return (
         f"{name}: a PettingZoo Parallel env (agents {', '.join(agents)}; {each}): write "
-        f"`[parallel] agents = {agents}` and a state bridge (`state.read`/`state.write`: "
+        f"`[parallel] agents = {agents}`{sizes} and a state bridge (`state.read`/`state.write`: "
         "each agent's and entity's arrays and the step counter, ending with "
         "envport.targets.simultaneous.fresh_cycle), which init cannot infer from a world of "
-        "objects, as examples/mpe_simple_spread does (docs/your-env.md, Agents moving at once)"
+        f"objects, as {example} does (docs/your-env.md, Agents moving at once)"
     )
 
 

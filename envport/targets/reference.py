@@ -161,7 +161,7 @@ class Reference:
             self.env = TurnBased(self.env, spec.game.players, spec.game.actions)
         elif spec.parallel is not None:
             # A PettingZoo Parallel env, presented as one env of joint actions.
-            self.env = Simultaneous(self.env, spec.parallel.agents)
+            self.env = Simultaneous(self.env, spec.parallel)
         state = spec.state
         self._reader = import_attr(state.read, "state.read", spec) if state.read else None
         self._writer = import_attr(state.write, "state.write", spec) if state.write else None

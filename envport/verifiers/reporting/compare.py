@@ -60,13 +60,24 @@ def obs_names(spec: PortSpec, size: int) -> list[str]:
     names = spec.observation.names
     if spec.parallel is not None:
         # Agents moving at once: every agent's observation, stacked (`agent_1.obs[4]`).
-        return simultaneous.agent_names(spec.parallel.agents, size, names)
+        return simultaneous.agent_names(spec.parallel, size, names)
     if len(names) == size:
         return [f"obs.{n}" for n in names]
     if spec.game is not None and size > spec.game.actions:
         # A game's turn record (envport.targets.turns): observation, player to move, mask.
         return record_names(size, spec.game.actions, names)
     return [f"obs[{i}]" for i in range(size)]
+
+
+def obs_columns(spec: PortSpec, size: int) -> list[tuple[int, str]]:
+    """The components of a flat observation that are compared, by index and name: all of
+    them, but for the padding of agents observing fewer components than the longest
+    (`[parallel] observation_sizes`), which neither side computes."""
+    names = obs_names(spec, size)
+    if spec.parallel is None:
+        return list(enumerate(names))
+    padded = simultaneous.padding(spec.parallel, size)
+    return [(i, name) for i, name in enumerate(names) if not padded[i]]
 
 
 def reward_names(spec: PortSpec, width: int) -> list[str]:
@@ -122,8 +133,7 @@ def _columns(
     ref_obs = expected.obs.reshape(length, -1)
     port_obs = actual.obs.reshape(length, -1)
     columns = [
-        (name, ref_obs[:, i], port_obs[:, i])
-        for i, name in enumerate(obs_names(spec, ref_obs.shape[1]))
+        (name, ref_obs[:, i], port_obs[:, i]) for i, name in obs_columns(spec, ref_obs.shape[1])
     ]
     if expected.reward.ndim == 2:
         # One reward per player: a port answering a single reward fails here by name.

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from envport.spec import PortSpec
-from envport.verifiers.reporting.compare import obs_names
+from envport.verifiers.reporting.compare import obs_columns
 from envport.verifiers.stats.joint import joint_columns
 from envport.verifiers.stats.two_sample import (
     MAX_SAMPLES,
@@ -103,9 +103,10 @@ def columns(prefix: str, values: np.ndarray | dict[str, np.ndarray], spec: PortS
     if array.ndim == 1:
         return {prefix: array}
     flat = array.reshape(len(array), -1)
-    names = obs_names(spec, flat.shape[1]) if prefix == "obs" else None
-    names = names or [f"{prefix}[{i}]" for i in range(flat.shape[1])]
-    return {name: flat[:, i] for i, name in enumerate(names)}
+    if prefix == "obs":
+        # An agent's padding (agents observing different lengths) is no sample of the env's.
+        return {name: flat[:, i] for i, name in obs_columns(spec, flat.shape[1])}
+    return {f"{prefix}[{i}]": flat[:, i] for i in range(flat.shape[1])}
 
 
 def _components(name: str, array: np.ndarray) -> dict[str, np.ndarray]:

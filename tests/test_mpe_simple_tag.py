@@ -1,0 +1,154 @@
+"""Agents observing different lengths: mpe2's simple_tag (examples/mpe_simple_tag), whose
+three adversaries observe 16 components and whose runner observes 14.
+
+The stacked observation pads the runner's row to 16 (`[parallel] observation_sizes`), the
+padding never compared; a divergence in the runner's shorter row names the runner and the
+field; a spec whose declared lengths the reference contradicts (or that declares none) is
+one line with exit 2; and (slow) the known-good NumPy and JAX ports verify and mutants are
+caught by agent and field.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from gymnasium import spaces
+
+from envport.errors import SpecError
+from envport.spec import load_spec
+from envport.targets.reference import Reference
+from envport.verifiers.reporting.compare import Steps, divergent_steps
+from envport.verifiers.selfcheck import apply_mutant, load_mutants
+from envport.verifiers.verify import VerifyOptions, verify
+
+from helpers import ROOT, divergent_fields, run_envport, user_env
+
+pytest.importorskip("mpe2")
+
+TAG = ROOT / "examples" / "mpe_simple_tag"
+AGENTS = ["adversary_0", "adversary_1", "adversary_2", "agent_0"]
+SIZES = "observation_sizes = [16, 16, 16, 14]"
+
+
+def _copy(tmp_path: Path) -> Path:
+    spec = tmp_path / "tag"
+    shutil.copytree(TAG, spec, ignore=shutil.ignore_patterns("ports", "__pycache__"))
+    return spec
+
+
+def test_the_runners_shorter_row_is_padded_with_zeros() -> None:
+    reference = Reference(load_spec(TAG))
+    assert reference.action_space == spaces.MultiDiscrete([5, 5, 5, 5])
+    start = reference.reset(0)
+    assert start.shape == (4, 16) and start.dtype == np.float32
+    state = reference.read_state()
+    # The runner's row: its own view (adversary_2 relative to it last), then zeros.
+    assert np.allclose(start[3, 12:14], state["p_pos.adversary_2"] - state["p_pos.agent_0"])
+    assert (start[3, 14:] == 0).all()
+    # An adversary's last two are the runner's velocity (zero at a reset).
+    assert (start[0, 14:] == 0).all()
+    moved = reference.step(np.asarray([0, 0, 0, 2]))  # the runner pushes +x (accel 4)
+    assert moved.obs[3, 0] == np.float32(0.4) and moved.obs[0, 14] == np.float32(0.4)
+    assert (moved.obs[3, 14:] == 0).all()
+
+
+def test_a_divergence_in_the_runners_row_is_named_and_its_padding_never_compared() -> None:
+    """A port is free in the padding (neither side computes it): garbage there is no
+    divergence, while one component of the runner's own 14 is, by agent and field."""
+    spec = load_spec(TAG)
+    want = Reference(spec).reset(0)
+    got = want.copy()
+    got[3, 14:] = 7.0  # the runner's padding
+    got[3, 13] += 0.5  # the runner's view of adversary_2, y
+    rewards = np.zeros((1, 4))
+    expected = Steps(want[None], rewards, np.zeros(1, bool), np.zeros(1, bool))
+    actual = Steps(got[None], rewards.copy(), np.zeros(1, bool), np.zeros(1, bool))
+    ((_, diffs),) = divergent_steps(spec, expected, actual, False, np.asarray([0]))
+    assert [d.field for d in diffs] == ["agent_0.obs[13] (adversary_2.y rel)"]
+    assert diffs[0].atol == 1e-6  # the agent's field takes `obs`'s tolerance
+    got[3, 13] = want[3, 13]
+    actual = Steps(got[None], rewards.copy(), np.zeros(1, bool), np.zeros(1, bool))
+    assert divergent_steps(spec, expected, actual, False, np.asarray([0])) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        # The reference made with a third obstacle: every observation 2 longer than declared.
+        (
+            "num_obstacles = 2",
+            "num_obstacles = 3",
+            "key `parallel.observation_sizes`: adversary_0's observation is [18] in the "
+            "reference, the spec says [16]",
+        ),
+        (SIZES, "", "declare each length in `[parallel]`: observation_sizes = [16, 16, 16, 14]"),
+        (SIZES, "observation_sizes = [16, 16, 14]", "3 lengths for 4 agents"),
+    ],
+)
+def test_observation_sizes_the_reference_contradicts_are_one_line(
+    old: str, new: str, said: str, tmp_path: Path
+) -> None:
+    spec = _copy(tmp_path)
+    toml = spec / "envport.toml"
+    toml.write_text(toml.read_text().replace(old, new))
+    result = run_envport("check", str(spec), env=user_env())
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+    assert said in result.stderr
+
+
+def test_per_agent_names_of_the_wrong_length_are_one_line(tmp_path: Path) -> None:
+    spec = _copy(tmp_path)
+    toml = spec / "envport.toml"
+    toml.write_text(toml.read_text().replace("'adversary_2.x rel', 'adversary_2.y rel']", "]"))
+    with pytest.raises(SpecError, match=r"`observation_names.agent_0`: 12 names for"):
+        load_spec(spec)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["numpy", "jax"])
+def test_the_known_good_ports_verify(target: str) -> None:
+    """L1 to L3, budgets cut to keep the tier's time; exploration left to the full check.
+    The float32 JAX port is held to `[targets.jax.tolerance]`, the drift measured."""
+    options = VerifyOptions(target=target, examples=40, episodes=12, explore_steps=0)
+    report = verify(str(TAG), str(TAG / "ports" / target), options)
+    assert report.passed, report.text()
+    passed = {f"{level.level}.{level.mode}" for level in report.levels if level.passed}
+    assert {"l1.transition", "l2.interaction", "l2.batch", "l2.reset"} <= passed, passed
+    assert {"l3.free", "l3.resync"} <= passed, passed
+    if target == "numpy":
+        assert "l2.vector" in report.not_run  # said, not silently skipped
+    else:
+        assert report.restricted_to  # entities 0.05 apart or more in L1/L2's draws, and said
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("mutant_id", "named"),
+    [
+        ("numpy-runner-velocity-own", "adversary_0.obs[14] (agent_0.vel.x)"),
+        ("numpy-capture-own-only", ".reward"),
+        # The padding's place is the port's to keep: the runner's row shifted by it.
+        ("jax-runner-padded-in-front", "agent_0.obs["),
+    ],
+)
+def test_mutants_are_caught_by_agent_and_field(mutant_id: str, named: str, tmp_path: Path) -> None:
+    (mutant,) = [m for m in load_mutants(TAG) if m.id == mutant_id]
+    port = apply_mutant(mutant, TAG / "ports" / mutant.target, tmp_path / mutant.id)
+    options = VerifyOptions(
+        target=mutant.target,
+        levels=("l1",),
+        shrink=False,
+        examples=40,
+        episodes=12,
+        explore_steps=0,
+        fail_fast=True,
+    )
+    report = verify(str(TAG), str(port), options)
+    assert report.error is None and not report.passed, report.text()
+    fields = divergent_fields(report)
+    assert any(named in f and f.split(".")[0] in AGENTS for f in fields), fields
