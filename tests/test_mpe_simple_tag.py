@@ -74,6 +74,34 @@ def test_a_divergence_in_the_runners_row_is_named_and_its_padding_never_compared
     assert divergent_steps(spec, expected, actual, False, np.asarray([0])) == []
 
 
+def test_the_prompt_states_the_agents_order_and_where_the_runners_row_is_padded() -> None:
+    """The layout is the port's contract, not the reference's (mpe2 answers a dict of
+    agents): a prompt without it leaves the model to guess the rows' order and which end of
+    the runner's row is padding, and a guess that pads in front shifts every component."""
+    from envport.pipeline.prompting import PromptBuilder, target_info
+    from envport.prompts.render import Prompts
+    from envport.runs.state import RunState
+
+    spec = load_spec(TAG)
+    builder = PromptBuilder(Prompts(), spec, [], target_info("jax"))
+    modules = spec.target("jax").modules
+    state = RunState(
+        run_id="r",
+        spec_source="s",
+        spec_name=spec.name,
+        target="jax",
+        model="replay:x",
+        modules=modules,
+        entry="env",
+    )
+    text = builder.context(state)
+    assert "(`possible_agents`): adversary_0, adversary_1, adversary_2, agent_0." in text
+    assert "adversary_2 16, agent_0 14. The stacked observation is [4, 16]" in text
+    assert "its own components first, at 0 up to its length, padded with zeros after" in text
+    names = spec.parallel.observation_names["agent_0"] if spec.parallel else []
+    assert f"- agent_0: {', '.join(names)}\n" in text
+
+
 @pytest.mark.parametrize(
     ("old", "new", "said"),
     [

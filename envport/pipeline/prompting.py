@@ -144,6 +144,7 @@ class PromptBuilder:
             default_tolerance=Tolerance(),
             state_fields=list(self.spec.state.fields.items()),
             observation_names=self.spec.observation.names,
+            parallel=self.spec.parallel,
             observed=self.observed,
             field_types=dict(self.observed.fields) if self.observed else {},
             descriptions=field_descriptions(self.spec, self.observed),
