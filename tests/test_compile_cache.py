@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from envport.serve import compile_cache, jail, ops
-from envport.serve.client import PortWorker, _own_writable
+from envport.serve.client import PortWorker
+from envport.serve.launch import own_writable
 from envport.spec import load_spec
 from envport.targets.bench.run import port_subject
 from envport.targets.registry import load_request
@@ -97,7 +98,7 @@ def test_the_sandbox_lets_a_port_write_only_its_own_cache(tmp_path: Path, cache:
         [sys.executable, str(script), str(own), str(sibling)],
         tmp_path / "scratch",
         readable=[script],
-        writable=_own_writable(load),
+        writable=own_writable(load),
         work_bytes=1 << 20,
     )
     subprocess.run(command, check=True, timeout=60, capture_output=True, env=user_env())

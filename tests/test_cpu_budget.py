@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from envport.errors import PortError
-from envport.serve.client import PortWorker, request_limits
+from envport.serve.client import PortWorker
+from envport.serve.launch import request_limits
 from envport.serve.sandbox import Limits
 from envport.spec import load_spec
 from envport.targets.registry import load_request

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 import subprocess
 import sys
@@ -17,13 +16,20 @@ import zmq
 from envport.errors import PortError, PortRaised
 from envport.io import profile
 from envport.io.scratch import make_scratch, remove_tree
-from envport.serve import answers, compile_cache, crate_cache, jail, toolchain
+from envport.serve import answers, crate_cache, jail, toolchain
+from envport.serve.launch import (
+    builds_rust,
+    own_paths,
+    own_writable,
+    request_limits,
+    scratch_homes,
+    with_compile_cache,
+)
 from envport.serve.ops import LoadPort, LoadReference, Op, PlayReference
 from envport.serve.output import BoundedOutput, cut
 from envport.serve.sandbox import Limits
 from envport.serve.wire import ZERO_COPY_BYTES, Request, pack, unpack_response
 from envport.serve.worker_env import reference_environment, worker_environment
-from envport.variant import spec_folders
 
 # Bytes of a worker's output kept with a failed request (a panic's message is a few lines);
 # also the most characters of its error message and of its traceback's frames.
@@ -33,69 +39,6 @@ MAX_LAST_LINE = 500
 
 # The longest Unix socket path (sizeof(sockaddr_un.sun_path) - 1).
 IPC_PATH_MAX = int(getattr(zmq, "IPC_PATH_MAX_LEN", 107) or 107)
-
-
-def scratch_homes(scratch: Path) -> dict[str, str]:
-    """Config and cache homes inside the worker's scratch, made before it starts. Libraries a
-    port imports create their folders on import (envpool makes Matplotlib's under /tmp unless
-    MPLCONFIGDIR is set), and the sandbox lets a port write only in its scratch; a variable a
-    user's shell happens to hold must not decide whether a port loads."""
-    homes = {
-        "TMPDIR": scratch,
-        "XDG_CONFIG_HOME": scratch / "config",
-        "XDG_CACHE_HOME": scratch / "cache",
-        "MPLCONFIGDIR": scratch / "config" / "matplotlib",
-    }
-    for path in homes.values():
-        path.mkdir(parents=True, exist_ok=True)
-    return {name: str(path) for name, path in homes.items()}
-
-
-def _own_paths(load: Op | None) -> list[Path]:
-    """What a worker's first request needs to read, from the fields the driver itself set:
-    a port's directory, a reference's spec and the folder of its harness files. Never a
-    scan of the request's strings: a module's contract or a plan's text may name any path
-    (`/proc/self/cwd`), and naming one must not make it visible."""
-    if isinstance(load, LoadPort):
-        # The shared build cache is read-only in every worker (`crate_cache`).
-        cache = [Path(load.build_cache)] if load.build_cache is not None else []
-        return [Path(load.port_dir), *cache]
-    if isinstance(load, LoadReference | PlayReference):
-        spec = Path(load.spec)
-        # The spec's folder and, for a variant, its bases' (envport.variant): the spec file
-        # is the driver's own, read here, never the request's text.
-        return [spec, *spec_folders(spec)]
-    return []
-
-
-def _builds_rust(load: Op | None) -> bool:
-    """Whether a worker may compile a crate: only a Rust port's sees the toolchain. (The
-    target's names as `envport.targets.names` spells them; that layer is above this one.)"""
-    if not isinstance(load, LoadPort):
-        return False
-    crate = (Path(load.port_dir) / "Cargo.toml").is_file()
-    return load.target == "rust" or (load.target == "auto" and crate)
-
-
-def _own_writable(load: Op | None) -> list[Path]:
-    """What a worker may change besides its scratch: a JAX port's own compilation cache,
-    the directory the driver keyed by that port's files (`_with_compile_cache` made it)."""
-    if not isinstance(load, LoadPort) or load.build_only or load.compile_cache is None:
-        return []
-    return [Path(load.compile_cache)]
-
-
-def _with_compile_cache(load: LoadPort) -> LoadPort:
-    """The load request with its compilation cache made and the others pruned, or without
-    one when the cache home cannot be written (a read-only home in CI): the cache only
-    saves time, and a worker told of a directory it cannot write would fail to compile."""
-    if load.compile_cache is None or load.build_only:
-        return load
-    try:
-        compile_cache.prepare(Path(load.compile_cache))
-    except OSError:
-        return dataclasses.replace(load, compile_cache=None)
-    return load
 
 
 # The program a worker runs: the process loop of `envport.serve.worker` with the answers of
@@ -121,16 +64,6 @@ def _prebuild(load: LoadPort, timeout: float, limits: Limits | None) -> None:
         crate_cache.store(builder.scratch / crate_cache.BUILT, root, load.build_key)
 
 
-def request_limits(timeout: float) -> Limits:
-    """The sandbox's default limits, with CPU seconds enough for a request that runs the
-    whole `timeout` on every core (JAX does): the wall-clock timeout, not the CPU budget,
-    is what a slow request should meet (pgx's chess at B=4096 under `bench --timeout`)."""
-    default = Limits()
-    cores = os.cpu_count() or 1
-    budget = max(default.cpu_seconds_per_request, math.ceil(timeout * cores))
-    return default.model_copy(update={"cpu_seconds_per_request": budget})
-
-
 class PortWorker:
     """One worker process hosting one port. Use as a context manager."""
 
@@ -148,7 +81,7 @@ class PortWorker:
         self.timeout = timeout
         if isinstance(load, LoadPort) and not load.build_only:
             _prebuild(load, timeout, limits)
-            load = _with_compile_cache(load)
+            load = with_compile_cache(load)
         # What the worker hosts, as errors name it: a port, or a bench anchor (the user's
         # yardstick, whose failure is not the port's).
         self.role = role
@@ -177,6 +110,10 @@ class PortWorker:
         self._next_id = 0
         self._output_mark = 0
         self._pending: int | None = None
+        self._answered = True  # whether the pending request's answer was read
+        # Requests sent and never waited for (a JAX port's warm-ups), oldest first: the
+        # worker answers them before the pending one, which they must not be charged to.
+        self._ahead: dict[int, str] = {}
         # The request awaiting an answer: what its answer must look like.
         self._pending_request: Op | None = None
         self._stopped: str | None = None
@@ -192,19 +129,20 @@ class PortWorker:
             # answer arrives as the reply to request 1.
             command += ["--load", json.dumps(load.args()), "--preload-op", load.op]
             self._next_id = self._pending = 1
+            self._answered = False
             self._pending_op = load.op
             self._pending_request = load
         scratch = self._scratch
         building = isinstance(load, LoadPort) and load.build_only
-        rust = _builds_rust(load)
+        rust = builds_rust(load)
         # A Rust port's failure waits up to a second for its panic (`_failure_detail`).
         self._rust = rust
         try:
             command = jail.command_line(
                 command,
                 scratch,
-                readable=[*_own_paths(load), *(readable or [])],
-                writable=_own_writable(load),
+                readable=[*own_paths(load), *(readable or [])],
+                writable=own_writable(load),
                 # A build worker leaves its library in `scratch` for the driver to take.
                 work_bytes=None if building else (limits or Limits()).scratch_bytes,
                 rust=rust,
@@ -248,8 +186,11 @@ class PortWorker:
             raise PortError(self._stopped)
         if self.process.poll() is not None:
             raise PortError(f"{self.role} worker died before `{op.op}`: {self._death_note()}")
+        if self._pending is not None and not self._answered:
+            self._ahead[self._pending] = self._pending_op
         self._next_id += 1
         self._pending = self._next_id
+        self._answered = False
         message = pack(op.request(self._next_id))
         # Zero-copy for big messages (L3's batches): zmq keeps the bytes until they are sent.
         # (Flags positional: pyzmq's stubs type a run-time `copy` only in that form.)
@@ -275,7 +216,15 @@ class PortWorker:
                         f"{self.role} sent a malformed answer to `{self._pending_op}`: {error}"
                     ) from None
                 if response.id != self._pending:
-                    continue  # a late answer to a request we gave up on
+                    ahead = self._ahead.pop(response.id, None)
+                    if ahead is not None:
+                        # Its wait is its own, and this request's time and output start now.
+                        profile.request(ahead, time.perf_counter() - waiting, 0, len(frame))
+                        waiting = time.perf_counter()
+                        deadline = time.monotonic() + limit
+                        self._output_mark = self._output.total
+                    continue  # else a late answer to a request we gave up on
+                self._answered = True
                 # The verifier's wait on the port, not the port's own time: what the
                 # verifier did between send and receive overlapped the port's work.
                 waited = time.perf_counter() - waiting
@@ -293,16 +242,14 @@ class PortWorker:
                     )
                 return response.result
             if self.process.poll() is not None:
-                raise PortError(
-                    f"{self.role} worker died in `{self._pending_op}`: {self._death_note()}"
-                )
+                raise PortError(f"{self.role} worker died in {self._busy()}: {self._death_note()}")
             if self._channel.poll(0):
                 self._channel_cut()
             if time.monotonic() > deadline:
                 self.kill()
                 # Later requests fail at once with the same reason instead of blocking.
                 self._stopped = (
-                    f"{self.role} did not answer `{self._pending_op}` within {limit:g} s; the "
+                    f"{self.role} did not answer {self._busy()} within {limit:g} s; the "
                     f"worker was stopped (raise --timeout if the {self.role} is just slow; "
                     f"one that never answers loops without end on what it was given)"
                 )
@@ -316,12 +263,19 @@ class PortWorker:
         except subprocess.TimeoutExpired:
             self.kill()
             self._stopped = (
-                f"{self.role}'s answer to `{self._pending_op}` was refused: over "
+                f"{self.role}'s answer to {self._busy()} was refused: over "
                 f"{self._answer_bytes} bytes, or the worker closed its channel; the worker "
                 "was stopped"
             )
             raise PortError(self._stopped) from None
-        raise PortError(f"{self.role} worker died in `{self._pending_op}`: {self._death_note()}")
+        raise PortError(f"{self.role} worker died in {self._busy()}: {self._death_note()}")
+
+    def _busy(self) -> str:
+        """The request the worker is on: the oldest sent ahead and not yet answered, else
+        the pending one."""
+        if self._ahead:
+            return f"`{next(iter(self._ahead.values()))}` (sent ahead of `{self._pending_op}`)"
+        return f"`{self._pending_op}`"
 
     @property
     def scratch(self) -> Path:

@@ -30,7 +30,7 @@ import numpy as np
 from envport.io.npz import NpzRefused, read_npz
 from envport.io.scratch import scratch
 from envport.serve import jail
-from envport.serve.client import request_limits
+from envport.serve.launch import request_limits
 from envport.serve.worker_env import worker_environment
 from envport.verifiers.context import PlainStarted, VerifyContext
 from envport.verifiers.levels.l3 import rollout as l3

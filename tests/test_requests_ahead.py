@@ -1,0 +1,61 @@
+"""A request sent ahead and never waited for (a JAX port's warm-up) is the worker's work of
+its own: the next request's timeout starts when it is answered, and a worker that dies or
+hangs in it is reported in its name, not in the name of the request after it."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from envport.errors import PortError
+from envport.serve.client import PortWorker
+from envport.serve.ops import StepBatch
+from envport.spec import load_spec
+from envport.targets.reference import Reference
+from envport.targets.registry import load_request
+
+from helpers import CARTPOLE, NUMPY_PORT, plant_code
+
+
+def _batch(size: int) -> StepBatch:
+    reference = Reference(load_spec(CARTPOLE))
+    reference.reset(0)
+    state = reference.read_state()
+    states = {k: np.stack([np.asarray(v)] * size) for k, v in state.items()}
+    return StepBatch(states=states, actions=np.zeros(size, dtype=np.int64))
+
+
+def _worker(tmp_path: Path, seconds: float, timeout: float) -> PortWorker:
+    """A CartPole port that takes `seconds` to step a batch of 7 envs or of 5 (any other
+    size at once), in a worker whose requests time out after `timeout` s."""
+    port = tmp_path / "numpy"
+    shutil.copytree(NUMPY_PORT, port, ignore=shutil.ignore_patterns("__pycache__"))
+    slow = f"if self.num_envs in (5, 7):\n    import time\n    time.sleep({seconds})"
+    plant_code(port, slow, "step")
+    worker = PortWorker(timeout=timeout, load=load_request(load_spec(CARTPOLE), port, "numpy"))
+    worker.receive(timeout=300)
+    return worker
+
+
+def test_the_next_requests_timeout_starts_when_the_one_sent_ahead_is_answered(
+    tmp_path: Path,
+) -> None:
+    # Each request takes 6 s, within the 9 s timeout. Charged from its own send, the
+    # second waited 12 s: it timed out and the worker was stopped.
+    with _worker(tmp_path, seconds=6, timeout=9) as worker:
+        worker.send(_batch(7))
+        answer = worker.request(_batch(5))
+    assert answer["obs"].shape[0] == 5
+
+
+def test_a_worker_stuck_in_a_request_sent_ahead_is_reported_in_its_name(
+    tmp_path: Path,
+) -> None:
+    with _worker(tmp_path, seconds=600, timeout=2) as worker:
+        worker.send(_batch(7))
+        with pytest.raises(PortError) as error:
+            worker.request(_batch(1))
+    assert "did not answer `step_batch` (sent ahead of `step_batch`) within 2 s" in str(error.value)
