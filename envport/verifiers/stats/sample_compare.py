@@ -124,6 +124,10 @@ def _numeric(values: np.ndarray) -> np.ndarray:
 
 
 def classify(reference: np.ndarray) -> str:
+    # One pass for the common case, no sort: most of an image observation's components
+    # never vary within a condition (Seaquest's 1,000 bits, 17 samples of 12,648 each).
+    if reference.size and reference.dtype.kind in "biuf" and reference.min() == reference.max():
+        return "constant"
     values = np.unique(reference)
     if len(values) == 1:
         return "constant"
@@ -181,13 +185,15 @@ def compare(
     shift: float,
     power: float,
     exact_constants: bool = True,
+    kind: str | None = None,
 ) -> Verdict:
     """One component: `alpha` is this component's share of the family's. A component the
     reference never varies compares exactly, or (`exact_constants` False: a few hundred
     draws of a conditional outcome, where a rare value may just not have come up) by the
-    exceedance count of port draws off the reference's one value."""
+    exceedance count of port draws off the reference's one value. `kind`: the reference's
+    `classify`, when the caller has it."""
     reference, port = (_numeric(np.asarray(v).reshape(-1)) for v in (reference, port))
-    kind = classify(reference)
+    kind = kind or classify(reference)
     verdict = Verdict(
         name, kind, True, "exact", alpha, reference=summary(reference), port=summary(port)
     )
@@ -257,7 +263,17 @@ def compare_all(
             verdicts.append(Verdict(name, kinds[name], False, "present", alpha, problem="missing"))
             continue
         verdicts.append(
-            compare(spec, name, values, port[name], alpha / tested, shift, power, exact_constants)
+            compare(
+                spec,
+                name,
+                values,
+                port[name],
+                alpha / tested,
+                shift,
+                power,
+                exact_constants,
+                kinds[name],
+            )
         )
     return verdicts
 
