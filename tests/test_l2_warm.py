@@ -61,3 +61,14 @@ def test_no_l2_warm_up_for_a_port_that_tells_which_states_it_holds(tmp_path: Pat
     reference = Reference(spec)
     with started_worker(CARTPOLE, port, "jax") as worker:
         assert not warm_l2(spec, reference, worker, "jax", SEED, None)
+
+
+def test_a_can_hold_that_raises_is_left_to_the_machine_to_report(tmp_path: Path) -> None:
+    port = tmp_path / "jax"
+    shutil.copytree(JAX_PORT, port, ignore=shutil.ignore_patterns("__pycache__"))
+    env = port / "env.py"
+    env.write_text(env.read_text() + "\n\ndef can_hold(ref_state):\n    raise ValueError('no')\n")
+    spec = load_spec(CARTPOLE)
+    reference = Reference(spec)
+    with started_worker(CARTPOLE, port, "jax") as worker:
+        assert not warm_l2(spec, reference, worker, "jax", SEED, None)

@@ -24,6 +24,7 @@ import copy
 
 import numpy as np
 
+from envport.errors import PortError
 from envport.serve.client import PortWorker
 from envport.serve.ops import Requester, SessionLoad, SessionStep
 from envport.spec import PortSpec
@@ -50,7 +51,10 @@ def warm_l2(
         return False
     reference.reset(seed)
     start = reference.read_state()
-    if held_rows(worker, {k: np.asarray(v)[None] for k, v in start.items()}) is not None:
+    try:
+        if held_rows(worker, {k: np.asarray(v)[None] for k, v in start.items()}) is not None:
+            return False
+    except PortError:  # a `can_hold` that raises: the machine meets it and reports it
         return False
     try:
         batch = batch_inputs(reference, seed, max(spec.levels.l2.batch), outside)
