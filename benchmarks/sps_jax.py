@@ -58,6 +58,7 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "texas_holdem": (),
     # JaxMARL has no anchor class: its bridge port (the one `envport verify` judges) is timed.
     "mpe_simple_spread": ("bridge:examples/mpe_simple_spread/ports/jaxmarl",),
+    "mpe_simple_tag": ("bridge:examples/mpe_simple_tag/ports/jaxmarl",),
 }
 # The two-player games: README's table of them, every batch size beside pgx.
 GAMES = ("connect_four", "chess", "leduc_holdem", "texas_holdem")
