@@ -72,7 +72,7 @@ def main() -> int:
     ]
     report = new_report(str(EXAMPLE), options)
     report.rows += reference_rows(spec, options)
-    report.rows += worker_rows(spec, [*ports, anchor_subject(ANCHOR)], options)
+    report.rows += worker_rows(spec, [*ports, anchor_subject(spec, ANCHOR)], options)
 
     out = console()
     out.print(table(report))

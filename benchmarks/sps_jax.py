@@ -7,19 +7,22 @@
 For each example, one `envport bench` run: the reference here (one env, and a SyncVectorEnv
 of 32 where the reference is a Gymnasium env), the JAX port and its anchors (the published
 JAX implementations of the same env: gymnax, xminigrid for MiniGrid, pgx and gymnax for
-MinAtar; none where PyPI has none) each in a worker, taking turns at every batch size, so
-the port / fastest anchor ratio of a row is measured in one run. Prints each table, then the speed
-table of docs/commands.md ("envport bench") as Markdown, and writes
-benchmarks/results/sps_jax.json (a run of some examples keeps the others' last results, and
-the tables show every example's last run), then README's MinAtar and two-player tables: every
-batch size, one column per anchor kind. An example whose bench fails is reported and skipped.
-Ratios are reported, not asserted: the machines this runs on are shared and noisy.
+MinAtar, JaxMARL for MPE through the example's bridge port; none where PyPI has none) each
+in a worker, taking turns at every batch size, so the port / fastest anchor ratio of a row
+is measured in one run. Prints each table, then the speed table of docs/commands.md
+("envport bench") as Markdown, and writes benchmarks/results/sps_jax.json (a run of some
+examples keeps the others' last results, and the tables show every example's last run),
+then README's MinAtar, two-player and MPE tables: every batch size, one column per anchor
+kind (a bridge's column named by its directory). An example whose bench fails is reported
+and skipped. Ratios are reported, not asserted: the machines this runs on are shared and
+noisy.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 from pathlib import Path
 
 from envport.errors import EnvportError
@@ -53,9 +56,20 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     "leduc_holdem": ("pgx:leduc_holdem",),
     # pgx has no Texas hold'em (nor has gymnax): its row's anchor columns read "-".
     "texas_holdem": (),
+    # JaxMARL has no anchor class: its bridge port (the one `envport verify` judges) is timed.
+    "mpe_simple_spread": ("bridge:examples/mpe_simple_spread/ports/jaxmarl",),
+    "mpe_simple_tag": ("bridge:examples/mpe_simple_tag/ports/jaxmarl",),
 }
 # The two-player games: README's table of them, every batch size beside pgx.
 GAMES = ("connect_four", "chess", "leduc_holdem", "texas_holdem")
+# Agents moving at once: README's MPE table beside JaxMARL.
+PARALLEL = ("mpe_simple_spread", "mpe_simple_tag")
+
+
+def column(anchor: str) -> str:
+    """An anchor's column: its kind (`pgx`), or a bridge's directory (`jaxmarl`)."""
+    kind, _, rest = anchor.partition(":")
+    return Path(rest).name if kind == "bridge" else kind
 
 
 def ratios(report: BenchReport, anchors: tuple[str, ...]) -> dict[str, float | str | None]:
@@ -100,7 +114,7 @@ def by_batch(results: dict[str, dict], names: list[str]) -> str:
     """README's tables for the MinAtar games and the two-player games: every batch size,
     one column per anchor kind (pgx, gymnax), the port over each."""
     chosen = {n: r for n, r in results.items() if n in names}
-    kinds = sorted({a.split(":")[0] for r in chosen.values() for a in r["anchors"]})
+    kinds = sorted({column(a) for r in chosen.values() for a in r["anchors"]})
     head = ["example", "B", "reference, 1 env", "JAX port", *kinds, "port / reference"]
     lines = ["| " + " | ".join(head + [f"port / {k}" for k in kinds]) + " |"]
     lines.append("|" + "---|" * (len(head) + len(kinds)))
@@ -111,7 +125,7 @@ def by_batch(results: dict[str, dict], names: list[str]) -> str:
             port = report.find("jax port", batch)
             if port is None:
                 continue
-            found_rows = {a.split(":")[0]: report.find(a, batch) for a in found["anchors"]}
+            found_rows = {column(a): report.find(a, batch) for a in found["anchors"]}
             by_kind = {k: row.sps for k, row in found_rows.items() if row is not None}
             speeds = [human(by_kind[k]) if k in by_kind else "-" for k in kinds]
             over = [ratio(port.sps / by_kind[k]) if k in by_kind else "-" for k in kinds]
@@ -133,6 +147,8 @@ def main() -> int:
         help="seconds a worker may take for one timed run (pgx's chess at B=4096: minutes)",
     )
     args = parser.parse_args()
+    # Bridge anchors are named by their directory from the repository's root.
+    os.chdir(ROOT)
     names = [name.strip() for name in args.examples.split(",") if name.strip()]
     unknown = [name for name in names if name not in ANCHORS]
     if unknown:
@@ -169,7 +185,13 @@ def main() -> int:
     out.print(markdown(results), markup=False)
     minatar = [n for n, found in results.items() if len(found["anchors"]) > 1]
     games = [n for n in results if n in GAMES]
-    for title, chosen in (("MinAtar", minatar), ("two-player games", games)):
+    parallel = [n for n in results if n in PARALLEL]
+    tables = (
+        ("MinAtar", minatar),
+        ("two-player games", games),
+        ("agents moving at once", parallel),
+    )
+    for title, chosen in tables:
         if chosen:
             out.print(f"\n{title}: every batch size, each anchor:\n")
             out.print(by_batch(results, chosen), markup=False)

@@ -108,9 +108,28 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
     code, _, err = _bench("--port", str(NUMPY_PORT), "--batch-sizes", "32,0")
     _one_line(code, err, 2, "--batch-sizes")
     code, _, err = _bench("--port", str(NUMPY_PORT), "--anchor", "brax:ant", *QUICK)
-    _one_line(code, err, 2, "expected gymnax:EnvId, xminigrid:EnvId or pgx:EnvId")
+    _one_line(code, err, 2, "expected gymnax:EnvId, xminigrid:EnvId, pgx:EnvId or bridge:")
     code, _, err = _bench("--port", str(tmp_path / "absent"))
     _one_line(code, err, 2, "no such port directory")
+    code, _, err = _bench("--port", str(NUMPY_PORT), "--anchor", f"bridge:{tmp_path}/absent")
+    _one_line(code, err, 2, f"--anchor bridge:{tmp_path}/absent: no such port directory")
+
+
+def test_a_bridge_port_is_timed_as_an_anchor(tmp_path: Path) -> None:
+    """A third-party package with no anchor class (JaxMARL) is timed by its bridge, a port
+    directory in envport's contract: `--anchor bridge:DIR` loads it in a worker of its own
+    under its own target (here gymnax's CartPole bridge, JAX, beside the NumPy port) and
+    names its rows by the anchor. Refused as an unknown anchor form before bridges were."""
+    results = tmp_path / "sps.json"
+    bridge = f"bridge:{CARTPOLE / 'ports' / 'gymnax'}"
+    code, out, err = _bench(
+        "--port", str(NUMPY_PORT), "--batch-sizes", "8", "--anchor", bridge,
+        "--json", str(results), *QUICK,
+    )  # fmt: skip
+    assert code == 0, out + err
+    rows = {row["name"]: row for row in json.loads(results.read_text())["rows"]}
+    assert rows[bridge]["kind"] == "anchor" and rows[bridge]["backend"] == "jax"
+    assert rows[bridge]["sps"] > 0 and rows["numpy port"]["backend"] == "numpy"
 
 
 def test_a_broken_port_fails_the_bench(tmp_path: Path) -> None:

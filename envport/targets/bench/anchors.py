@@ -19,9 +19,15 @@ from typing import Any
 from envport.targets.loader import ContractError
 
 ANCHORS = ("gymnax", "xminigrid", "pgx")
+# A bridge (a port directory wrapping a third-party env in envport's port contract, such as
+# examples/mpe_simple_spread/ports/jaxmarl) is timed as an anchor named `bridge:DIR`: it is
+# loaded as a port of the spec's target in a worker of its own, so a package with no anchor
+# class here (JaxMARL) is timed by the bridge that verifies it, through the same loop.
+BRIDGE = "bridge"
 ANCHOR_USAGE = (
-    "expected gymnax:EnvId, xminigrid:EnvId or pgx:EnvId (e.g. gymnax:CartPole-v1, "
-    "pgx:minatar-breakout)"
+    "expected gymnax:EnvId, xminigrid:EnvId, pgx:EnvId or bridge:PORT_DIR (e.g. "
+    "gymnax:CartPole-v1, pgx:minatar-breakout, "
+    "bridge:examples/mpe_simple_spread/ports/jaxmarl)"
 )
 
 
@@ -136,6 +142,12 @@ def anchor_kind(name: str) -> str | None:
     """The anchor's kind (`gymnax`, `xminigrid`, `pgx`), or None when `name` is not `kind:EnvId`."""
     kind, _, env_id = name.partition(":")
     return kind if kind in ANCHORS and env_id else None
+
+
+def bridge_dir(name: str) -> str | None:
+    """The port directory of a `bridge:DIR` anchor, or None for any other name."""
+    kind, _, directory = name.partition(":")
+    return directory if kind == BRIDGE and directory else None
 
 
 def foreign_anchor(name: str, reference: str) -> str | None:

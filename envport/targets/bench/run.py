@@ -23,7 +23,7 @@ from envport.errors import EnvportError, PortError
 from envport.serve.client import PortWorker
 from envport.serve.ops import Bench, LoadPort
 from envport.spec import PortSpec, load_spec, spec_path
-from envport.targets.bench.anchors import ANCHOR_USAGE, anchor_kind
+from envport.targets.bench.anchors import ANCHOR_USAGE, anchor_kind, bridge_dir
 from envport.targets.bench.measure import best_of
 from envport.targets.bench.report import BenchReport, BenchRow, machine
 from envport.targets.reference import Reference, make_env
@@ -56,11 +56,13 @@ class BenchOptions:
 
 @dataclass
 class Subject:
-    """One implementation timed in a worker: a port (its load request) or an anchor."""
+    """One implementation timed in a worker: a port (its load request) or an anchor (by
+    name, or a bridge: a load request and the anchor's name)."""
 
     kind: str  # "port" or "anchor"
     load: LoadPort | None = None
     anchor: str | None = None
+    bridge: str | None = None
 
 
 def port_subject(spec: PortSpec, port_arg: str, target: str) -> Subject:
@@ -73,7 +75,18 @@ def port_subject(spec: PortSpec, port_arg: str, target: str) -> Subject:
     return Subject(kind="port", load=load)
 
 
-def anchor_subject(name: str) -> Subject:
+def anchor_subject(spec: PortSpec, name: str) -> Subject:
+    directory = bridge_dir(name)
+    if directory is not None:
+        if not Path(directory).is_dir():
+            raise EnvportError(
+                f"--anchor {name}: no such port directory; name the bridge's directory "
+                "(bridge:examples/<example>/ports/<package>)"
+            )
+        # The bridge's target is its own directory's (a JAX bridge beside a NumPy port), and
+        # uncached as the port is, so the compile columns compare.
+        load = dataclasses.replace(load_request(spec, Path(directory)), compile_cache=None)
+        return Subject(kind="anchor", load=load, bridge=name)
     if anchor_kind(name) is None:
         raise EnvportError(f"--anchor {name!r}: {ANCHOR_USAGE}")
     return Subject(kind="anchor", anchor=name)
@@ -284,6 +297,12 @@ def _row(
 def _label(subject: Subject, worker: PortWorker) -> tuple[str, str]:
     if subject.anchor is not None:
         return subject.anchor, subject.anchor.partition(":")[0]
+    if subject.bridge is not None:
+        try:
+            backend = worker.receive()["backend"]
+        except PortError as error:
+            raise EnvportError(f"--anchor {subject.bridge}: {error}") from None
+        return subject.bridge, backend
     backend = worker.receive()["backend"]  # the load answer: a broken port stops here
     return f"{backend} port", backend
 
@@ -309,9 +328,9 @@ def _bench(
             )
         )
     except PortError as error:
-        if subject.anchor is not None:
+        if subject.kind == "anchor":
             # The anchor is the user's choice of yardstick, not the thing being checked.
-            raise EnvportError(f"--anchor {subject.anchor}: {error}") from None
+            raise EnvportError(f"--anchor {subject.anchor or subject.bridge}: {error}") from None
         raise
 
 
@@ -342,7 +361,7 @@ def run_bench(
     spec = load_spec(spec_arg)
     subjects = [port_subject(spec, port_arg, target)]
     for name in dict.fromkeys(anchors):  # each named once, in the order given
-        subjects.append(anchor_subject(name))
+        subjects.append(anchor_subject(spec, name))
     report = new_report(spec_arg, options)
     # The reference first, while no worker is busy importing.
     started = time.perf_counter()
