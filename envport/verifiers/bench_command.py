@@ -59,8 +59,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--anchor",
         action="append",
         default=[],
-        help="a published JAX implementation to compare: gymnax:EnvId, xminigrid:EnvId or "
-        "pgx:EnvId; repeat it to time several in one run",
+        help="a published JAX implementation to compare: gymnax:EnvId, xminigrid:EnvId, "
+        "pgx:EnvId, or bridge:DIR (a third-party env through the bridge port that verifies "
+        "it, e.g. JaxMARL's); repeat it to time several in one run",
     )
     p.add_argument("--steps", type=_positive, default=1000, help="steps per env in a timed run")
     p.add_argument("--repeats", type=_positive, default=3, help="timed runs; the best counts")
