@@ -149,7 +149,8 @@ def test_the_known_good_ports_verify(target: str) -> None:
     assert {"l1.transition", "l2.interaction", "l2.batch", "l2.reset"} <= passed, passed
     assert {"l3.free", "l3.resync"} <= passed, passed
     if target == "numpy":
-        assert "l2.vector" in report.not_run  # said, not silently skipped
+        # The VectorEnv's autoreset and partial resets, a reward per agent.
+        assert "l2.vector" in passed and not report.not_run, report.not_run
     else:
         assert report.restricted_to  # entities 0.05 apart or more in L1/L2's draws, and said
 
@@ -180,3 +181,21 @@ def test_mutants_are_caught_by_agent_and_field(mutant_id: str, named: str, tmp_p
     assert report.error is None and not report.passed, report.text()
     fields = divergent_fields(report)
     assert any(named in f and f.split(".")[0] in AGENTS for f in fields), fields
+
+
+@pytest.mark.slow
+def test_an_autoreset_that_keeps_the_last_rewards_is_held_by_l2_vector(tmp_path: Path) -> None:
+    # The step after an env's episode ends resets it with reward 0 for every agent
+    # (Gymnasium's next-step autoreset); this port hands back the rewards of the world it
+    # stepped before resetting. Only l2.vector steps a VectorEnv past an episode's end.
+    port = tmp_path / "numpy"
+    shutil.copytree(TAG / "ports" / "numpy", port, ignore=shutil.ignore_patterns("__pycache__"))
+    env = port / "env.py"
+    source = env.read_text()
+    assert source.count("            reward[done_before] = 0.0\n") == 1
+    env.write_text(source.replace("            reward[done_before] = 0.0\n", ""))
+    options = VerifyOptions(target="numpy", levels=("l2",), shrink=False, examples=10)
+    report = verify(str(TAG), str(port), options)
+    failed = {f"{level.level}.{level.mode}" for level in report.levels if not level.passed}
+    assert failed == {"l2.vector"}, report.text()
+    assert "reward" in report.text()

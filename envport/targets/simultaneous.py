@@ -111,6 +111,9 @@ class Simultaneous:
         # Read by the reference's harness (a bridge reaches the world through it).
         self.unwrapped = parallel.unwrapped
         self.spec = None  # no Gymnasium registration, so no time limit of Gymnasium's
+        # What Gymnasium's SyncVectorEnv reads of an env (l2.vector's reference).
+        self.metadata: dict[str, Any] = dict(getattr(parallel, "metadata", {}) or {})
+        self.render_mode = None
 
     # ---- the env interface the levels drive ----
 

@@ -210,13 +210,6 @@ class L2UserPaths(Check):
         # (envport.targets.game_port): checking it would judge envport, not the port.
         if not target(ctx.backend or "").vector_env or ctx.spec.game is not None:
             pass
-        elif ctx.spec.parallel is not None:
-            # Gymnasium's SyncVectorEnv, the vector check's reference, holds one reward per
-            # env; agents moving at once have one each. Said, not silently skipped.
-            ctx.report.not_run["l2.vector"] = (
-                "agents moving at once have a reward per agent, which Gymnasium's "
-                "SyncVectorEnv (the vector check's reference) cannot hold"
-            )
         else:
             found.append(vector_check.check_vector(ctx.spec, ctx.worker, sample, seed, line))
         return _replayed(found, replay)

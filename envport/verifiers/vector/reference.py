@@ -30,6 +30,8 @@ class VectorReference:
             [_returning(ref.env) for ref in self.refs],
             autoreset_mode=AutoresetMode.NEXT_STEP,
         )
+        if spec.parallel is not None:
+            _reward_per_agent(self.vec, len(spec.parallel.agents))
         # Envs whose episode ended at the last step: Gymnasium resets them at the next.
         self.pending = np.zeros(count, dtype=bool)
         self._noise: list[np.ndarray | None] = [None] * count
@@ -83,6 +85,19 @@ class VectorReference:
     def write(self, index: int, state: State) -> None:
         ref = self.refs[index]
         ref.write_state({**ref.read_state(), **state})
+
+
+def _reward_per_agent(vec: SyncVectorEnv, agents: int) -> None:
+    """Agents moving at once have a reward each: SyncVectorEnv's buffer of one reward per
+    env becomes [B, agents]. Its step writes each env's reward as a row and its autoreset
+    sets the row to 0, so Gymnasium still decides every reset and what it returns."""
+    rewards = getattr(vec, "_rewards", None)
+    if not isinstance(rewards, np.ndarray) or rewards.shape != (vec.num_envs,):
+        raise RuntimeError(
+            "this Gymnasium's SyncVectorEnv keeps its rewards in another form: l2.vector "
+            "cannot hold a reward per agent with it (pin gymnasium 1.3)"
+        )
+    vec._rewards = np.zeros((vec.num_envs, agents), dtype=np.float64)
 
 
 def _batched(obs: Any) -> np.ndarray:
