@@ -50,25 +50,22 @@ def test_no_l2_warm_up_where_nothing_compiles() -> None:
         assert not warm_l2(spec, reference, worker, "numpy", SEED, None)
 
 
+def _warmed_with_can_hold(tmp_path: Path, body: str) -> bool:
+    """warm_l2 on a copy of the CartPole JAX port given `def can_hold(ref_state): body`."""
+    port = tmp_path / "jax"
+    shutil.copytree(JAX_PORT, port, ignore=shutil.ignore_patterns("__pycache__"))
+    env = port / "env.py"
+    env.write_text(env.read_text() + f"\n\ndef can_hold(ref_state):\n    {body}\n")
+    spec = load_spec(CARTPOLE)
+    with started_worker(CARTPOLE, port, "jax") as worker:
+        return warm_l2(spec, Reference(spec), worker, "jax", SEED, None)
+
+
 def test_no_l2_warm_up_for_a_port_that_tells_which_states_it_holds(tmp_path: Path) -> None:
     # The machine asks such a port about each state it loads while it draws: its first
     # question would wait behind the compiles, and the drawing with it.
-    port = tmp_path / "jax"
-    shutil.copytree(JAX_PORT, port, ignore=shutil.ignore_patterns("__pycache__"))
-    env = port / "env.py"
-    env.write_text(env.read_text() + "\n\ndef can_hold(ref_state):\n    return True\n")
-    spec = load_spec(CARTPOLE)
-    reference = Reference(spec)
-    with started_worker(CARTPOLE, port, "jax") as worker:
-        assert not warm_l2(spec, reference, worker, "jax", SEED, None)
+    assert not _warmed_with_can_hold(tmp_path, "return True")
 
 
 def test_a_can_hold_that_raises_is_left_to_the_machine_to_report(tmp_path: Path) -> None:
-    port = tmp_path / "jax"
-    shutil.copytree(JAX_PORT, port, ignore=shutil.ignore_patterns("__pycache__"))
-    env = port / "env.py"
-    env.write_text(env.read_text() + "\n\ndef can_hold(ref_state):\n    raise ValueError('no')\n")
-    spec = load_spec(CARTPOLE)
-    reference = Reference(spec)
-    with started_worker(CARTPOLE, port, "jax") as worker:
-        assert not warm_l2(spec, reference, worker, "jax", SEED, None)
+    assert not _warmed_with_can_hold(tmp_path, "raise ValueError('no')")
