@@ -113,6 +113,10 @@ def test_usage_errors_are_one_line(tmp_path: Path) -> None:
     _one_line(code, err, 2, "no such port directory")
     code, _, err = _bench("--port", str(NUMPY_PORT), "--anchor", f"bridge:{tmp_path}/absent")
     _one_line(code, err, 2, f"--anchor bridge:{tmp_path}/absent: no such port directory")
+    # A bridge of another example would load with this spec and time another env.
+    other = ROOT / "examples" / "taxi" / "ports" / "numpy"
+    code, _, err = _bench("--port", str(NUMPY_PORT), "--anchor", f"bridge:{other}")
+    _one_line(code, err, 2, "not a bridge of this spec")
 
 
 def test_a_bridge_port_is_timed_as_an_anchor(tmp_path: Path) -> None:

@@ -199,3 +199,29 @@ def test_an_autoreset_that_keeps_the_last_rewards_is_held_by_l2_vector(tmp_path:
     failed = {f"{level.level}.{level.mode}" for level in report.levels if not level.passed}
     assert failed == {"l2.vector"}, report.text()
     assert "reward" in report.text()
+
+
+@pytest.mark.slow
+def test_what_a_port_leaves_in_the_padding_is_never_compared_by_l2_vector(
+    tmp_path: Path,
+) -> None:
+    # The runner's last two components are padding: neither side computes them. This port
+    # leaves fresh noise there at every call, so whole-row comparisons (a partial reset's
+    # untouched envs, a seeded reset done twice) would see it; l2.reset and l2.vector must
+    # not. (l2.state_api, run in the worker, still does: left, see the closing note.)
+    port = tmp_path / "numpy"
+    shutil.copytree(TAG / "ports" / "numpy", port, ignore=shutil.ignore_patterns("__pycache__"))
+    env = port / "env.py"
+    source = env.read_text()
+    plain = "        return observations(self.pos, self.vel, self.obstacles)\n"
+    assert source.count(plain) == 1
+    noisy = (
+        "        obs = observations(self.pos, self.vel, self.obstacles)\n"
+        "        obs[:, -1, 14:] = np.random.default_rng().normal(size=(len(obs), 2))\n"
+        "        return obs\n"
+    )
+    env.write_text(source.replace(plain, noisy))
+    options = VerifyOptions(target="numpy", levels=("l2",), shrink=False, examples=10)
+    report = verify(str(TAG), str(port), options)
+    passed = {f"{level.level}.{level.mode}" for level in report.levels if level.passed}
+    assert {"l2.reset", "l2.vector"} <= passed, report.text()

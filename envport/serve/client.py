@@ -211,9 +211,15 @@ class PortWorker:
                     frame = self._socket.recv()
                     response = unpack_response(frame, self._answer_values)
                 except ValueError as error:
-                    # The worker runs untrusted code: a forged frame is its failure.
+                    # The worker runs untrusted code: a forged frame is its failure, and the
+                    # answer it stood for is the oldest request's, sent ahead or this one.
+                    doing = self._busy()
+                    if self._ahead:
+                        self._ahead.pop(next(iter(self._ahead)))
+                    else:
+                        self._answered = True
                     raise PortError(
-                        f"{self.role} sent a malformed answer to `{self._pending_op}`: {error}"
+                        f"{self.role} sent a malformed answer to {doing}: {error}"
                     ) from None
                 if response.id != self._pending:
                     ahead = self._ahead.pop(response.id, None)

@@ -83,6 +83,14 @@ def anchor_subject(spec: PortSpec, name: str) -> Subject:
                 f"--anchor {name}: no such port directory; name the bridge's directory "
                 "(bridge:examples/<example>/ports/<package>)"
             )
+        # A bridge verifies one env against this spec's reference: one of another example
+        # would be loaded with the wrong spec and time another env.
+        where = Path(directory).resolve()
+        if spec.folders and not any(where.is_relative_to(f.resolve()) for f in spec.folders):
+            raise EnvportError(
+                f"--anchor {name}: not a bridge of this spec (its directory is outside "
+                f"{spec.folders[0]}); name a port directory of this example"
+            )
         # The bridge's target is its own directory's (a JAX bridge beside a NumPy port), and
         # uncached as the port is, so the compile columns compare.
         load = dataclasses.replace(load_request(spec, Path(directory)), compile_cache=None)

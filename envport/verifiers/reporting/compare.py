@@ -80,6 +80,22 @@ def obs_columns(spec: PortSpec, size: int) -> list[tuple[int, str]]:
     return [(i, name) for i, name in enumerate(names) if not padded[i]]
 
 
+def unpadded(spec: PortSpec, obs: np.ndarray) -> np.ndarray:
+    """A batch of observations `[B, ...]` with the padding of agents observing fewer
+    components (`obs_columns`) set to 0: what a port leaves there (NaN, an unset buffer)
+    is not its observation, so comparisons of whole rows must not see it."""
+    obs = np.asarray(obs)
+    if spec.parallel is None or spec.parallel.observation_sizes is None or obs.ndim < 2:
+        return obs
+    flat = obs.reshape(len(obs), -1)
+    padded = simultaneous.padding(spec.parallel, flat.shape[1])
+    if not padded.any():
+        return obs
+    flat = flat.copy()
+    flat[:, padded] = 0
+    return flat.reshape(obs.shape)
+
+
 def reward_names(spec: PortSpec, width: int) -> list[str]:
     """A game's reward columns by player (`rewards[player_1]`), agents' by agent
     (`agent_1.reward`); one reward is `reward`."""

@@ -13,7 +13,12 @@ from envport.serve import ops
 from envport.spec import PortSpec
 from envport.structure import canonical
 from envport.verifiers.draws.policies import plan_actions
-from envport.verifiers.reporting.compare import Steps, contract_problems, divergent_steps
+from envport.verifiers.reporting.compare import (
+    Steps,
+    contract_problems,
+    divergent_steps,
+    unpadded,
+)
 from envport.verifiers.reporting.divergence import FieldDiff
 from envport.verifiers.reporting.states import field_diffs, stack_states
 from envport.verifiers.stats.reset_sample import DrawSupport
@@ -132,7 +137,9 @@ class VectorRun:
             # Gymnasium returns, for an env not reset, the observation it last returned (the
             # port's own: an env reset at the last step has the port's reset, not the
             # reference's, which the reference only followed in state).
-            diffs = _row_diffs(self.spec, self.last_obs[env], obs[env], "obs")
+            # (The padding of agents observing fewer components is not compared.)
+            before, after = (unpadded(self.spec, o[env : env + 1])[0] for o in (self.last_obs, obs))
+            diffs = _row_diffs(self.spec, before, after, "obs")
             if diffs:
                 raise Mismatch(
                     step, int(env), "a partial reset changed an env outside its mask", diffs

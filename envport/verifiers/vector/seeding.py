@@ -36,6 +36,7 @@ from envport.serve import ops
 from envport.spec import PortSpec, StateSpec
 from envport.structure import canonical
 from envport.verifiers.draws.policies import plan_actions
+from envport.verifiers.reporting.compare import unpadded
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff
 from envport.verifiers.reporting.states import stack_states
 from envport.verifiers.vector.differences import differences as _differences
@@ -60,9 +61,13 @@ class Trace:
     # The answers from the seeded partial reset up to the seeded full reset.
     after_partial: range = range(0)
     state_spec: StateSpec | None = None
+    # For the padding of agents observing fewer components, which is not compared.
+    spec: PortSpec | None = None
 
     def add(self, call: str, answer: dict[str, Any], envs: np.ndarray | None = None) -> None:
         kept = {k: np.asarray(answer[k]) for k in OUTPUTS if k in answer}
+        if "obs" in kept and self.spec is not None:
+            kept["obs"] = unpadded(self.spec, kept["obs"])
         state = answer.get("state")
         if state is not None:
             # Items past a list's length are not state (docs/structured-state.md).
@@ -95,7 +100,7 @@ class SeedingRun:
                 for i in range(BATCH)
             ]
         )
-        self.trace = Trace(state_spec=spec.state)
+        self.trace = Trace(state_spec=spec.state, spec=spec)
         self.t = 0
 
     def play(self, history_seed: int) -> Trace:
@@ -234,7 +239,7 @@ def _seed_matters(spec: PortSpec, worker: Any, seed: int, replay: str) -> list[D
     if np.array_equal(reference[0], reference[1], equal_nan=True):
         return []  # a deterministic reset: the seed decides nothing
     worker.request(ops.VectorOpen(num_envs=BATCH))
-    port = [np.asarray(worker.request(ops.VectorReset(seed=s))["obs"]) for s in seeds]
+    port = [unpadded(spec, worker.request(ops.VectorReset(seed=s))["obs"]) for s in seeds]
     if not np.array_equal(port[0], port[1], equal_nan=True):
         return []
     return [

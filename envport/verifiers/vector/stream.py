@@ -10,6 +10,7 @@ import numpy as np
 
 from envport.serve import ops
 from envport.spec import PortSpec
+from envport.verifiers.reporting.compare import unpadded
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff
 from envport.verifiers.vector.differences import differences, divergence, show
 from envport.verifiers.vector.reference import BATCH, ReferenceVector
@@ -28,7 +29,9 @@ UNSEEDED_RESETS = 16
 MOVED_ON_SHARE = 0.75
 
 
-def _stream(target: Any, seed: int, masked: bool) -> list[dict[str, np.ndarray]] | None:
+def _stream(
+    spec: PortSpec, target: Any, seed: int, masked: bool
+) -> list[dict[str, np.ndarray]] | None:
     """A seeded reset, then unseeded resets that must continue its generator: full resets, or
     partial resets of every env (None where the target has no partial reset)."""
     opened = target.request(ops.VectorOpen(num_envs=BATCH))
@@ -40,7 +43,7 @@ def _stream(target: Any, seed: int, masked: bool) -> list[dict[str, np.ndarray]]
     played = []
     for op in calls:
         answer = target.request(op)
-        outputs = {"obs": np.asarray(answer["obs"])}
+        outputs = {"obs": unpadded(spec, answer["obs"])}
         if answer.get("state") is not None:
             outputs |= {f"state.{k}": np.asarray(v) for k, v in answer["state"].items()}
         played.append(outputs)
@@ -63,10 +66,10 @@ def resets_continue_the_stream(
         (False, "reset() without a seed"),
         (True, "reset(options=reset_mask) of every env without a seed"),
     ):
-        port = _stream(worker, stream_seed, masked)
+        port = _stream(spec, worker, stream_seed, masked)
         if port is None:
             continue
-        reference = _stream(ReferenceVector(spec), stream_seed, masked)
+        reference = _stream(spec, ReferenceVector(spec), stream_seed, masked)
         assert reference is not None  # the reference's SyncVectorEnv takes a reset_mask
         ref_moved = [
             not np.array_equal(out["obs"], reference[0]["obs"], equal_nan=True)

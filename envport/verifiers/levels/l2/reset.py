@@ -24,7 +24,7 @@ import numpy as np
 from envport.gaps import Gap, GapKind
 from envport.serve.ops import ResetSamples
 from envport.spec import PortSpec
-from envport.verifiers.reporting.compare import contract_problems
+from envport.verifiers.reporting.compare import contract_problems, unpadded
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.stats import sample_compare
 from envport.verifiers.stats.reset_sample import ALPHA, POWER, SHIFT, ResetSample
@@ -75,7 +75,9 @@ def check_reset(
                 )
             )
     if "again" in answer:
-        _seeding(level, sample, port_obs, np.asarray(answer["again"]), verdicts, replay)
+        # (The padding of agents observing fewer components is not the port's observation.)
+        again = unpadded(spec, np.asarray(answer["again"]))
+        _seeding(level, sample, unpadded(spec, port_obs), again, verdicts, replay)
     level.passed = not level.divergences
     level.diverged_episodes = len(level.divergences)
     constant = sum(v.kind == "constant" for v in verdicts)
