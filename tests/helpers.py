@@ -248,3 +248,22 @@ def chess_leaves(env: Any, bridge: Any = None) -> dict[str, Any]:
     positions[: len(rows)] = rows
     leaves = {name: np.asarray(value, dtype=np.int64) for name, value in state.items()}
     return {**leaves, "positions": positions, "positions.length": np.int64(len(rows))}
+
+
+def assert_known_good_parallel_port_verifies(example: Path, target: str) -> None:
+    """An MPE example's known-good port, L1 to L3 at budgets cut to keep the slow tier's
+    time (exploration left to the full check). A NumPy port's VectorEnv is held by
+    l2.vector too (a reward per agent); a float32 JAX port's draws are restricted to its
+    declared domain (entities 0.05 apart or more), and the report says so."""
+    from envport.verifiers.verify import VerifyOptions, verify
+
+    options = VerifyOptions(target=target, examples=40, episodes=12, explore_steps=0)
+    report = verify(str(example), str(example / "ports" / target), options)
+    assert report.passed, report.text()
+    passed = {f"{level.level}.{level.mode}" for level in report.levels if level.passed}
+    assert {"l1.transition", "l2.interaction", "l2.batch", "l2.reset"} <= passed, passed
+    assert {"l3.free", "l3.resync"} <= passed, passed
+    if target == "numpy":
+        assert "l2.vector" in passed and not report.not_run, report.not_run
+    else:
+        assert report.restricted_to

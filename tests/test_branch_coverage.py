@@ -12,7 +12,7 @@ from envport.spec import load_spec
 from envport.targets import rule_trace
 from envport.targets.reference import Reference
 from envport.verifiers.coverage.branches import Measure, analyse
-from envport.verifiers.coverage.cells import cell_of
+from envport.verifiers.coverage.cells import CellKeys
 from envport.verifiers.explore import Search
 from envport.verifiers.options import L3Options
 
@@ -155,10 +155,10 @@ def test_cells_count_what_a_collection_holds(tmp_path: Path) -> None:
     full = {"bricks": np.ones(12, dtype=np.int64), "lives": np.array(3)}
     one = {"bricks": np.eye(12, dtype=np.int64)[4], "lives": np.array(3)}
     moved = {"bricks": np.eye(12, dtype=np.int64)[7], "lives": np.array(3)}
-    spec = reference.spec
-    assert cell_of(spec, one, None) == cell_of(spec, moved, None)
-    assert cell_of(spec, one, None) != cell_of(spec, full, None)
-    assert cell_of(spec, one, None)[0] == (1,)  # the level: what the collection holds
+    cells = CellKeys(reference.spec, None)
+    assert cells(one) == cells(moved)
+    assert cells(one) != cells(full)
+    assert cells(one)[0] == (1,)  # the level: what the collection holds
 
 
 def test_a_grid_drawn_for_the_report_still_counts_what_it_holds() -> None:
@@ -173,7 +173,7 @@ def test_a_grid_drawn_for_the_report_still_counts_what_it_holds() -> None:
     elsewhere[1:4, 5] = 1
     rows = elsewhere.copy()
     rows[1:4, :] = 1
-    level = [cell_of(spec, {"brick_map": b}, None)[0] for b in (first_column, elsewhere, rows)]
+    level = [CellKeys(spec, None)({"brick_map": b})[0] for b in (first_column, elsewhere, rows)]
     assert level == [(3,), (3,), (30,)]
 
 

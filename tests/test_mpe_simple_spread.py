@@ -25,7 +25,7 @@ from envport.verifiers.reporting.compare import Steps, divergent_steps
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
-from helpers import ROOT, divergent_fields, run_envport
+from helpers import ROOT, assert_known_good_parallel_port_verifies, divergent_fields, run_envport
 
 pytest.importorskip("mpe2")
 
@@ -171,20 +171,9 @@ def test_mutant_edits_apply_exactly_once(tmp_path: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["numpy", "jax"])
 def test_the_known_good_ports_verify(target: str) -> None:
-    """L1 to L3, budgets cut to keep the tier's time; exploration left to the full check.
-    The float32 JAX port, judged by the spec's bit-identical bounds, fails at once (p_pos
-    within 1e-12); `[targets.jax.tolerance]` holds it to the float32 drift measured."""
-    options = VerifyOptions(target=target, examples=40, episodes=12, explore_steps=0)
-    report = verify(str(SPREAD), str(SPREAD / "ports" / target), options)
-    assert report.passed, report.text()
-    passed = {f"{level.level}.{level.mode}" for level in report.levels if level.passed}
-    assert {"l1.transition", "l2.interaction", "l2.batch", "l2.reset"} <= passed, passed
-    assert {"l3.free", "l3.resync"} <= passed, passed
-    if target == "numpy":
-        # The VectorEnv's autoreset and partial resets, a reward per agent.
-        assert "l2.vector" in passed and not report.not_run, report.not_run
-    else:
-        assert report.restricted_to  # agents 0.05 apart or more in L1/L2's draws, and said
+    """The float32 JAX port, judged by the spec's bit-identical bounds, fails at once
+    (p_pos within 1e-12); `[targets.jax.tolerance]` holds it to the float32 drift measured."""
+    assert_known_good_parallel_port_verifies(SPREAD, target)
 
 
 def test_bench_checks_the_jax_port_within_its_targets_tolerances() -> None:

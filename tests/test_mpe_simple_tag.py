@@ -24,7 +24,13 @@ from envport.verifiers.reporting.compare import Steps, divergent_steps
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
-from helpers import ROOT, divergent_fields, run_envport, user_env
+from helpers import (
+    ROOT,
+    assert_known_good_parallel_port_verifies,
+    divergent_fields,
+    run_envport,
+    user_env,
+)
 
 pytest.importorskip("mpe2")
 
@@ -140,19 +146,8 @@ def test_per_agent_names_of_the_wrong_length_are_one_line(tmp_path: Path) -> Non
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["numpy", "jax"])
 def test_the_known_good_ports_verify(target: str) -> None:
-    """L1 to L3, budgets cut to keep the tier's time; exploration left to the full check.
-    The float32 JAX port is held to `[targets.jax.tolerance]`, the drift measured."""
-    options = VerifyOptions(target=target, examples=40, episodes=12, explore_steps=0)
-    report = verify(str(TAG), str(TAG / "ports" / target), options)
-    assert report.passed, report.text()
-    passed = {f"{level.level}.{level.mode}" for level in report.levels if level.passed}
-    assert {"l1.transition", "l2.interaction", "l2.batch", "l2.reset"} <= passed, passed
-    assert {"l3.free", "l3.resync"} <= passed, passed
-    if target == "numpy":
-        # The VectorEnv's autoreset and partial resets, a reward per agent.
-        assert "l2.vector" in passed and not report.not_run, report.not_run
-    else:
-        assert report.restricted_to  # entities 0.05 apart or more in L1/L2's draws, and said
+    """The float32 JAX port is held to `[targets.jax.tolerance]`, the drift measured."""
+    assert_known_good_parallel_port_verifies(TAG, target)
 
 
 @pytest.mark.slow

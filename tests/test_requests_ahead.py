@@ -40,12 +40,14 @@ def _worker(tmp_path: Path, seconds: float, timeout: float) -> PortWorker:
     return worker
 
 
+@pytest.mark.slow  # two requests of 8 s each
 def test_the_next_requests_timeout_starts_when_the_one_sent_ahead_is_answered(
     tmp_path: Path,
 ) -> None:
-    # Each request takes 6 s, within the 9 s timeout. Charged from its own send, the
-    # second waited 12 s: it timed out and the worker was stopped.
-    with _worker(tmp_path, seconds=6, timeout=9) as worker:
+    # Each request takes 8 s, within the 12 s timeout (4 s to spare for a loaded machine's
+    # step). Charged from its own send, the second waited 16 s: it timed out and the
+    # worker was stopped.
+    with _worker(tmp_path, seconds=8, timeout=12) as worker:
         worker.send(_batch(7))
         answer = worker.request(_batch(5))
     assert answer["obs"].shape[0] == 5

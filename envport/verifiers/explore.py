@@ -4,7 +4,7 @@ port there.
 L1 draws states independently and L3 plays from resets, so a rule that lives deep in play
 (Breakout refills the board when its last brick goes) is reached by neither. The reference
 can load states, so it explores (after Go-Explore): an archive of reached states keyed by a
-coarse cell of the state's declared structure (`cell_of`, coverage/cells.py: its level,
+coarse cell of the state's declared structure (`CellKeys`, coverage/cells.py: its level,
 what each collection or grid holds and the step counter by eighths of the time limit; its
 place, where each small field's components lie), each cell keeping the state reached with
 the highest return. Each round picks a level (rarely picked ones, those whose rollouts found

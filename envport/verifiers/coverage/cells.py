@@ -23,18 +23,15 @@ EXACT = 16
 SMALL = 8
 
 
-def cell_of(spec: PortSpec, state: State, limit: int | None) -> tuple[Any, Any]:
+class CellKeys:
     """The coarse cell of a state, in two parts: its level (what each collection or grid
     holds, how far through the time limit it is) and where each small field's components lie
     in a few buckets of their bounds. Picks go level first: a board with fewer bricks left
-    is a new level, and every level gets its turn however many positions it has."""
-    return CellKeys(spec, limit)(state)
+    is a new level, and every level gets its turn however many positions it has.
 
-
-class CellKeys:
-    """`cell_of` for one spec, each field's bounds read once: l3.explore keys every state
-    it reaches (20,000 in Seaquest), and reading a small field's per-component bounds
-    afresh for each state was most of the search's own time."""
+    One per spec, each field's bounds read once: l3.explore keys every state it reaches
+    (20,000 in Seaquest), and reading a small field's per-component bounds afresh for each
+    state was most of the search's own time."""
 
     def __init__(self, spec: PortSpec, limit: int | None) -> None:
         self.spec, self.limit = spec, limit
