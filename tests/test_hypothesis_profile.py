@@ -71,3 +71,29 @@ def test_a_runs_failing_checks_share_one_shrinking_budget() -> None:
     with shrink_time_limit(15):
         assert engine.MAX_SHRINKING_SECONDS == 15
     assert outside == engine.MAX_SHRINKING_SECONDS
+
+
+def test_a_failing_check_is_not_run_again_to_explain_its_shrunk_example() -> None:
+    """Hypothesis's explain phase runs a failing test again on variations of its shrunk
+    example, to mark the parts that do not matter; a divergence report never shows that,
+    and every such run steps the reference and the port. After the minimal example is found,
+    the only runs left are its replays."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from envport.verifiers.draws.hypo import hypothesis_settings
+
+    seen: list[tuple[int, int]] = []
+
+    @hypothesis_settings(200)
+    @given(st.integers(0, 1000), st.integers(0, 1000))
+    def check(x: int, y: int) -> None:
+        seen.append((x, y))
+        assert x <= 10
+
+    with pytest.raises(AssertionError):
+        check()
+    # Shrinking only makes an example smaller: once (11, 0) is found, a run with x = 11 and
+    # another y is the explain phase varying the part that does not matter.
+    after = seen[seen.index((11, 0)) :]
+    assert [(x, y) for x, y in after if x == 11 and y != 0] == []
