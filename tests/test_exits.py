@@ -72,9 +72,13 @@ def test_the_command_lines_process_collects_young_objects_in_large_batches() -> 
     assert done.returncode == 0, done.stderr
     threshold, wanted = done.stdout.split()[-2:]
     assert int(threshold) == int(wanted) > 700
-    before = gc.get_threshold()
     from envport.cli import main
 
-    with pytest.raises(SystemExit):
-        main(["--help"])
-    assert gc.get_threshold() == before
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(1234, 10, 10)
+        with pytest.raises(SystemExit):
+            main(["--help"])
+        assert gc.get_threshold() == (1234, 10, 10)
+    finally:
+        gc.set_threshold(*before)
