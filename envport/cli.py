@@ -7,7 +7,6 @@ spec) or 1 (the port failed); no traceback reaches the terminal.
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import sys
@@ -19,17 +18,13 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from envport.verifiers.verify import VerifyOptions
 
-from envport import interrupts
+from envport import heap, interrupts
 from envport.errors import EXIT_DIVERGED, EXIT_OK, EXIT_USAGE
 from envport.exits import finish, leave
 from envport.gaps import add_strict_option
 from envport.io.inert import say
 from envport.scale.cluster import add_executor_options
 from envport.targets.registry import AUTO, TARGET_CHOICES
-
-# Allocations between collections of young objects in envport's own process (Python's
-# default: 700).
-GC_YOUNG_THRESHOLD = 50_000
 
 # What `envport --help` says the tool is (this module's docstring is about the module).
 DESCRIPTION = (
@@ -333,11 +328,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # pulls in pytest: a quarter second). envport's strategies draw no third-party type
         # and run no trio scheduler, so its own process loads none (a user's setting wins).
         os.environ.setdefault("HYPOTHESIS_NO_PLUGINS", "1")
-        # A verify allocates millions of short-lived objects (Hypothesis's choices, states,
-        # frames): at the default threshold of 700 the collector ran 3,400 times in pgx
-        # Seaquest's L1 and L2 and scanned the whole heap 15 times, 4.7 s of 20 s of CPU.
-        # Collecting every 50,000 allocations left 1.1 s, for 6% more peak memory.
-        gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)
+        heap.collect_in_batches()
     words = list(sys.argv[1:] if argv is None else argv)
     code = finish(lambda: _run(words), words, own_signals=argv is None)
     # In its own process the command line ends the process; a caller's in-process call

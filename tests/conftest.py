@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import shutil
 from collections.abc import Generator
@@ -11,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-from envport.cli import GC_YOUNG_THRESHOLD
+from envport.heap import collect_in_batches
 from envport.verifiers.draws.hypo import draws_independent_of_the_process
 
 from helpers import NUMPY_PORT
@@ -25,9 +24,9 @@ settings.register_profile("envport-tests", deadline=None, suppress_health_check=
 settings.load_profile("envport-tests")
 
 # The suite runs verifies in its own processes (a mutant's, a check's): they collect young
-# objects as envport's command line does (envport/cli.py), not at Python's default, which
+# objects as envport's own processes do (envport/heap.py), not at Python's default, which
 # spent a quarter of a Seaquest verify's CPU in the collector.
-gc.set_threshold(GC_YOUNG_THRESHOLD, 10, 10)
+collect_in_batches()
 
 
 @pytest.fixture

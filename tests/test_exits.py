@@ -56,8 +56,9 @@ def test_the_command_lines_process_collects_young_objects_in_large_batches() -> 
     probe = textwrap.dedent(
         """
         import atexit, gc, sys
-        from envport.cli import GC_YOUNG_THRESHOLD, main
-        atexit.register(lambda: print(gc.get_threshold()[0], GC_YOUNG_THRESHOLD))
+        from envport.cli import main
+        from envport.heap import YOUNG_THRESHOLD
+        atexit.register(lambda: print(gc.get_threshold()[0], YOUNG_THRESHOLD))
         sys.argv = ["envport", "--help"]
         main()
         """

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from envport import heap
 from envport.serve import compile_cache, ops, sandbox
 from envport.serve.wire import Request
 from envport.serve.worker import PORT_PACKAGE, run_worker
@@ -256,6 +257,7 @@ def _able(port: Any, capability: type, op: ops.Op, lacking: str) -> Any:
 
 
 def main() -> None:
+    heap.collect_in_batches()
     run_worker(Host)
 
 
