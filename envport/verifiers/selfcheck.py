@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from envport import heap
 from envport.io.scratch import scratch as scratch_dir
 from envport.io.tree import copy_tree, named
 from envport.spec import load_spec
@@ -189,7 +190,9 @@ def run_selfcheck(
         return [check_mutant(example, mutant, options) for mutant in mutants]
     # spawn, not fork: the parent may hold ZMQ sockets and JAX threads.
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
+    with ProcessPoolExecutor(
+        max_workers=processes, mp_context=context, initializer=heap.collect_in_batches
+    ) as pool:
         return list(pool.map(check_mutant, repeat(example), mutants, repeat(options)))
 
 
