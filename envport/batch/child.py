@@ -72,7 +72,10 @@ def main() -> None:
     # From the first moment, as `python -m envport` does: the batch's SIGINT may come while
     # this process is still loading envport, and it must end with 130 all the same.
     interrupts.install(repeat=True)
+    from envport import heap
     from envport.exits import finish, leave
+
+    heap.collect_in_batches()
     from envport.pipeline.command import command_words, run
 
     words: list[str] = []  # filled once the options are read, for a message about them
