@@ -11,6 +11,9 @@ NumPy damps after adding the force. The fast tests read the sessions; the slow o
 from __future__ import annotations
 
 import json
+import math
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -24,9 +27,18 @@ from helpers import ROOT, check_failures, translated_offline, with_budgets
 pytest.importorskip("mpe2")
 
 # (example, target, the module the slip is in, the divergence that names it: agent and field)
+# Each session's slip, and the field its divergence names with what the slip makes of the
+# reference's value (the example itself is Hypothesis's shrinking's, which a loaded machine
+# cuts short: 1.75 -> 1.3125 once, 3 -> 2.25 under load).
 SESSIONS = [
-    ("mpe_simple_tag", "jax", "scenario", "agent_0.obs[3] (pos.y): expected -4.5, got 0"),
-    ("mpe_simple_spread", "numpy", "physics", "agent_0.obs[1] (vel.y): expected 1.75, got 1.3125"),
+    ("mpe_simple_tag", "jax", "scenario", "agent_0.obs[3] (pos.y)", lambda want, got: got == 0),
+    (
+        "mpe_simple_spread",
+        "numpy",
+        "physics",
+        "agent_0.obs[1] (vel.y)",
+        lambda want, got: want != 0 and math.isclose(got, 0.75 * want, rel_tol=1e-6),
+    ),
 ]
 IDS = [f"{example}-{target}" for example, target, *_ in SESSIONS]
 # Far below the examples' own: the first drawn state of L1 names each slip, and L2 and L3
@@ -50,9 +62,9 @@ def _generated(session: Path, modules: list[str], tmp_path: Path) -> dict[str, s
     return files
 
 
-@pytest.mark.parametrize("example, target, slipped, named", SESSIONS, ids=IDS)
+@pytest.mark.parametrize("example, target, slipped, named, slip", SESSIONS, ids=IDS)
 def test_the_session_is_labelled_and_its_repair_ends_on_the_known_good_port(
-    example: str, target: str, slipped: str, named: str, tmp_path: Path
+    example: str, target: str, slipped: str, named: str, slip: Callable, tmp_path: Path
 ) -> None:
     """Every answer is hand-written; the generate answers follow the spec's modules in order;
     exactly the slipped module differs from the known-good port before the repair, and the
@@ -72,9 +84,9 @@ def test_the_session_is_labelled_and_its_repair_ends_on_the_known_good_port(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("example, target, slipped, named", SESSIONS, ids=IDS)
+@pytest.mark.parametrize("example, target, slipped, named, slip", SESSIONS, ids=IDS)
 def test_the_mpe_session_translates_offline_with_one_repair(
-    example: str, target: str, slipped: str, named: str, tmp_path: Path
+    example: str, target: str, slipped: str, named: str, slip: Callable, tmp_path: Path
 ) -> None:
     """The real pipeline on the session: verified at the end, one repair, the divergence that
     asked for it names the planned agent and field, the files the known-good port's."""
@@ -86,7 +98,8 @@ def test_the_mpe_session_translates_offline_with_one_repair(
     assert repairs == [{"phase": "repair", "module": "env", "iteration": 1}], asked
     failed = check_failures(run)
     assert failed and all("module env" in f for f in failed), failed
-    assert named in failed[0], failed[0]
+    found = re.search(re.escape(named) + r": expected (\S+), got (\S+)", failed[0])
+    assert found and slip(float(found[1]), float(found[2])), failed[0]
     good = ROOT / "examples" / example / "ports" / target
     for module in _modules(example, target):
         assert (run / "port" / f"{module}.py").read_text() == (good / f"{module}.py").read_text()
