@@ -19,6 +19,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -150,6 +151,35 @@ def spread(rng: random.Random, count: int, start: float, end: float) -> list[flo
     return moments
 
 
+class Moments:
+    """The moments to signal at: `spread` over [start, end], where `end` is how long one
+    uninterrupted session took, until half of `count` signals have landed in a session.
+    A session that ends before its moment says the machine now runs faster than when `end`
+    was measured (the load fell, or a resume had less left to do): the moments still to
+    come shrink toward `start` by a quarter, and once the slices are spent more are drawn
+    from the shrunk window, up to `3 * count` sessions. With fixed moments a loaded
+    machine's slow first session left only 9 of 20 signals landing."""
+
+    def __init__(self, rng: random.Random, count: int, start: float, end: float) -> None:
+        self.rng, self.count, self.start, self.end = rng, count, start, end
+        self.planned = spread(rng, count, start, end)
+        self.scale = 1.0
+        self.landed = 0
+        self.sessions = 0
+
+    def __iter__(self) -> Iterator[float]:
+        while self.sessions < 3 * self.count and (self.planned or self.landed < self.count // 2):
+            base = self.planned.pop() if self.planned else self.rng.uniform(self.start, self.end)
+            self.sessions += 1
+            yield self.start + (base - self.start) * self.scale
+
+    def ended_first(self) -> None:
+        self.scale *= 0.75
+
+    def signal_landed(self) -> None:
+        self.landed += 1
+
+
 def assert_clean_stop(session: Session, what: str) -> None:
     both = session.stdout + session.stderr
     # The end of stderr first: pytest shortens long messages from the bottom.
@@ -259,8 +289,7 @@ def test_sigint_at_moments_spread_over_a_translate_then_resume_verifies(tmp_path
     expected = repairs(uninterrupted)
     assert expected, "the session's first env module needs a repair"
 
-    rng = random.Random(SEED)
-    moments = spread(rng, MOMENTS, EARLIEST_S, duration)
+    moments = Moments(random.Random(SEED), MOMENTS, EARLIEST_S, duration)
     run: Path | None = None
     finished: list[Path] = []
     stopped = 0
@@ -277,8 +306,10 @@ def test_sigint_at_moments_spread_over_a_translate_then_resume_verifies(tmp_path
             assert status(run) == "verified"
             finished.append(run)
             run = None
+            moments.ended_first()
             continue
         stopped += 1
+        moments.signal_landed()
         assert_clean_stop(session, what)
         made = runs_in(out) if run is None else [run]
         if not made:  # stopped before the run existed: nothing half-made is left
@@ -391,10 +422,10 @@ def test_sigint_at_moments_spread_over_a_batch_then_running_it_again_verifies(
     expected = set().union(*(repairs(run) for run in batch_runs(reference).values()))
     assert expected, "the session's first env module needs a repair"
 
-    rng = random.Random(SEED + 1)
+    moments = Moments(random.Random(SEED + 1), MOMENTS, EARLIEST_S, duration)
     batches = [batch_file(tmp_path / "chain-0", spec, ONE)]
     stopped = 0
-    for number, moment in enumerate(spread(rng, MOMENTS, EARLIEST_S, duration)):
+    for number, moment in enumerate(moments):
         path = batches[-1]
         session = interrupt_at(["batch", str(path)], moment)
         what = f"SIGINT {number} at {moment:.2f} s of a batch"
@@ -402,8 +433,10 @@ def test_sigint_at_moments_spread_over_a_batch_then_running_it_again_verifies(
             assert session.code == 0, f"{what}: exit {session.code}\n{session.stdout[-3000:]}"
             assert session.after_signal_s < LEAVING_S, f"{what}: ran on after the signal"
             batches.append(batch_file(tmp_path / f"chain-{len(batches)}", spec, ONE))
+            moments.ended_first()
             continue
         stopped += 1
+        moments.signal_landed()
         assert_clean_stop(session, what)
         # Every run the batch stopped is interrupted: not stopped, killed or failed.
         statuses = batch_statuses(path)
