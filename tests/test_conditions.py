@@ -90,3 +90,29 @@ def _env_at(measure: ConditionMeasure, x: int, y: int) -> Any:
     env = namespace["Env"]()
     env.place(x, y)
     return env
+
+
+def test_the_measure_stops_once_its_copies_have_made_its_share_of_objects(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A reference carrying a large table (Gymnasium's Taxi: 3,500 lists a copy) is copied
+    before every measured step: the measure counts the objects its copies made and stops at
+    its budget, counted in objects, so a loaded machine measures the same steps."""
+    from envport.verifiers.coverage import conditions
+
+    monkeypatch.setattr(conditions, "COPIED", 10_000)
+    file = tmp_path / "toy_env.py"
+    file.write_text(SOURCE)
+    namespace: dict[str, Any] = {}
+    exec(compile(SOURCE, str(file), "exec"), namespace)
+    measure = ConditionMeasure.of([str(file)])
+    assert measure is not None
+    env = namespace["Env"]()
+    env.table = [[index] for index in range(999)]  # 1,000 objects a copy, with the env's
+    for action in range(50):
+        measure.twin(env, lambda e, a: e.step(a), action)
+    assert measure.measured == 10
+    measure.restart()  # l3.explore's own share
+    for action in range(50):
+        measure.twin(env, lambda e, a: e.step(a), action)
+    assert measure.measured == 20
