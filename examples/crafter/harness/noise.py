@@ -85,9 +85,9 @@ def noise_from_draws(draws, before, action, env):
         raise ValueError(f"{len(sites)} sites logged for {len(draws)} draws")
     for draw in draws[len(sites) :]:
         if draw.method != "uniform" or tuple(draw.args[:2]) != RENDER:
-            raise ValueError(f"a draw after the game's is not the render's: {draw.method}{draw.args}")
+            raise ValueError(f"a draw after the game's is not the render's: {draw.method}")
     used = {}
-    for draw, site in zip(draws, sites):
+    for draw, site in zip(draws, sites, strict=False):
         row = _row(site)
         at = used.get(row, 0)
         if at >= WIDTH[site[0]]:

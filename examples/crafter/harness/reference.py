@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import collections
 import types
-from typing import Any
+from typing import Any, ClassVar
 
 import crafter
 import gymnasium
@@ -136,7 +136,8 @@ class _Game(crafter.Env):
     def _balance_object(self, chunk, objs, cls, *rest):  # type: ignore[no-untyped-def]
         world = self._world
         inner = world.random
-        world.random = _Sited(inner, world.draw_sites, ("balance", chunk_index(chunk), BALANCED[cls]))
+        site = ("balance", chunk_index(chunk), BALANCED[cls])
+        world.random = _Sited(inner, world.draw_sites, site)
         try:
             super()._balance_object(chunk, objs, cls, *rest)
         finally:
@@ -144,7 +145,7 @@ class _Game(crafter.Env):
 
 
 class CrafterEnv(gymnasium.Env):
-    metadata: dict[str, Any] = {"render_modes": []}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
     def __init__(self, **kwargs: Any) -> None:
         self.game = _Game(**kwargs)
@@ -168,7 +169,7 @@ class CrafterEnv(gymnasium.Env):
         world.draw_sites.clear()
         world.site_of = _sites_of(self.game)
         try:
-            _, reward, done, info = self.game.step(int(action))
+            _, reward, done, _ = self.game.step(int(action))
         finally:
             world.site_of = {}
         dead = self.game._player.health <= 0
