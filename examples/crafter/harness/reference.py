@@ -21,6 +21,9 @@ changes what it does:
   the victim of a despawn; here a chunk's set iterates in the world's list order. The
   victim stays uniform among the chunk's creatures of the kind, as in Crafter.
 
+A reset to a (seed, episode) met before writes back the world Crafter made for it (the
+generator takes about a second a world), with the generator's state after it.
+
 The state (`read_state`/`write_state`): the material map, the player, the objects as one
 list per kind, each record starting with `order`, its place among the world's objects
 (Crafter updates them in that one list's order, across kinds), the chunk keys in the
@@ -144,6 +147,13 @@ class _Game(crafter.Env):
             world.random = inner
 
 
+# Crafter's generator takes about a second a world here, and most checks reset to the same
+# few seeds (each L1 example starts from one): a world is a function of (seed, episode)
+# alone, so the worlds made are kept and written back, with the generator's state after.
+WORLDS_KEPT = 64
+_WORLDS: dict[tuple, tuple] = {}
+
+
 class CrafterEnv(gymnasium.Env):
     metadata: ClassVar[dict[str, Any]] = {"render_modes": []}
 
@@ -155,10 +165,24 @@ class CrafterEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):  # type: ignore[override]
         super().reset(seed=seed)
+        game = self.game
         if seed is not None:
             # Crafter seeds episode e's world with hash((seed, e)): a seeded reset starts over.
-            self.game._seed, self.game._episode = int(seed), 0
-        self.game.reset()
+            game._seed, game._episode = int(seed), 0
+        key = (game._seed, game._episode + 1)
+        made = _WORLDS.get(key)
+        if made is None:
+            game.reset()
+            _WORLDS[key] = (read_state(self), game._world.random.get_state())
+            while len(_WORLDS) > WORLDS_KEPT:
+                del _WORLDS[next(iter(_WORLDS))]
+        else:
+            # The world Crafter made for this seed and episode before, as it left it.
+            game._episode += 1
+            game._world.reset(seed=0)
+            game._player = objects.Player(game._world, (AREA // 2, AREA // 2))
+            write_state(self, made[0])
+            game._world.random.set_state(made[1])
         return self.observe(), {}
 
     def step(self, action: Any):  # type: ignore[override]
