@@ -4,7 +4,7 @@
 Random play almost never holds wood by a table (about one state in a thousand of its
 short episodes): envport plays every action from each of these states, and every action
 after each (`depth = 2`), and the port is put through every one of those steps (L1's
-`reached`). Each is the world of `reset(seed=0)` with the player's surroundings and
+`reached`). Each is the world the reference was reset to with the player's surroundings and
 inventory laid out by hand (the start area is grass, with no object within 3 cells):
 
 - workshop: a table and a furnace within reach, a tree ahead, stone, iron and water
@@ -19,6 +19,7 @@ inventory laid out by hand (the start area is grass, with no object within 3 cel
 
 from __future__ import annotations
 
+import copy
 import sys
 from collections.abc import Iterator
 from typing import Any
@@ -81,10 +82,12 @@ LAYOUTS = (_workshop, _one_short, _no_furnace, _larder)
 
 
 def positions(env: Any) -> Iterator[None]:
+    """Each layout over the world the reference was reset to. No reset here: a reset makes
+    a new generator, and the recorder wraps the one the reference's own reset left."""
     bridge = _bridge(env)
+    start = bridge.read_state(env)
     for layout in LAYOUTS:
-        env.reset(seed=0)
-        state = bridge.read_state(env)
+        state = copy.deepcopy(start)
         layout(state)
         bridge.write_state(env, state)
         yield

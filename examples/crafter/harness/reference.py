@@ -8,9 +8,10 @@ reached alive). The observation is the semantic view the agent's image shows, as
 material's id (1 water .. 12 furnace) or the id of the object standing there (13 player,
 14 cow, 15 zombie, 16 skeleton, 17 arrow, 18 plant; Crafter's `SemanticView` numbering),
 0 off the map; then the 16 inventory counts in data.yaml's order. Pixels are not compared.
+An action outside Discrete(17) is refused (Crafter would read -1 as Python's last index).
 
-Three things make the reference's draws declarable (harness/noise.py), none of which
-changes what it does:
+Three things make the reference's draws declarable (harness/noise.py); the first two
+change nothing it does, the third fixes what Crafter leaves to memory addresses:
 - Crafter's objects each keep the world's generator as `self.random`, taken when they are
   made; the recorder replaces `world.random` after a reset and between L1's examples, so
   `Object.random` is made to read `world.random` at each draw.
@@ -49,9 +50,6 @@ VIEW = (9, 7)
 MATERIALS = list(constants.materials)
 ITEMS = list(constants.items)
 ACHIEVEMENTS = list(constants.achievements)
-# Crafter's SemanticView: object ids follow the 12 materials (and 0, no material).
-OBJECT_IDS = {objects.Player: 13, objects.Cow: 14, objects.Zombie: 15}
-OBJECT_IDS.update({objects.Skeleton: 16, objects.Arrow: 17, objects.Plant: 18})
 # Each kind's list and the record after `order, x, y`.
 KINDS = {
     "zombies": (objects.Zombie, ("health", "cooldown")),
