@@ -1,0 +1,138 @@
+"""The Crafter example's reference side: the state bridge (map, player, objects as one list
+per kind with their place in the world's list, chunk keys in Crafter's order) and the
+declared randomness (each step's draws as one row per drawing site, harness/noise.py).
+
+Both are checked on states from real play: a state written back and stepped must step as
+the original did, and the noise a step is mapped to must be enough to replay that step.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+
+from envport.spec import load_spec
+from envport.targets.reference import Reference
+
+from helpers import ROOT
+
+pytest.importorskip("crafter")
+
+CRAFTER = ROOT / "examples" / "crafter"
+STEPS = 60
+
+
+def _world(reference: Reference):
+    return reference.env.unwrapped.game._world
+
+
+def _generator(reference: Reference) -> np.random.RandomState:
+    current = _world(reference).random
+    return getattr(current, "inner", current)
+
+
+def _assert_same(a: dict, b: dict, where: str) -> None:
+    for name in a:
+        assert np.array_equal(a[name], b[name]), f"{where}: {name} differs"
+
+
+def _played(reference: Reference, seed: int):
+    """(state, action) along an episode of random play from reset(seed), its clock moved
+    to dusk halfway, so the night's render draws come into the steps too."""
+    rng = np.random.default_rng(seed)
+    reference.reset(seed)
+    for t in range(STEPS):
+        if t == STEPS // 2:
+            state = reference.read_state()
+            state["step"] = np.int64(205)
+            reference.write_state(state)
+        state, action = reference.read_state(), int(rng.integers(17))
+        yield state, action
+        out = reference.step(action)
+        if out.terminated or out.truncated:
+            return
+
+
+def test_a_written_state_steps_as_the_state_it_was_read_from() -> None:
+    spec = load_spec(CRAFTER)
+    played, copy = Reference(spec), Reference(spec)
+    copy.reset(99)
+    balanced = 0
+    for state, action in _played(played, 3):
+        copy.write_state(state)
+        _assert_same(state, copy.read_state(), "read after write")
+        _generator(copy).set_state(_generator(played).get_state())
+        want = played.step(action)
+        got = copy.step(action)
+        where = f"step {int(state['step']) + 1}, action {action}"
+        assert np.array_equal(want.obs, got.obs), where
+        assert (want.reward, want.terminated, want.truncated) == (
+            got.reward,
+            got.terminated,
+            got.truncated,
+        ), where
+        _assert_same(played.read_state(), copy.read_state(), where)
+        balanced += (int(state["step"]) + 1) % 10 == 0
+    assert balanced >= 3
+
+
+class _Replay:
+    """A generator answering each of the game's draws from a step's noise, by the site the
+    harness logs: what a port reads. The render's night noise is any number."""
+
+    def __init__(self, world, noise: np.ndarray, rows) -> None:
+        self.world, self.noise, self.rows, self.used = world, noise, rows, {}
+
+    def _next(self) -> float:
+        row = self.rows(self.world.draw_sites[-1])
+        at = self.used.get(row, 0)
+        self.used[row] = at + 1
+        return float(self.noise[row + at])
+
+    def uniform(self, *args):
+        return np.full(args[2], 64.0) if args else self._next()
+
+    def randint(self, low: int, high: int) -> int:
+        return low + int(np.floor(self._next() * (high - low)))
+
+
+def test_the_noise_of_a_step_replays_it() -> None:
+    spec = load_spec(CRAFTER)
+    played, replay = Reference(spec), Reference(spec)
+    replay.reset(99)
+    from envport.targets.randomness import load_harness
+
+    rows = load_harness(spec).__globals__["_row"]
+    drew = 0
+    for state, action in _played(played, 5):
+        want = played.step(action)
+        replay.write_state(state)
+        world = _world(replay)
+        recording = world.random
+        world.random = _Replay(world, np.asarray(want.noise), rows)
+        try:
+            got = replay.env.step(action)
+        finally:
+            world.random = recording
+        where = f"step {int(state['step']) + 1}, action {action}"
+        assert np.array_equal(want.obs, got[0]), where
+        _assert_same(played.read_state(), replay.read_state(), where)
+        drew += len(world.draw_sites) > 0
+    assert drew >= STEPS // 2
+
+
+def test_a_remembered_world_is_the_one_crafter_makes() -> None:
+    spec = load_spec(CRAFTER)
+    made, remembered = Reference(spec), Reference(spec)
+    bridge = sys.modules[type(made.env.unwrapped).__module__]
+    bridge._WORLDS.clear()
+    made.reset(7)  # Crafter's generator
+    remembered.reset(7)  # written back
+    _assert_same(made.read_state(), remembered.read_state(), "reset")
+    for t in range(40):
+        want, got = made.step(t % 17), remembered.step(t % 17)
+        assert np.array_equal(want.obs, got.obs), f"step {t + 1}"
+        assert np.array_equal(want.noise, got.noise), f"step {t + 1}"
+    _assert_same(made.read_state(), remembered.read_state(), "after 40 steps")
