@@ -42,14 +42,19 @@ class Env:
 """
 
 
-def _measured(tmp_path: Path, steps: list[tuple[int, int, int]]) -> tuple[ConditionMeasure, Any]:
+def _toy(tmp_path: Path) -> tuple[ConditionMeasure, Any]:
+    """The toy reference written to a file, its measure, and a fresh env of it."""
     file = tmp_path / "toy_env.py"
     file.write_text(SOURCE)
     namespace: dict[str, Any] = {}
     exec(compile(SOURCE, str(file), "exec"), namespace)
     measure = ConditionMeasure.of([str(file)])
     assert measure is not None
-    env = namespace["Env"]()
+    return measure, namespace["Env"]()
+
+
+def _measured(tmp_path: Path, steps: list[tuple[int, int, int]]) -> tuple[ConditionMeasure, Any]:
+    measure, env = _toy(tmp_path)
     for x, y, action in steps:
         env.place(x, y)
         measure.twin(env, lambda e, a: e.step(a), action)
@@ -101,13 +106,7 @@ def test_the_measure_stops_once_its_copies_have_made_its_share_of_objects(
     from envport.verifiers.coverage import conditions
 
     monkeypatch.setattr(conditions, "COPIED", 10_000)
-    file = tmp_path / "toy_env.py"
-    file.write_text(SOURCE)
-    namespace: dict[str, Any] = {}
-    exec(compile(SOURCE, str(file), "exec"), namespace)
-    measure = ConditionMeasure.of([str(file)])
-    assert measure is not None
-    env = namespace["Env"]()
+    measure, env = _toy(tmp_path)
     env.table = [[index] for index in range(999)]  # 1,000 objects a copy, with the env's
     for action in range(50):
         measure.twin(env, lambda e, a: e.step(a), action)
