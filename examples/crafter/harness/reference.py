@@ -7,7 +7,7 @@ reached alive). The observation is the semantic view the agent's image shows, as
 (docs/spec: `[observation.grid]`): the 9x7 cells around the player, `obs[x][y]`, each the
 material's id (1 water .. 12 furnace) or the id of the object standing there (13 player,
 14 cow, 15 zombie, 16 skeleton, 17 arrow, 18 plant; Crafter's `SemanticView` numbering),
-0 off the map; then the 16 inventory counts in data.yaml's order. Pixels are not compared.
+0 off the map; then the 16 inventory counts in Crafter's item order. Pixels are not compared.
 An action outside Discrete(17) is refused (Crafter would read -1 as Python's last index).
 
 Three things make the reference's draws declarable (harness/noise.py); the first two

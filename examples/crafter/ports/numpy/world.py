@@ -1,6 +1,6 @@
 """Hand-written known-good port: a test subject for the verifier, not model output.
 
-Crafter's world: the materials and the rules' tables (data.yaml's, carried here), the
+Crafter's world: the materials and the rules' tables (Crafter's own, carried here), the
 daylight curve, chunks, and one env's world as Python objects: the material map, the
 objects in the world's list order, which cell holds which object, and the chunk keys in the
 order they were made (the order the balance walks them)."""
