@@ -6,6 +6,7 @@ with one crafting requirement changed, which the book's start states catch by na
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -49,4 +50,7 @@ def test_a_wood_pickaxe_costing_two_wood_is_named(tmp_path: Path) -> None:
     options = VerifyOptions(target="numpy", levels=("l1",), examples=20)
     report = verify(str(_small(tmp_path)), str(port), options)
     assert not report.passed
-    assert "obs.inventory.wood: expected 4, got 3" in report.text()
+    # The slip by name and by what it does: the pickaxe takes one wood more than Crafter's.
+    # Which example shows it is shrinking's, which load cuts short, so no numbers are fixed.
+    found = re.search(r"obs\.inventory\.wood: expected (\d+), got (\d+)", report.text())
+    assert found and int(found[2]) == int(found[1]) - 1, report.text()

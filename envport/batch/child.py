@@ -74,9 +74,9 @@ def main() -> None:
     interrupts.install(repeat=True)
     from envport import heap
     from envport.exits import finish, leave
+    from envport.pipeline.command import command_words, run
 
     heap.collect_in_batches()
-    from envport.pipeline.command import command_words, run
 
     words: list[str] = []  # filled once the options are read, for a message about them
 
