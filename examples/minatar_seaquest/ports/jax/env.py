@@ -7,6 +7,11 @@ reference's `name.length`): every field fits in a byte, and a byte is what the b
 and the terminal env's keep copy of each record every step; the step widens them to int32
 (the lists module's `Objects`) once, at its start.
 
+A frame updates each list whole (sweeps.py: masks, counts and bit masks, no loop over
+slots); where a removal may take an earlier equal twin, which only a walk slot by slot
+follows, that env's frame is walked instead (rules.py), in a loop that runs only while
+some env of a batch needs it.
+
 Hand-written known-good port: a test subject for the verifier, not model output.
 """
 
@@ -15,7 +20,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from . import lists
+from . import lists, sweeps
 from .rules import (
     CAPACITY,
     DIVER_SPAWN,
@@ -101,25 +106,62 @@ def sample_noise(key: jax.Array, state: State, action, params: Params):
     return jax.random.uniform(key, (6,))
 
 
-def _transition(noise, s: State, action):
-    """One live frame of Env.act on a dict of the state's fields. -> (state, reward int32)."""
+def _widened(s: State, room: dict) -> tuple[dict, dict]:
     d = s._asdict()
-    reward = jnp.int32(0)
-    # Room for what a step appends: a spawn, a shot, and one bullet per sub.
-    room = {"f_bullets": 1, "e_fish": 1, "e_subs": 1, "divers": 1}
-    room["e_bullets"] = CAPACITY["e_subs"] + 1
     o = {n: lists.objects(d[n].astype(jnp.int32), d[f"{n}_length"], room[n]) for n in CAPACITY}
+    return d, o
 
+
+def _spawns_and_player(noise, d: dict, o: dict, action, add=lists.append) -> None:
     enemy_due = d["e_spawn_timer"] == 0
     o["e_fish"], o["e_subs"] = spawn_enemy(
-        d["move_speed"], o["e_fish"], o["e_subs"], enemy_due, noise
+        d["move_speed"], o["e_fish"], o["e_subs"], enemy_due, noise, add
     )
     d["e_spawn_timer"] = jnp.where(enemy_due, d["e_spawn_speed"], d["e_spawn_timer"])
     diver_due = d["d_spawn_timer"] == 0
-    o["divers"] = spawn_diver(o["divers"], diver_due, noise)
+    o["divers"] = spawn_diver(o["divers"], diver_due, noise, add)
     d["d_spawn_timer"] = jnp.where(diver_due, DIVER_SPAWN, d["d_spawn_timer"])
+    o["f_bullets"] = player(d, o["f_bullets"], action, add)
 
-    o["f_bullets"] = player(d, o["f_bullets"], action)
+
+def _finished(d: dict, o: dict, reward) -> tuple[State, jax.Array]:
+    reward = timers_and_surface(d, reward)
+    for name, objects in o.items():
+        records, d[f"{name}_length"] = lists.compact(objects, CAPACITY[name])
+        d[name] = records.astype(jnp.int8)
+    return State(**d), reward
+
+
+# Room for what a step appends: a spawn, a shot; the walks add one bullet per sub.
+ROOM = {"f_bullets": 1, "e_fish": 1, "e_subs": 1, "divers": 1, "e_bullets": 0}
+
+
+def _swept(noise, s: State, action):
+    """One live frame with every list updated whole (sweeps.py).
+    -> (state, reward int32, twin: a removal the sweeps cannot follow)."""
+    d, o = _widened(s, ROOM)
+    _spawns_and_player(noise, d, o, action, lists.push)
+    reward = jnp.int32(0)
+    o["f_bullets"], o["e_fish"], o["e_subs"], reward, twin_f = sweeps.friendly_bullets(
+        o["f_bullets"], o["e_fish"], o["e_subs"], reward
+    )
+    o["divers"], twin_d = sweeps.rescue(d, o["divers"])
+    o["e_subs"], o["f_bullets"], reward, o["e_bullets"], twin_s = sweeps.enemies(
+        d, o["e_subs"], o["f_bullets"], reward, o["e_bullets"]
+    )
+    o["e_bullets"] = sweeps.enemy_bullets(d, o["e_bullets"])
+    o["e_fish"], o["f_bullets"], reward, _, twin_e = sweeps.enemies(
+        d, o["e_fish"], o["f_bullets"], reward
+    )
+    state, reward = _finished(d, o, reward)
+    return state, reward, twin_f | twin_d | twin_s | twin_e
+
+
+def _walked(noise, s: State, action):
+    """One live frame as the game walks it, slot by slot (rules.py). -> (state, reward)."""
+    d, o = _widened(s, ROOM | {"e_bullets": CAPACITY["e_subs"] + 1})
+    _spawns_and_player(noise, d, o, action)
+    reward = jnp.int32(0)
     o["f_bullets"], o["e_fish"], o["e_subs"], reward = friendly_bullets(
         o["f_bullets"], o["e_fish"], o["e_subs"], reward
     )
@@ -129,11 +171,25 @@ def _transition(noise, s: State, action):
     )
     o["e_bullets"] = enemy_bullets(d, o["e_bullets"])
     o["e_fish"], o["f_bullets"], reward, _ = enemies(d, o["e_fish"], o["f_bullets"], reward)
-    reward = timers_and_surface(d, reward)
-    for name, objects in o.items():
-        records, d[f"{name}_length"] = lists.compact(objects, CAPACITY[name])
-        d[name] = records.astype(jnp.int8)
-    return State(**d), reward
+    return _finished(d, o, reward)
+
+
+def _transition(noise, s: State, action):
+    """The swept frame, or the walked one where a removal may take an earlier twin: a loop
+    run once for such an env and not at all otherwise, so under `vmap` the walks run only
+    in a batch where some env needs them (rarely: a hit object equal to an unwalked one)."""
+    state, reward, twin = _swept(noise, s, action)
+
+    def walk(carry):
+        # The walk reads the loop's counter, so XLA cannot hoist it out of the loop (a
+        # loop-invariant body runs before the loop, every step, needed or not).
+        fresh = jnp.where(carry[0] == 0, noise, jnp.nan)
+        return (carry[0] + 1, *_walked(fresh, s, action))
+
+    _, state, reward = jax.lax.while_loop(
+        lambda carry: carry[0] < twin.astype(jnp.int32), walk, (jnp.int32(0), state, reward)
+    )
+    return state, reward
 
 
 # Compiled, as a user calls it: each walk is a loop whose body closes over the step's

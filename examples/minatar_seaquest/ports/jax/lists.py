@@ -65,13 +65,36 @@ def put(o: Objects, slot, record) -> Objects:
     return o._replace(records=o.records.at[slot].set(record))
 
 
+def push(o: Objects, go, record) -> Objects:
+    """Appends `record` when `go` into the list's last slot, kept free for it: after every
+    slot in use, as `append`, at a fixed place (a write to a known slot, not a scatter)."""
+    return Objects(
+        o.records.at[-1].set(jnp.where(go, record, o.records[-1])),
+        o.alive.at[-1].set(o.alive[-1] | go),
+        o.end,
+    )
+
+
+def pack(flags):
+    """-> int32: bit k set where flags[..., k] (a list's slots, at most 31, as one number).
+    Counts over slots become popcounts: no cumulative sum, which XLA's CPU code runs as a
+    window per slot, recomputing its inputs for each."""
+    return jnp.where(flags, jnp.left_shift(1, jnp.arange(flags.shape[-1])), 0).sum(axis=-1)
+
+
+def up_to(width: int):
+    """-> int32[width]: the bits of slots 0..k, for each slot k."""
+    return jnp.left_shift(2, jnp.arange(width)) - 1
+
+
 def compact(o: Objects, capacity: int):
     """-> (records [capacity, F], length): the alive objects, in order, first. Slot k reads
     the record at the position of the (k+1)-th alive one, the number of slots before which
     fewer than k+1 are alive: counts and one gather, not a sort (under vmap a sort of every
     list every step was most of the step)."""
-    alive_so_far = jnp.cumsum(o.alive)  # [W]
+    bits = pack(o.alive)
+    alive_so_far = jax.lax.population_count(bits & up_to(o.alive.shape[0]))  # [W]
     source = (alive_so_far[None, :] <= jnp.arange(capacity)[:, None]).sum(axis=1)
-    length = jnp.minimum(alive_so_far[-1], capacity).astype(jnp.int32)
+    length = jnp.minimum(jax.lax.population_count(bits), capacity)
     records = o.records[jnp.minimum(source, o.alive.shape[0] - 1)]
     return jnp.where((jnp.arange(capacity) < length)[:, None], records, 0), length

@@ -5,7 +5,10 @@ subs, enemy bullets, fish, each walked from its last slot to its first as the ga
 
 Rows run 0 (the surface) to 9 (the gauges); the sub stays on rows 0..8. Records are
 `[x, y, right, ...]` with the direction 0/1. Each walk over a list's slots is one compiled
-loop (`_walk`). Hand-written known-good port, not model output.
+loop (`_walk`): the exact frame, which the step runs only where sweeps.py's whole-list
+updates cannot follow the game (a removal that may take an earlier twin). The spawns and
+the player append through `add`: `lists.append` for the walks, `lists.push` for the sweeps.
+Hand-written known-good port, not model output.
 """
 
 import jax
@@ -44,7 +47,7 @@ def _i(*values):
     return jnp.stack([jnp.asarray(v, jnp.int32) for v in values])
 
 
-def spawn_enemy(move_speed, fish: Objects, subs: Objects, due, noise):
+def spawn_enemy(move_speed, fish: Objects, subs: Objects, due, noise, add=append):
     """`_spawn_enemy` when `due`: a sub (noise[2] < 1/3) or fish entering on row
     `row_of(noise[3])` from the left moving right (noise[1] < 1/2) or from the right,
     unless an enemy on that row moves the other way. -> (fish, subs)."""
@@ -57,22 +60,22 @@ def spawn_enemy(move_speed, fish: Objects, subs: Objects, due, noise):
         return (o.alive & (o.records[:, 1] == y) & (o.records[:, 2] != lr)).any()
 
     go = due & ~against(subs) & ~against(fish)
-    subs = append(subs, go & is_sub, _i(x, y, lr, move_speed, ENEMY_SHOT_INTERVAL))
-    fish = append(fish, go & ~is_sub, _i(x, y, lr, move_speed))
+    subs = add(subs, go & is_sub, _i(x, y, lr, move_speed, ENEMY_SHOT_INTERVAL))
+    fish = add(fish, go & ~is_sub, _i(x, y, lr, move_speed))
     return fish, subs
 
 
-def spawn_diver(divers: Objects, due, noise) -> Objects:
+def spawn_diver(divers: Objects, due, noise, add=append) -> Objects:
     lr = (noise[4] < 0.5).astype(jnp.int32)
     x = jnp.where(lr == 1, 0, SIZE - 1)
-    return append(divers, due, _i(x, row_of(noise[5]), lr, DIVER_MOVE_INTERVAL))
+    return add(divers, due, _i(x, row_of(noise[5]), lr, DIVER_MOVE_INTERVAL))
 
 
-def player(s: dict, f_bullets: Objects, action):
+def player(s: dict, f_bullets: Objects, action, add=append):
     """The action: fire (when the shot timer is 0) appends a bullet at the sub, facing its
     way; left and right turn the sub and move it, up and down move it (rows 0..8)."""
     fire = (action == FIRE) & (s["shot_timer"] == 0)
-    f_bullets = append(f_bullets, fire, _i(s["sub_x"], s["sub_y"], s["sub_or"]))
+    f_bullets = add(f_bullets, fire, _i(s["sub_x"], s["sub_y"], s["sub_or"]))
     s["shot_timer"] = jnp.where(fire, SHOT_COOL_DOWN, s["shot_timer"])
     left, right = action == LEFT, action == RIGHT
     s["sub_x"] = jnp.where(left, jnp.maximum(0, s["sub_x"] - 1), s["sub_x"])

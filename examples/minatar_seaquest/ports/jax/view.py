@@ -16,7 +16,7 @@ from .rules import MAX_OXYGEN, SIZE
 SUB_FRONT, SUB_BACK, F_BULLET, TRAIL, E_BULLET, FISH, E_SUB, OXYGEN, DIVERS, DIVER = range(10)
 _ROWS = jnp.arange(SIZE)
 _BITS = jnp.left_shift(1, _ROWS)  # column x as bit x
-_CHANNELS = jnp.arange(10)  # the planes' channel numbers, for their one-hots
+_ONE_HOT = jnp.eye(10, dtype=jnp.int32)  # plane c in channel c
 
 
 def _bit(x, shown):
@@ -66,5 +66,8 @@ def observe(s) -> jnp.ndarray:
     diver, diver_trail = _plane(s.divers, s.divers_length, True)
     trail = fish_trail | sub_trail | diver_trail
     planes = (cell, back, f_bullet, trail, e_bullet, fish, sub, oxygen, divers_aboard, diver)
-    rows = sum(p[:, None] * (c == _CHANNELS) for c, p in enumerate(planes))  # [rows, channels]
+    # A reduction, not a sum of ten terms: its result is kept in memory, where the
+    # unpack below reads it; summed elementwise, XLA fuses the ten planes into the
+    # unpack and computes every plane again for each of its 1,000 cells.
+    rows = (jnp.stack(planes, axis=1)[:, :, None] * _ONE_HOT).sum(axis=1)  # [rows, channels]
     return (rows[:, None, :] & _BITS[None, :, None]) != 0
