@@ -3,9 +3,10 @@ examples/minatar_seaquest --target jax --optimize` offline, from the example's h
 labelled replay session (examples/minatar_seaquest/replay/jax). The session's port is the
 known-good port as it stood before issue 51: correct, and slower than MinAtar's own Python
 at B=4096 (a stable sort of each object list every step, and the observation marked on an
-[objects, 10, 10] grid per list). Three optimisation rounds follow: the lists compacted by
+[objects, 10, 10] grid per list). Four optimisation rounds follow: the lists compacted by
 rank counts and a gather instead of a sort, then the observation built as row bits, then
-the planes put side by side without a concatenate and the records held as int8. Each round
+the planes put side by side without a concatenate and the records held as int8, then each
+list updated whole with the slot-by-slot walk kept for the rare frame needing it. Each round
 is verified and measured by the phase itself, all are kept, and the run ends on the
 example's known-good (optimised) JAX port.
 
@@ -54,28 +55,34 @@ def _known_good(name: str) -> str:
     return text.replace(ENV_NOTE, "").replace(" " + NOTE, "\n").replace(NOTE, "")
 
 
-def test_the_session_optimises_three_times_and_ends_on_the_known_good_port() -> None:
+def test_the_session_optimises_four_times_and_ends_on_the_known_good_port() -> None:
     entries = json.loads((SESSION / "session.json").read_text())["entries"]
     assert {e["source"] for e in entries} == {"hand-written"}
     assert [(e["phase"], e["iteration"]) for e in entries if e["phase"] == "optimize"] == [
         ("optimize", 1),
         ("optimize", 2),
         ("optimize", 3),
+        ("optimize", 4),
     ]
     port = SEAQUEST / "ports" / "jax"
-    # Each round's last file is the known-good port's (less its "not model output" line).
-    assert _answer_body("001-optimize.md") == _known_good("lists.py")
-    round_3 = (SESSION / "003-optimize.md").read_text()
-    for name in ("env.py", "view.py"):
+    # The last round's files are the known-good port's (less its "not model output" line),
+    # every one of them: the port is what the session ends on.
+    round_4 = (SESSION / "004-optimize.md").read_text()
+    named = sorted(path.name for path in port.glob("*.py"))
+    assert named == ["env.py", "lists.py", "rules.py", "sweeps.py", "view.py"]
+    for name in named:
         head = f"### File: {name}\n```python\n"
-        start = round_3.index(head) + len(head)
-        assert round_3[start : round_3.index("```\n", start)] == _known_good(name), name
+        start = round_4.index(head) + len(head)
+        assert round_4[start : round_4.index("```\n", start)] == _known_good(name), name
     # Round 2's planes were stacked (a concatenate), which round 3 replaces.
     assert "jnp.stack(planes" in _answer_body("002-optimize.md")
-    assert "jnp.stack(planes" not in (port / "view.py").read_text()
-    # The session's own port before the rounds is the slow one the rounds replace.
+    assert "jnp.stack(planes" not in _answer_body("003-optimize.md")
+    # Round 1 compacts by counting, not by the session's first port's sort; round 4 walks
+    # a list slot by slot only in the frame that needs it.
     assert "argsort" in _answer_body("000-generate-lists.md")
-    assert "argsort" not in (port / "lists.py").read_text()
+    assert "argsort" not in _answer_body("001-optimize.md")
+    assert "while_loop" in (port / "env.py").read_text()
+    assert "fori_loop" not in (port / "sweeps.py").read_text()
 
 
 @pytest.mark.slow
@@ -114,8 +121,8 @@ def test_the_first_optimisation_round_is_verified_measured_and_kept(tmp_path: Pa
     assert state["reason"].startswith(f"every level passes; {int(kept)} of 1 optimisation rounds")
     outcome = (run / "reports" / "outcome.md").read_text()
     assert f"| 1 | {'kept' if kept else 'reverted'} |" in outcome
-    # A kept round's file is the session's answer, lists.py, the known-good port's; a
-    # reverted one leaves the session's first port, which sorts.
+    # A kept round's file is the session's answer, lists.py; a reverted one leaves the
+    # session's first port, which sorts.
     lists = (run / "port" / "lists.py").read_text()
-    assert (lists == _known_good("lists.py")) is kept
+    assert (lists == _answer_body("001-optimize.md")) is kept
     assert ("argsort" in lists) is not kept

@@ -7,7 +7,7 @@ reference's `name.length`): every field fits in a byte, and a byte is what the b
 and the terminal env's keep copy of each record every step; the step widens them to int32
 (the lists module's `Objects`) once, at its start.
 
-A frame updates each list whole (sweeps.py: masks, counts and bit masks, no loop over
+A frame updates each list whole (the `sweeps` module: masks, counts and bit masks, no loop over
 slots); where a removal may take an earlier equal twin, which only a walk slot by slot
 follows, that env's frame is walked instead (rules.py), in a loop that runs only while
 some env of a batch needs it.
@@ -137,7 +137,7 @@ ROOM = {"f_bullets": 1, "e_fish": 1, "e_subs": 1, "divers": 1, "e_bullets": 0}
 
 
 def _swept(noise, s: State, action):
-    """One live frame with every list updated whole (sweeps.py).
+    """One live frame with every list updated whole (`sweeps`).
     -> (state, reward int32, twin: a removal the sweeps cannot follow)."""
     d, o = _widened(s, ROOM)
     _spawns_and_player(noise, d, o, action, lists.push)

@@ -5,9 +5,9 @@ subs, enemy bullets, fish, each walked from its last slot to its first as the ga
 
 Rows run 0 (the surface) to 9 (the gauges); the sub stays on rows 0..8. Records are
 `[x, y, right, ...]` with the direction 0/1. Each walk over a list's slots is one compiled
-loop (`_walk`): the exact frame, which the step runs only where sweeps.py's whole-list
-updates cannot follow the game (a removal that may take an earlier twin). The spawns and
-the player append through `add`: `lists.append` for the walks, `lists.push` for the sweeps.
+loop (`_walk`): the exact frame, which the step runs only where its whole-list updates
+cannot follow the game (a removal that may take an earlier twin). The spawns and the
+player append through `add`: `lists.append` for the walks, `lists.push` for the others.
 Hand-written known-good port, not model output.
 """
 
