@@ -1,5 +1,6 @@
-"""The Crafter example's known-good NumPy port verified at a small budget, and a copy of it
-with one crafting requirement changed, which the book's start states catch by name.
+"""The Crafter example's known-good NumPy port verified at a small budget, a copy of it
+with one crafting requirement changed, which the book's start states catch by name, and the
+mutants (examples/crafter/mutants.toml) only the book's start states reach.
 
 `envport verify examples/crafter --port examples/crafter/ports/numpy` runs the full budgets.
 """
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import ROOT, with_budgets
@@ -19,8 +21,7 @@ from helpers import ROOT, with_budgets
 pytest.importorskip("crafter")
 
 CRAFTER = ROOT / "examples" / "crafter"
-# One short episode of play, the book one action deep (4 x 17 steps), 16 noise samples
-# (l1.sampled_step makes a new Crafter world for each, about a second).
+# One short episode of play, the book one action deep (6 x 17 steps), 16 noise samples.
 BUDGETS = {
     "state.reached": {"episodes": 1, "steps": 60, "depth": 1},
     "randomness": {"samples": 16},
@@ -54,3 +55,38 @@ def test_a_wood_pickaxe_costing_two_wood_is_named(tmp_path: Path) -> None:
     # Which example shows it is shrinking's, which load cuts short, so no numbers are fixed.
     found = re.search(r"obs\.inventory\.wood: expected (\d+), got (\d+)", report.text())
     assert found and int(found[2]) == int(found[1]) - 1, report.text()
+
+
+def test_every_mutant_applies_exactly_once(tmp_path: Path) -> None:
+    mutants = load_mutants(CRAFTER)
+    assert len({m.id for m in mutants}) == len(mutants) >= 20
+    for mutant in mutants:
+        port = apply_mutant(mutant, CRAFTER / "ports" / "numpy", tmp_path / mutant.id)
+        assert mutant.new in (port / mutant.file).read_text()
+
+
+# Missed by every level until the book laid out their start states: iron and a wood
+# pickaxe alone, a table and furnace two cells away, a zombie a stone sword kills at once,
+# a cow ahead (eaten before it can move away), an unripe plant of 250 steps.
+BOOK_CAUGHT = [
+    "numpy-iron-needs-wood-pickaxe",
+    "numpy-tools-made-two-cells-away",
+    "numpy-stone-sword-damage-two",
+    "numpy-cow-feeds-five",
+    "numpy-plant-ripe-at-200",
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant_id", BOOK_CAUGHT)
+def test_a_slip_only_the_books_positions_reach_is_caught_at_l1(
+    mutant_id: str, tmp_path: Path
+) -> None:
+    mutant = next(m for m in load_mutants(CRAFTER) if m.id == mutant_id)
+    port = apply_mutant(mutant, CRAFTER / "ports" / "numpy", tmp_path / "port")
+    # The book two actions deep (the iron and the plant are a turn away), play cut short.
+    budgets = {"state.reached": {"episodes": 1, "steps": 60}, "randomness": {"samples": 16}}
+    spec = with_budgets(CRAFTER, tmp_path / "crafter", budgets)
+    options = VerifyOptions(target="numpy", levels=("l1",), examples=20, fail_fast=True)
+    report = verify(str(spec), str(port), options)
+    assert not report.passed, report.text()

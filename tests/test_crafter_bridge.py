@@ -15,6 +15,7 @@ import pytest
 
 from envport.spec import load_spec
 from envport.targets.reference import Reference
+from envport.verifiers.levels.l1 import sampled_step
 
 from helpers import ROOT
 
@@ -136,3 +137,18 @@ def test_a_remembered_world_is_the_one_crafter_makes() -> None:
         assert np.array_equal(want.obs, got.obs), f"step {t + 1}"
         assert np.array_equal(want.noise, got.noise), f"step {t + 1}"
     _assert_same(made.read_state(), remembered.read_state(), "after 40 steps")
+
+
+def test_the_sampled_steps_fresh_envs_make_one_world() -> None:
+    # l1.sampled_step steps a fresh env per row (about 320): each an unseeded reset made a
+    # new world before (Crafter's episode counter rose by one a row), now one seeded reset
+    # the harness keeps, its draws continuing the check's stream (rows differ).
+    spec = load_spec(CRAFTER)
+    reference = Reference(spec)
+    reference.reset(5)
+    state, rows = reference.read_state(), 6
+    outcomes = sampled_step._reference_outcomes(reference, [state] * rows, [0] * rows, 0)
+    assert reference.env.unwrapped.game._episode == 1
+    assert len(outcomes["obs"]) == rows
+    # A noop from the same state: only the creatures' draws move things, and they differ.
+    assert len({row.tobytes() for row in outcomes["obs"]}) > 1

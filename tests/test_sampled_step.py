@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from envport.spec import load_spec
@@ -35,6 +36,24 @@ def check(port: Path, target: str) -> LevelResult:
 def mutated(mutant_id: str, tmp_path: Path) -> tuple[Path, str]:
     mutant = next(m for m in load_mutants(FROZENLAKE) if m.id == mutant_id)
     return apply_mutant(mutant, FROZENLAKE / "ports" / mutant.target, tmp_path / "p"), mutant.target
+
+
+def test_each_row_steps_a_fresh_env_drawing_on_one_seeded_stream() -> None:
+    # FrozenLake's slippery step draws one uniform number (categorical_sample) and its
+    # reset one more. Each row's step must take the next number of the one stream seeded
+    # for the check, none skipped for the fresh env's reset (before, an unseeded reset drew
+    # from the stream between the rows), and the rows must not replay one draw.
+    spec = load_spec(FROZENLAKE)
+    reference = Reference(spec)
+    reference.reset(0)
+    state, action, rows, seed = reference.read_state(), 1, 60, 3
+    outcomes = sampled_step._reference_outcomes(reference, [state] * rows, [action] * rows, seed)
+    moves = reference.env.unwrapped.P[int(state["s"])][action]
+    stream = np.random.default_rng(seed * 100_003 + sampled_step.STREAM_OFFSET)
+    cumulative = np.cumsum([p for p, *_ in moves])
+    expected = [moves[int(np.argmax(cumulative > stream.random()))][1] for _ in range(rows)]
+    assert outcomes["obs"].tolist() == expected
+    assert len(set(expected)) == 3
 
 
 @pytest.mark.slow

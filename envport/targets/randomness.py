@@ -96,6 +96,20 @@ def load_harness(spec: PortSpec) -> Callable[..., Any]:
     return function
 
 
+@dataclass
+class Held:
+    """A stream of draws set aside (NoiseRecorder.hold): the generator and its position."""
+
+    stream: np.random.Generator | np.random.RandomState
+    position: Any
+
+
+def _position(stream: np.random.Generator | np.random.RandomState) -> Any:
+    if isinstance(stream, np.random.RandomState):
+        return stream.get_state()
+    return stream.bit_generator.state  # a new dict each read: a copy
+
+
 class NoiseRecorder:
     """Installs the recording proxy in a reference env and maps each step's draws to noise."""
 
@@ -142,6 +156,24 @@ class NoiseRecorder:
             self._proxy.inner = np.random.RandomState(np.random.MT19937(seed))
         else:
             self._proxy.inner = np.random.default_rng(seed)
+
+    def hold(self) -> Held | None:
+        """The stream the draws come from now and where it stands, for `resume` after a
+        seeded reset (which makes a new generator, or reseeds the one it has in place)."""
+        if self._proxy is None:
+            return None
+        inner = self._proxy.inner
+        return Held(inner, _position(inner))
+
+    def resume(self, held: Held | None) -> None:
+        """Draw on from `held`, where it stood: what a reset drew or reseeded is undone."""
+        if self._proxy is None or held is None:
+            return
+        if isinstance(held.stream, np.random.RandomState):
+            held.stream.set_state(held.position)
+        else:
+            held.stream.bit_generator.state = held.position
+        self._proxy.inner = held.stream
 
     def begin(self) -> None:
         if self._proxy is not None:

@@ -233,6 +233,18 @@ class Reference:
         self.write_state(state)
         return outcome
 
+    def fresh(self, seed: int, state: State) -> None:
+        """A fresh env given `state` whose draws continue the stream drawn from now: hidden
+        bookkeeping starts over with `reset(seed)`, always the one seed, so a reference whose
+        reset builds something costly can keep what it built (Crafter's harness keeps its
+        worlds; an unseeded reset would build a new one each time). The reset makes or
+        reseeds the generator, so the stream is set aside before it and resumed after."""
+        held = self.recorder.hold() if self.recorder is not None else None
+        self.reset(seed)
+        if self.recorder is not None:
+            self.recorder.resume(held)
+        self.write_state({**self.read_state(), **state})
+
     def reseed_draws(self, seed: int) -> None:
         """From now on draw from a fresh stream seeded `seed` (no-op for deterministic envs)."""
         if self.recorder is not None:

@@ -1,5 +1,5 @@
-"""Start states where Crafter's crafting, placing and eating rules decide, for
-`[state.reached] book`.
+"""Start states where Crafter's crafting, placing, fighting, eating and waking rules
+decide, for `[state.reached] book`.
 
 Random play almost never holds wood by a table (about one state in a thousand of its
 short episodes): envport plays every action from each of these states, and every action
@@ -13,8 +13,14 @@ inventory laid out by hand (the start area is grass, with no object within 3 cel
 - one short: the same, with one wood (a table takes two, a tool one), three stone (a
   furnace takes four), one iron and no coal or sapling;
 - no furnace: the table alone, rich: the iron recipes fail on their missing furnace;
-- larder: a ripe plant ahead, an unripe one and a cow of health 1 beside, food and drink
-  low, energy low, lava two steps down (a move onto lava kills).
+- larder: a cow of health 1 ahead, a ripe plant beside, an unripe one of 250 steps (ripe
+  past 300) on the other side, food and drink low, energy low, lava two steps down (a move
+  onto lava kills);
+- out of reach: a table and a furnace two cells away (crafting needs them within one),
+  iron beside with a wood pickaxe only (iron needs a stone one), a zombie of health 3
+  ahead and a stone sword only (its three damage kills at once: L1's `reached` rows
+  compare what a step shows, not the state it leaves, so a wound alone would not show);
+- waking: asleep with full energy (the next step wakes the player: wake_up).
 """
 
 from __future__ import annotations
@@ -61,24 +67,41 @@ def _no_furnace(state: dict) -> None:
     _lay(state, {**WORKSHOP, (1, -1): "grass"}, RICH)
 
 
+def _last_order(state: dict) -> int:
+    """The last place in the world's list of objects (new objects go after it)."""
+    kinds = ("zombies", "skeletons", "cows", "arrows", "plants")
+    return max((r[0] for kind in kinds for r in state[kind]), default=-1)
+
+
 def _larder(state: dict) -> None:
     _lay(state, {(0, 2): "lava"}, {"food": 1, "drink": 1, "energy": 2})
     x, y = (int(v) for v in state["player_pos"])
-    order = max(
-        (
-            r[0]
-            for kind in ("zombies", "skeletons", "cows", "arrows", "plants")
-            for r in state[kind]
-        ),
-        default=-1,
-    )
-    state["plants"] = [[order + 1, x + 1, y, 1, 301], [order + 2, x - 1, y, 1, 12]]
+    order = _last_order(state)
+    # The cow ahead: the player acts before it moves, so `do` eats it at once.
+    state["plants"] = [[order + 1, x + 1, y, 1, 301], [order + 2, x - 1, y, 1, 250]]
     state["cows"] = [*state["cows"], [order + 3, x, y - 1, 1]]
-    state["facing"] = [1, 0]
+    state["facing"] = [0, -1]
     state["sleeping"] = False
 
 
-LAYOUTS = (_workshop, _one_short, _no_furnace, _larder)
+FAR = {(-2, 0): "table", (2, 0): "furnace", (-1, 0): "iron", (0, -1): "stone"}
+ARMED = {**RICH, "stone_pickaxe": 0, "wood_sword": 0, "stone_sword": 1, "iron_sword": 0}
+
+
+def _out_of_reach(state: dict) -> None:
+    _lay(state, FAR, ARMED)
+    x, y = (int(v) for v in state["player_pos"])
+    state["zombies"] = [*state["zombies"], [_last_order(state) + 1, x, y + 1, 3, 5]]
+    state["facing"] = [0, 1]
+    state["sleeping"] = False
+
+
+def _waking(state: dict) -> None:
+    _lay(state, {}, {"energy": 9})
+    state["sleeping"] = True
+
+
+LAYOUTS = (_workshop, _one_short, _no_furnace, _larder, _out_of_reach, _waking)
 
 
 def positions(env: Any) -> Iterator[None]:

@@ -65,14 +65,15 @@ def _reference_outcomes(
     reference: Reference, states: list[dict], actions: list[Any], seed: int
 ) -> dict[str, np.ndarray]:
     """One fresh reference step per row, all drawing from one seeded stream."""
-    reference.reset(seed * 100_003 + STREAM_OFFSET)
-    reference.reseed_draws(seed * 100_003 + STREAM_OFFSET)
+    start = seed * 100_003 + STREAM_OFFSET
+    reference.reset(start)
+    reference.reseed_draws(start)
     outcomes: dict[str, list] = {name: [] for name in NAMES}
     for state, action in zip(states, actions, strict=True):
-        # A fresh env given this state (hidden bookkeeping starts over, as in L1); unseeded,
-        # so the draws continue the stream.
-        reference.reset(None)
-        reference.write_state({**reference.read_state(), **state})
+        # A fresh env given this state (hidden bookkeeping starts over, as in L1), reset to
+        # one seed (an unseeded Crafter reset generates a new world, 1.4 s) with the draws
+        # continuing the stream.
+        reference.fresh(start, state)
         out = reference.step(action)
         for name in NAMES:
             outcomes[name].append(getattr(out, name))
