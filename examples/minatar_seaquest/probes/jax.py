@@ -95,3 +95,36 @@ def _bullet_near_enemy(state, action, pick):
 bullet_near_enemy = probe("env.bullet_near_enemy")(step_given_noise.call)
 bullet_near_enemy.expect(step_given_noise.expect_fn)
 bullet_near_enemy.arrange(_bullet_near_enemy)
+
+
+# ---- several enemies on one bullet's square: who takes what there, arranged ----
+# Drawn screens almost never put two enemies of a list on the square a bullet reaches, so
+# the order rules there go unchecked: a bullet sinks the first fish (or sub) on its square
+# in list order, and of enemies moving onto a bullet the walk (last slot first) meets the
+# last one first. This probe puts the first bullet one square from its target, and two
+# enemies of one list either already on the target (still: their timers not at 0) or on
+# either side of it, both moving onto it (timers at 0).
+def _crowded_square(state, action, pick):
+    arranged = {**state, "terminal": np.bool_(False)}
+    bullets = np.array(state["f_bullets"], dtype=np.int64)
+    x, y, right = pick(2, 7), pick(1, 8), pick(0, 1)
+    target = x + (1 if right else -1)
+    bullets[0] = (x, y, right)
+    arranged["f_bullets"] = bullets
+    arranged["f_bullets.length"] = np.int64(max(1, int(state["f_bullets.length"])))
+    name = "e_fish" if pick(0, 1) else "e_subs"
+    enemies = np.array(state[name], dtype=np.int64)
+    if pick(0, 1):  # both on the target, not moving, told apart by direction or timer
+        enemies[0, :4] = (target, y, 0, pick(1, 5))
+        enemies[1, :4] = (target, y, 1, pick(1, 5))
+    else:  # from either side onto the target
+        enemies[0, :4] = (target - 1, y, 1, 0)
+        enemies[1, :4] = (target + 1, y, 0, 0)
+    arranged[name] = enemies
+    arranged[f"{name}.length"] = np.int64(max(2, int(state[f"{name}.length"])))
+    return arranged, action
+
+
+crowded_square = probe("env.crowded_square")(step_given_noise.call)
+crowded_square.expect(step_given_noise.expect_fn)
+crowded_square.arrange(_crowded_square)
