@@ -132,7 +132,9 @@ def _finished(d: dict, o: dict, reward) -> tuple[State, jax.Array]:
     return State(**d), reward
 
 
-# Room for what a step appends: a spawn, a shot; the walks add one bullet per sub.
+# Room for what a step appends before its lists move: a spawn, a shot. The walks append
+# the subs' shots to the enemy bullets too (one slot per sub more); the sweeps lay them
+# out themselves.
 ROOM = {"f_bullets": 1, "e_fish": 1, "e_subs": 1, "divers": 1, "e_bullets": 0}
 
 

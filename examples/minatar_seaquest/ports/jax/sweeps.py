@@ -23,7 +23,7 @@ Hand-written known-good port, not model output.
 import jax
 import jax.numpy as jnp
 
-from .lists import Objects, pack
+from .lists import Objects, pack, up_to
 
 SIZE = 10
 FULL_CREW = 6
@@ -64,7 +64,8 @@ def _slots(bits, width: int):
 
 
 def _square(flags, x, y, other: int):
-    """-> int32[W]: each flagged object's square as one number, -1 for the others. Made by
+    """-> int32[W]: each flagged object's square as one number, `other` (below every square)
+    for the others, so two lists' unflagged objects never meet. Made by
     a reduction, so XLA keeps it in memory: a table over these numbers then compares one
     number a cell, where a table over the fields recomputes the object's move per cell."""
     fields = jnp.stack([jnp.where(flags, x, other), y], axis=1)
@@ -143,8 +144,7 @@ def rescue(s: dict, divers: Objects):
     arrives = moving & ~off & (moved == s["sub_x"]) & (y == s["sub_y"])
     candidate = at_sub | arrives
     # Candidates the walk meets before each (higher slots): a popcount of the bits above.
-    above = ~(jnp.left_shift(2, jnp.arange(here.shape[0])) - 1)
-    before = jax.lax.population_count(pack(candidate) & above)
+    before = jax.lax.population_count(pack(candidate) & ~up_to(here.shape[0]))
     picked = candidate & (s["diver_count"] + before < FULL_CREW)
     # A diver left on the sub's square (no room) moves off it as any other.
     stays = here & ~picked

@@ -3,9 +3,10 @@
 Each plane is built as ten row integers, bit x of row y set for an object on (x, y), and
 unpacked to booleans once at the end: marking squares on an [objects, 10, 10] grid per list
 is ten times the work (objects x 100 squares against objects x 10 rows), and its reduction
-over the objects runs one element at a time on CPU. The planes go side by side as sums of
-each plane times its channel's one-hot, not `jnp.stack`: a concatenate fused into the
-unpack picks its operand element by element (in MinAtar Asterix's view, three times slower).
+over the objects runs one element at a time on CPU. The planes go into their channels by
+one reduction against the identity, which XLA keeps in memory for the unpack to read: a
+bare `jnp.stack` fused into the unpack picks its operand element by element (in MinAtar
+Asterix's view, three times slower), and a sum of ten terms is computed again per cell.
 Hand-written known-good port, not model output.
 """
 
