@@ -186,7 +186,10 @@ def caught_by(example: Path, mutant: Mutant, scratch: Path) -> list[str]:
         # What the cheap levels miss at cut budgets (a payout that differs only when a
         # natural meets a dealer's 21) faces L3 at the spec's own episodes.
         budget = {"episodes": None} if level == "l3" else {}
-        report = run(example, port, mutant.target, levels=(level,), shrink=False, **budget)
+        # The first failing check ends the level: the verdict needs the level that catches.
+        report = run(
+            example, port, mutant.target, levels=(level,), shrink=False, fail_fast=True, **budget
+        )
         if report.error:
             return ["load"]
         failing = [lv.name for lv in report.levels if not lv.passed]

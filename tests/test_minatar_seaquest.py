@@ -128,6 +128,7 @@ def test_seaquest_translates_offline_and_the_full_crew_slip_is_repaired(tmp_path
         "levels.l2": {"examples": 10},
         "levels.l3": {"episodes": 10},
         "coverage": {"explore_steps": 0},
+        "randomness": {"samples": 320},  # the sampled-step check's n, not its DKW design's
     }
     spec = with_budgets(SEAQUEST, tmp_path / "minatar_seaquest", small)
     run = translated_offline(spec, "jax", tmp_path / "runs", timeout=2400)

@@ -3,13 +3,15 @@
 Each plane is built as ten row integers, bit x of row y set for an object on (x, y), and
 unpacked to booleans once at the end: marking squares on an [objects, 10, 10] grid per list
 is ten times the work (objects x 100 squares against objects x 10 rows), and its reduction
-over the objects runs one element at a time on CPU. The planes go into their channels by
-one reduction against the identity, which XLA keeps in memory for the unpack to read: a
-bare `jnp.stack` fused into the unpack picks its operand element by element (in MinAtar
+over the objects runs one element at a time on CPU. An object and the trail behind it share
+a row, so one pass over a list's rows makes both planes. The planes are stacked behind an
+optimisation barrier, which keeps the stack in memory for the unpack to read: a bare
+`jnp.stack` fused into the unpack picks its operand element by element (in MinAtar
 Asterix's view, three times slower), and a sum of ten terms is computed again per cell.
 Hand-written known-good port, not model output.
 """
 
+import jax
 import jax.numpy as jnp
 
 from .rules import MAX_OXYGEN, SIZE
@@ -17,7 +19,6 @@ from .rules import MAX_OXYGEN, SIZE
 SUB_FRONT, SUB_BACK, F_BULLET, TRAIL, E_BULLET, FISH, E_SUB, OXYGEN, DIVERS, DIVER = range(10)
 _ROWS = jnp.arange(SIZE)
 _BITS = jnp.left_shift(1, _ROWS)  # column x as bit x
-_ONE_HOT = jnp.eye(10, dtype=jnp.int32)  # plane c in channel c
 
 
 def _bit(x, shown):
@@ -25,25 +26,27 @@ def _bit(x, shown):
     return jnp.where(shown & (x >= 0) & (x < SIZE), jnp.left_shift(1, jnp.clip(x, 0, SIZE - 1)), 0)
 
 
-def _rows(x, y, shown):
-    """-> int32[10]: for each row, the bits of the columns where an object is shown."""
-    bits = _bit(x, shown)
+def _rows(bits, y):
+    """-> int32[10]: for each row, the OR of the `bits` of the slots on it."""
     rows = jnp.zeros(SIZE, jnp.int32)
-    for w in range(x.shape[0]):  # ORs slot by slot: a reduction over the slots is slower on CPU
+    for w in range(y.shape[0]):  # ORs slot by slot: a reduction over the slots is slower on CPU
         rows = rows | jnp.where(y[w] == _ROWS, bits[w], 0)
     return rows
 
 
 def _plane(records, length, with_trail: bool):
     """-> (objects int32[10], trail int32[10]) as row bits: each object in use on its square,
-    and the square behind it (the side it came from) when that square is on the screen."""
+    and the square behind it (the side it came from) when that square is on the screen.
+    Both come from one pass over the rows: the trail's bits ride in each row's upper half."""
     used = jnp.arange(records.shape[0]) < length
     records = records.astype(jnp.int32)  # stored as int8; a row's bits need ten
     x, y = records[:, 0], records[:, 1]
-    at = _rows(x, y, used)
+    bits = _bit(x, used)
     if not with_trail:
-        return at, jnp.zeros(SIZE, jnp.int32)
-    return at, _rows(x - jnp.where(records[:, 2] == 1, 1, -1), y, used)
+        return _rows(bits, y), jnp.zeros(SIZE, jnp.int32)
+    behind = _bit(x - jnp.where(records[:, 2] == 1, 1, -1), used)
+    rows = _rows(bits | jnp.left_shift(behind, 16), y)
+    return rows & 0xFFFF, jnp.right_shift(rows, 16)
 
 
 def observe(s) -> jnp.ndarray:
@@ -67,8 +70,7 @@ def observe(s) -> jnp.ndarray:
     diver, diver_trail = _plane(s.divers, s.divers_length, True)
     trail = fish_trail | sub_trail | diver_trail
     planes = (cell, back, f_bullet, trail, e_bullet, fish, sub, oxygen, divers_aboard, diver)
-    # A reduction, not a sum of ten terms: its result is kept in memory, where the
-    # unpack below reads it; summed elementwise, XLA fuses the ten planes into the
-    # unpack and computes every plane again for each of its 1,000 cells.
-    rows = (jnp.stack(planes, axis=1)[:, :, None] * _ONE_HOT).sum(axis=1)  # [rows, channels]
+    # Behind a barrier the stack is made once, in memory, where the unpack below reads it;
+    # fused into the unpack, each of its 1,000 cells would pick its plane afresh.
+    rows = jax.lax.optimization_barrier(jnp.stack(planes, axis=1))  # [rows, channels]
     return (rows[:, None, :] & _BITS[None, :, None]) != 0
