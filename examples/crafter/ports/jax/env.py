@@ -125,8 +125,12 @@ def sample_noise(key: jax.Array, state: State, action, params: Params):
     return jax.random.uniform(key, (NOISE,))
 
 
+# Compiled, as a user calls it: the step's loops close over its values, so called eagerly
+# each step would trace and compile them again.
+@jax.jit
 def step_given_noise(noise, state: State, action, params: Params):
     s = state
+    noise = jnp.asarray(noise, jnp.float32)  # a NumPy row cannot be indexed by a traced slot
     step = s.step + 1
     w, count = _world(s)
     w, light = advance(w, count, jnp.asarray(action, jnp.int32), noise, step)
