@@ -80,7 +80,7 @@ def _world(s: State) -> tuple[World, jax.Array]:
     px, py = s.player_pos[0], s.player_pos[1]
     omap = occupancy(fields["x"], fields["y"], fields["alive"], px, py)
     w = World(
-        mat=s.mat_map, omap=omap, **fields, end=count, px=px, py=py, facing=s.facing,
+        mat=s.mat_map, omap=omap, **fields, end=count, player_x=px, player_y=py, facing=s.facing,
         sleeping=s.sleeping, inventory=s.inventory, achievements=s.achievements,
         hunger=s.hunger, thirst=s.thirst, fatigue=s.fatigue, recover=s.recover,
         last_health=s.player_last_health, chunks=s.chunks, nchunks=s.chunks_length,
@@ -90,7 +90,7 @@ def _world(s: State) -> tuple[World, jax.Array]:
 
 def _observe(s: State) -> jax.Array:
     w, _ = _world(s)
-    return observe(w.mat, w.omap, w.kind, w.px, w.py, w.inventory)
+    return observe(w.mat, w.omap, w.kind, w.player_x, w.player_y, w.inventory)
 
 
 def reset(key: jax.Array, params: Params):
@@ -140,14 +140,14 @@ def step_given_noise(noise, state: State, action, params: Params):
     reward = (health - s.last_health).astype(jnp.float32) / 10 + new.any().astype(jnp.float32)
     dead = health <= 0
     after = State(
-        mat_map=w.mat, player_pos=jnp.stack([w.px, w.py]), facing=w.facing,
+        mat_map=w.mat, player_pos=jnp.stack([w.player_x, w.player_y]), facing=w.facing,
         sleeping=w.sleeping, player_last_health=w.last_health, hunger=w.hunger,
         thirst=w.thirst, fatigue=w.fatigue, recover=w.recover, step=step, last_health=health,
         daylight=light, chunks=w.chunks, chunks_length=w.nchunks, lists=lists,
         lengths=lengths, inventory=w.inventory, achievements=w.achievements,
         unlocked=s.unlocked | new,
     )  # fmt: skip
-    obs = observe(w.mat, w.omap, w.kind, w.px, w.py, w.inventory)
+    obs = observe(w.mat, w.omap, w.kind, w.player_x, w.player_y, w.inventory)
     return obs, after, reward, dead, (step >= LENGTH) & ~dead, {}
 
 

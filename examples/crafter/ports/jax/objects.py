@@ -85,15 +85,15 @@ def _zombie(u, x, y, px, py):
 def _skeleton(w: World, u, x, y):
     """-> (wants to move, dx, dy, shoots): flee when within 3 (done if the cell was free),
     else shoot within 5 half the time, else close in within 8, else wander."""
-    d = distance(x, y, w.px, w.py)
+    d = distance(x, y, w.player_x, w.player_y)
     close = d <= 3
-    ax, ay = toward(x, y, w.px, w.py, u[0] < 0.6)
+    ax, ay = toward(x, y, w.player_x, w.player_y, u[0] < 0.6)
     fled = close & is_free(w, x - ax, y - ay, WALKABLE)
     k = close.astype(jnp.int32)  # the numbers drawn so far
     shoot = (d <= 5) & (u[k] < 0.5)
     k = k + (d <= 5).astype(jnp.int32)
     chase = ~shoot & (d <= 8) & (u[k] < 0.3)
-    cx, cy = toward(x, y, w.px, w.py, u[k + 1] < 0.6)
+    cx, cy = toward(x, y, w.player_x, w.player_y, u[k + 1] < 0.6)
     k = k + (~shoot & (d <= 8)).astype(jnp.int32)
     wander = ~shoot & ~chase & (u[k] < 0.2)
     rx, ry = _direction(u[k + 1])
@@ -124,13 +124,13 @@ def _plant_bitten(w: World, x, y) -> jax.Array:
 def update_object(w: World, s, noise) -> World:
     """The update of the object in slot s, when it is within reach of the player."""
     kind, x, y, health = w.kind[s], w.x[s], w.y[s], w.health[s]
-    active = w.alive[s] & (distance(x, y, w.px, w.py) < 18)
+    active = w.alive[s] & (distance(x, y, w.player_x, w.player_y) < 18)
     u = row(noise, kind, w.site[s])
     creature = kind <= COW
     removed = creature & (health <= 0)
 
     cow_go, cow_dx, cow_dy = _cow(u)
-    zom_go, zom_dx, zom_dy = _zombie(u, x, y, w.px, w.py)
+    zom_go, zom_dx, zom_dy = _zombie(u, x, y, w.player_x, w.player_y)
     ske_go, ske_dx, ske_dy, shoots = _skeleton(w, u, x, y)
     hit, stops, tx, ty, ahead = _arrow(w, s, x, y)
     go = jnp.select([kind == COW, kind == ZOMBIE, kind == SKELETON, kind == ARROW],
@@ -154,7 +154,7 @@ def update_object(w: World, s, noise) -> World:
 
     # A zombie beside the player after its move hits it, or cools down.
     zombie = active & (kind == ZOMBIE)
-    beside = zombie & (distance(nx, ny, w.px, w.py) <= 1)
+    beside = zombie & (distance(nx, ny, w.player_x, w.player_y) <= 1)
     cooling = beside & (w.counter[s] > 0)
     strikes = beside & ~cooling
     damage = jnp.where(strikes, jnp.where(w.sleeping, 7, 2), 0)
@@ -162,7 +162,7 @@ def update_object(w: World, s, noise) -> World:
     # A skeleton reloads each update and shoots the way of the player when loaded.
     skeleton = active & (kind == SKELETON)
     counter = jnp.where(skeleton, jnp.maximum(counter - 1, 0), counter)
-    sx, sy = toward(x, y, w.px, w.py)
+    sx, sy = toward(x, y, w.player_x, w.player_y)
     ax, ay = x + sx, y + sy
     fires = skeleton & shoots & (counter == 0) & ((sx != 0) | (sy != 0))
     fires = fires & is_free(w, ax, ay, ARROW_WALKABLE)

@@ -56,8 +56,8 @@ def _achieve(achievements, index, go) -> jax.Array:
 def _near(w: World) -> tuple[jax.Array, jax.Array]:
     """World.nearby(pos, 1)'s materials: a table, a furnace within one cell. Crafter slices
     the map from x - 1: at x = 0 (or y = 0) that start is -1 and the region is empty."""
-    region = jax.lax.dynamic_slice(jnp.pad(w.mat, 1), (w.px, w.py), (3, 3))
-    seen = (w.px > 0) & (w.py > 0)
+    region = jax.lax.dynamic_slice(jnp.pad(w.mat, 1), (w.player_x, w.player_y), (3, 3))
+    seen = (w.player_x > 0) & (w.player_y > 0)
     return seen & (region == TABLE).any(), seen & (region == FURNACE).any()
 
 
@@ -129,7 +129,7 @@ def _pick(go, new: World, old: World) -> World:
 
 
 def update_player(w: World, action, u) -> World:
-    tx, ty = w.px + w.facing[0], w.py + w.facing[1]
+    tx, ty = w.player_x + w.facing[0], w.player_y + w.facing[1]
     material, code = at(w, tx, ty)
     tired = w.inventory[ITEM["energy"]] < MAX_ITEM
     wakes = w.sleeping & ~tired
@@ -142,7 +142,7 @@ def update_player(w: World, action, u) -> World:
     moving = (action >= MOVE_LEFT) & (action <= MOVE_DOWN)
     d = DIRECTIONS[jnp.clip(action - MOVE_LEFT, 0, 3)]
     moved = move_player(w._replace(facing=jnp.where(moving, d, w.facing)), d[0], d[1])
-    on_lava = at(moved, moved.px, moved.py)[0] == LAVA
+    on_lava = at(moved, moved.player_x, moved.player_y)[0] == LAVA
     inv = moved.inventory
     moved = moved._replace(inventory=inv.at[0].set(jnp.where(on_lava, 0, inv[0])))
     did = _do(w, u, tx, ty, material, code)

@@ -145,14 +145,14 @@ def _balance_kind(w: World, chunk, k: int, noise, light) -> World:
     flat = jnp.argmax(jnp.cumsum(cells) > i)
     sx, sy = xmin + flat // CHUNK, ymin + flat % CHUNK
     free = w.omap[jnp.minimum(sx, AREA - 1), jnp.minimum(sy, AREA - 1)] == 0
-    spawns = spawns & free & (distance(w.px, w.py, sx, sy) >= span)
+    spawns = spawns & free & (distance(w.player_x, w.player_y, sx, sy) >= span)
     w = add_object(w, spawns, k, sx, sy, health=health)
     # Too many: one of them, picked in list order, goes if far enough from the player.
     culls = ~(count < fewest.astype(jnp.int32)) & (count > most.astype(jnp.int32))
     culls = culls & (u0 < despawn_p)
     victim = jnp.argmax(jnp.cumsum(mine) > pick(u1, jnp.maximum(count, 1)))
     vx, vy = w.x[victim], w.y[victim]
-    culls = culls & (distance(w.px, w.py, vx, vy) >= despan)
+    culls = culls & (distance(w.player_x, w.player_y, vx, vy) >= despan)
     return w._replace(
         alive=w.alive.at[victim].set(w.alive[victim] & ~culls),
         omap=set_cell(w.omap, vx, vy, 0, culls),

@@ -152,8 +152,8 @@ class World(NamedTuple):
     alive: jax.Array  # bool[SLOTS]
     site: jax.Array  # its place in its kind's list at the step's start: its noise row
     end: jax.Array  # the slot the next object added takes
-    px: jax.Array
-    py: jax.Array
+    player_x: jax.Array
+    player_y: jax.Array
     facing: jax.Array  # int32[2]
     sleeping: jax.Array
     inventory: jax.Array  # int32[16], ITEMS' order
@@ -217,10 +217,12 @@ def add_object(w: World, go, kind, x, y, health=0, fx=0, fy=0) -> World:
 
 def move_player(w: World, dx, dy) -> World:
     """Object.move for the player: onto a free cell it may walk (lava too)."""
-    tx, ty = w.px + dx, w.py + dy
+    tx, ty = w.player_x + dx, w.player_y + dy
     ok = is_free(w, tx, ty, PLAYER_WALKABLE)
-    omap = set_cell(w.omap, w.px, w.py, 0, ok)
+    omap = set_cell(w.omap, w.player_x, w.player_y, 0, ok)
     omap = set_cell(omap, tx, ty, PLAYER, ok)
-    moved = chunk_of(tx, ty) != chunk_of(w.px, w.py)
-    w = w._replace(omap=omap, px=jnp.where(ok, tx, w.px), py=jnp.where(ok, ty, w.py))
-    return add_key(w, w.px, w.py, ok & moved)
+    moved = chunk_of(tx, ty) != chunk_of(w.player_x, w.player_y)
+    w = w._replace(
+        omap=omap, player_x=jnp.where(ok, tx, w.player_x), player_y=jnp.where(ok, ty, w.player_y)
+    )
+    return add_key(w, w.player_x, w.player_y, ok & moved)
