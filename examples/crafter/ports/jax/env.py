@@ -1,0 +1,190 @@
+"""Hand-written known-good port: a test subject for the verifier, not model output.
+
+Crafter in the gymnax functional style (envport's JAX contract), with explicit randomness:
+`sample_noise` draws a step's numbers (a row per drawing site: the player, each zombie,
+skeleton and cow by its place in its list, each chunk's balance of each kind),
+`step_given_noise` is the deterministic rest, and `step` is the two composed. The state is
+the bridge's leaves: the material map, the player, one list of records per kind
+(`name` [capacity, F] and its length) whose `order` is the place among the world's objects,
+the chunk keys in the order made, and the inventory, achievements and unlocks as arrays in
+Crafter's item and achievement orders.
+
+The reset is not Crafter's world generator (OpenSimplex terrain): it lays a plain world
+(grass, with a lake, a stand of trees and a quarry) around the player, enough to start
+from; porting the generator is a later step."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from .objects import NOISE
+from .observation import observe
+from .step import advance, occupancy, pack, unpack
+from .world import (
+    ACHIEVEMENTS,
+    AREA,
+    CAPACITY,
+    CHUNKS,
+    GRASS,
+    ITEMS,
+    KINDS,
+    LENGTH,
+    MAX_ITEM,
+    STONE,
+    TREE,
+    WATER,
+    World,
+    chunk_of,
+    daylight,
+)
+
+RECORD = {"zombies": 5, "skeletons": 5, "cows": 4, "arrows": 5, "plants": 5}
+
+
+class Params(NamedTuple):
+    pass
+
+
+class State(NamedTuple):
+    mat_map: jax.Array
+    player_pos: jax.Array
+    facing: jax.Array
+    sleeping: jax.Array
+    player_last_health: jax.Array
+    hunger: jax.Array
+    thirst: jax.Array
+    fatigue: jax.Array
+    recover: jax.Array
+    step: jax.Array
+    last_health: jax.Array
+    daylight: jax.Array
+    chunks: jax.Array
+    chunks_length: jax.Array
+    lists: dict  # kind -> int32[capacity, F]
+    lengths: dict  # kind -> int32
+    inventory: jax.Array  # int32[16]
+    achievements: jax.Array  # int32[22]
+    unlocked: jax.Array  # bool[22]
+
+
+def default_params() -> Params:
+    return Params()
+
+
+def _world(s: State) -> tuple[World, jax.Array]:
+    """The step's working world from the state. -> (world, objects at the start)."""
+    fields, count = unpack(s.lists, s.lengths)
+    px, py = s.player_pos[0], s.player_pos[1]
+    omap = occupancy(fields["x"], fields["y"], fields["alive"], px, py)
+    w = World(
+        mat=s.mat_map, omap=omap, **fields, end=count, player_x=px, player_y=py, facing=s.facing,
+        sleeping=s.sleeping, inventory=s.inventory, achievements=s.achievements,
+        hunger=s.hunger, thirst=s.thirst, fatigue=s.fatigue, recover=s.recover,
+        last_health=s.player_last_health, chunks=s.chunks, nchunks=s.chunks_length,
+    )  # fmt: skip
+    return w, count
+
+
+def _observe(s: State) -> jax.Array:
+    w, _ = _world(s)
+    return observe(w.mat, w.omap, w.kind, w.player_x, w.player_y, w.inventory)
+
+
+def reset(key: jax.Array, params: Params):
+    lake, trees = jax.random.split(key)
+    mat = jnp.full((AREA, AREA), GRASS, jnp.int32)
+    corner = jax.random.randint(lake, (2,), 4, 12)
+    xs, ys = jnp.arange(AREA)[:, None], jnp.arange(AREA)[None, :]
+    in_lake = (xs >= corner[0]) & (xs < corner[0] + 6) & (ys >= corner[1]) & (ys < corner[1] + 6)
+    mat = jnp.where(in_lake, WATER, mat)
+    mat = jnp.where(jax.random.uniform(trees, (AREA, AREA)) < 0.1, TREE, mat)
+    mat = jnp.where((xs >= 44) & (xs < 60) & (ys >= 44) & (ys < 60), STONE, mat)
+    centre = AREA // 2
+    mat = mat.at[centre, centre].set(GRASS)
+    inventory = jnp.zeros(len(ITEMS), jnp.int32).at[:4].set(MAX_ITEM)
+    zero, nought = jnp.int32(0), jnp.float32(0.0)
+    state = State(
+        mat_map=mat, player_pos=jnp.array([centre, centre], jnp.int32),
+        facing=jnp.array([0, 1], jnp.int32), sleeping=jnp.bool_(False),
+        player_last_health=jnp.int32(MAX_ITEM), hunger=nought, thirst=nought, fatigue=nought,
+        recover=nought, step=zero, last_health=jnp.int32(MAX_ITEM), daylight=daylight(zero),
+        chunks=jnp.zeros(CHUNKS, jnp.int32).at[0].set(chunk_of(centre, centre)),
+        chunks_length=jnp.int32(1),
+        lists={k: jnp.zeros((CAPACITY[k], RECORD[k]), jnp.int32) for k in KINDS},
+        lengths={k: zero for k in KINDS}, inventory=inventory,
+        achievements=jnp.zeros(len(ACHIEVEMENTS), jnp.int32),
+        unlocked=jnp.zeros(len(ACHIEVEMENTS), bool),
+    )  # fmt: skip
+    return _observe(state), state
+
+
+def sample_noise(key: jax.Array, state: State, action, params: Params):
+    return jax.random.uniform(key, (NOISE,))
+
+
+# Compiled, as a user calls it: the step's loops close over its values, so called eagerly
+# each step would trace and compile them again.
+@jax.jit
+def step_given_noise(noise, state: State, action, params: Params):
+    s = state
+    noise = jnp.asarray(noise, jnp.float32)  # a NumPy row cannot be indexed by a traced slot
+    step = s.step + 1
+    w, count = _world(s)
+    w, light = advance(w, count, jnp.asarray(action, jnp.int32), noise, step)
+    lists, lengths = pack(w)
+    health = w.inventory[0]
+    new = (w.achievements > 0) & ~s.unlocked
+    reward = (health - s.last_health).astype(jnp.float32) / 10 + new.any().astype(jnp.float32)
+    dead = health <= 0
+    after = State(
+        mat_map=w.mat, player_pos=jnp.stack([w.player_x, w.player_y]), facing=w.facing,
+        sleeping=w.sleeping, player_last_health=w.last_health, hunger=w.hunger,
+        thirst=w.thirst, fatigue=w.fatigue, recover=w.recover, step=step, last_health=health,
+        daylight=light, chunks=w.chunks, chunks_length=w.nchunks, lists=lists,
+        lengths=lengths, inventory=w.inventory, achievements=w.achievements,
+        unlocked=s.unlocked | new,
+    )  # fmt: skip
+    obs = observe(w.mat, w.omap, w.kind, w.player_x, w.player_y, w.inventory)
+    return obs, after, reward, dead, (step >= LENGTH) & ~dead, {}
+
+
+def step(key: jax.Array, state: State, action, params: Params):
+    return step_given_noise(sample_noise(key, state, action, params), state, action, params)
+
+
+_INTS = ("player_last_health", "step", "last_health")
+_FLOATS = ("hunger", "thirst", "fatigue", "recover", "daylight")
+
+
+def state_from_reference(ref) -> State:
+    # jnp.array copies: jnp.asarray of a NumPy array can share its buffer on CPU.
+    def i(name):
+        return jnp.array(ref[name], dtype=jnp.int32)
+
+    values = {n: i(n) for n in _INTS} | {n: jnp.array(ref[n], jnp.float32) for n in _FLOATS}
+    return State(
+        mat_map=i("mat_map").reshape(AREA, AREA), player_pos=i("player_pos").reshape(2),
+        facing=i("facing").reshape(2), sleeping=jnp.array(ref["sleeping"], bool),
+        chunks=i("chunks").reshape(CHUNKS), chunks_length=i("chunks.length"),
+        lists={k: i(k).reshape(CAPACITY[k], RECORD[k]) for k in KINDS},
+        lengths={k: i(f"{k}.length") for k in KINDS},
+        inventory=jnp.stack([i(f"inventory.{n}") for n in ITEMS]),
+        achievements=jnp.stack([i(f"achievements.{n}") for n in ACHIEVEMENTS]),
+        unlocked=jnp.stack([jnp.array(ref[f"unlocked.{n}"], bool) for n in ACHIEVEMENTS]),
+        **values,
+    )  # fmt: skip
+
+
+def state_to_reference(state: State):
+    out = {n: getattr(state, n) for n in (*_INTS, *_FLOATS)}
+    out |= {n: getattr(state, n) for n in ("mat_map", "player_pos", "facing", "sleeping")}
+    out |= {"chunks": state.chunks, "chunks.length": state.chunks_length}
+    for k in KINDS:
+        out[k], out[f"{k}.length"] = state.lists[k], state.lengths[k]
+    out |= {f"inventory.{n}": state.inventory[j] for j, n in enumerate(ITEMS)}
+    out |= {f"achievements.{n}": state.achievements[j] for j, n in enumerate(ACHIEVEMENTS)}
+    out |= {f"unlocked.{n}": state.unlocked[j] for j, n in enumerate(ACHIEVEMENTS)}
+    return out
