@@ -7,7 +7,7 @@ import os
 import threading
 import time
 
-from envport.serve.output import BoundedOutput, panic_message
+from envport.serve.output import BoundedOutput, end_line, panic_message
 
 PANIC = (
     "thread '<unnamed>' (2) panicked at src/lib.rs:80:21:\n"
@@ -17,38 +17,76 @@ PANIC = (
 FRAME = "  {0}: _PyEval_EvalFrameDefault\n             at Python/ceval.c:{0}:22\n"
 
 
-def test_a_panic_arriving_after_an_earlier_backtraces_tail_is_waited_for() -> None:
+def test_an_earlier_failures_late_frames_are_not_this_failures_words() -> None:
     output = BoundedOutput()
     try:
+        # Request 7's backtrace and end line reach this reader after request 8 was sent
+        # (the mark is taken before them), then request 8's own panic and end line.
         mark = output.total
-        # The earlier failure's last frames reach the pipe after this request was sent...
-        os.write(output.writer, "".join(FRAME.format(n) for n in range(20, 28)).encode())
-        written = threading.Event()
-
-        def panic_later() -> None:
-            # ...and this request's panic only after the failure reply (another thread's).
-            time.sleep(0.3)
-            os.write(output.writer, PANIC.encode())
-            written.set()
-
-        thread = threading.Thread(target=panic_later)
-        thread.start()
-        # Generous: the wait ends when the panic is in, not at the grace.
-        words = output.words_since(mark, 4000, grace=60.0, panic=True)
-        thread.join()
-        assert written.is_set()
-        assert "index out of bounds: the len is 3 but the index is 5" in words
+        late = "".join(FRAME.format(n) for n in range(20, 28)).encode() + end_line(7)
+        os.write(output.writer, late + PANIC.encode() + end_line(8))
+        words, panic = output.failure_words(mark, 8, 4000, grace=60.0, panic=True)
+        assert "ceval.c:20" not in words and "request" not in words
+        assert panic is not None and panic.endswith("the len is 3 but the index is 5")
     finally:
         output.close()
 
 
-def test_without_a_panic_the_wait_ends_at_its_grace_with_what_was_printed() -> None:
+def test_the_words_are_waited_for_until_the_failures_end_line_arrives() -> None:
     output = BoundedOutput()
     try:
         mark = output.total
-        os.write(output.writer, b"envport_step: bad input\n")
-        words = output.words_since(mark, 4000, grace=0.2, panic=True)
-        assert words.strip() == "envport_step: bad input"
+        written = threading.Event()
+
+        def write_later() -> None:
+            # A loaded machine: the reader sees the failure's bytes well after its answer.
+            time.sleep(0.5)
+            os.write(output.writer, PANIC.encode() + end_line(3))
+            written.set()
+
+        thread = threading.Thread(target=write_later)
+        thread.start()
+        words, panic = output.failure_words(mark, 3, 4000, grace=0.0, panic=True)
+        thread.join()
+        assert written.is_set()
+        assert panic is not None and "index out of bounds" in words
+    finally:
+        output.close()
+
+
+def test_a_panic_after_the_end_line_is_waited_for_within_the_grace() -> None:
+    output = BoundedOutput()
+    try:
+        mark = output.total
+        os.write(output.writer, end_line(4))
+
+        def panic_later() -> None:
+            # A panic on a thread the port left running, after the failure's answer.
+            time.sleep(0.3)
+            os.write(output.writer, PANIC.encode())
+
+        thread = threading.Thread(target=panic_later)
+        thread.start()
+        # Generous: the wait ends when the panic is in, not at the grace.
+        started = time.monotonic()
+        _, panic = output.failure_words(mark, 4, 4000, grace=60.0, panic=True)
+        thread.join()
+        assert time.monotonic() - started < 60.0
+        assert panic is not None and panic.endswith("the len is 3 but the index is 5")
+    finally:
+        output.close()
+
+
+def test_without_a_panic_the_words_are_what_was_printed() -> None:
+    output = BoundedOutput()
+    try:
+        mark = output.total
+        os.write(output.writer, b"envport_step: bad input\n" + end_line(2))
+        words, panic = output.failure_words(mark, 2, 4000, grace=0.2, panic=True)
+        assert words == "envport_step: bad input"
+        assert panic is None
+        # A dead worker's last line is its own, not an end line.
+        assert output.last_line(500) == "envport_step: bad input"
     finally:
         output.close()
 
@@ -72,13 +110,13 @@ def test_a_panic_between_long_frames_is_found_though_the_reports_cut_drops_it() 
     output = BoundedOutput()
     try:
         mark = output.total
-        # An earlier failure's late frames, then this request's panic and its own long
-        # backtrace: a 4,000-character cut keeps both ends and drops the panic between.
+        # This request's panic between long backtraces: a 4,000-character cut keeps both
+        # ends and drops the panic between, which is still told.
         frames = "".join(FRAME.format(n) for n in range(60))
-        os.write(output.writer, (frames + PANIC + frames + "note: Some details\n").encode())
-        words = output.words_since(mark, 4000, grace=60.0, panic=True)
+        text = frames + PANIC + frames + "note: Some details\n"
+        os.write(output.writer, text.encode() + end_line(5))
+        words, panic = output.failure_words(mark, 5, 4000, grace=60.0, panic=True)
         assert "panicked at" not in words
-        panic = output.panic_since(mark)
         assert panic is not None
         assert panic.endswith("index out of bounds: the len is 3 but the index is 5")
     finally:

@@ -305,15 +305,13 @@ class PortWorker:
         """The port's own words on a failed request: a Rust panic's message first (no cut
         of a long backtrace drops it), what it printed while answering, and the
         traceback's frames in the port."""
-        # A Python port raises on the answering thread, so what it printed is in the pipe
-        # already and only the reader's lag is waited for; a Rust port gets its grace (a
-        # second per raise would make a check that bisects a raise take minutes).
-        grace = 1.0 if self._rust else 0.1
-        printed = self._output.words_since(
-            self._output_mark, MAX_FAILURE_OUTPUT, grace, panic=self._rust
-        ).strip()
-        # From the whole output, not `printed`: its cut may fall on the panic.
-        panic = self._output.panic_since(self._output_mark)
+        # A Rust port's panic on a thread it left running can follow the answer: it gets a
+        # grace for that (a second per raise would make a check that bisects Python
+        # raises take minutes).
+        grace = 1.0 if self._rust else 0.0
+        printed, panic = self._output.failure_words(
+            self._output_mark, self._pending or 0, MAX_FAILURE_OUTPUT, grace, panic=self._rust
+        )
         parts = [f"panic: {panic}"] if panic else []
         if printed:
             parts.append(f"port output:\n{printed}")

@@ -19,10 +19,21 @@ import time
 # Bytes kept at each end of a worker's output.
 OUTPUT_BYTES = 64 << 10
 _CHUNK = 64 << 10
-# How often `words_since` looks at the output again.
+# How often `failure_words` looks at the output again.
 _POLL = 0.05
 # A Rust panic's first line (Rust 1.80+ names the thread's id too: `thread 'x' (2)`).
 _PANIC = re.compile(r"^thread '[^'\n]*'(?: \(\d+\))? panicked at [^\n]*$", re.MULTILINE)
+# The line a worker writes after all its output for a failed request, before it answers
+# (`envport.serve.worker`): the bytes between two such lines are one failure's own.
+_END = re.compile(r"^\[envport: request (\d+) failed above\]\n?", re.MULTILINE)
+# How long the end line is waited for: it is in the pipe before the answer is sent, so
+# only this reader's lag on a loaded machine is waited for (or a port that closed stderr).
+END_WAIT = 30.0
+
+
+def end_line(request_id: int) -> bytes:
+    """What a worker writes to its output once a failed request's own output is all out."""
+    return f"\n[envport: request {request_id} failed above]\n".encode()
 
 
 class BoundedOutput:
@@ -73,9 +84,9 @@ class BoundedOutput:
         with self._lock:
             return self._total
 
-    def since(self, mark: int, limit: int) -> str:
-        """What the child wrote after `mark`, as kept, at most about `limit` characters
-        (its first and last halves when longer), with what was dropped said in the text."""
+    def since(self, mark: int) -> str:
+        """What the child wrote after `mark`, as kept (at most three times `keep` bytes),
+        with what was dropped said in the text."""
         with self._lock:
             total, head, tail = self._total, bytes(self._head), bytes(self._tail)
         tail_start = total - len(tail)
@@ -83,47 +94,58 @@ class BoundedOutput:
         last = tail[max(0, mark - tail_start) :]
         dropped = total - mark - len(first) - len(last)
         text = first + _dropped(dropped) + last if dropped > 0 else first + last
-        if len(text) > limit:
-            half = limit // 2
-            text = text[:half] + _dropped(len(text) - 2 * half) + text[-half:]
         return text.decode(errors="replace")
 
-    def words_since(self, mark: int, limit: int, grace: float, panic: bool = False) -> str:
-        """What the child wrote after `mark` about a failure it has just reported: waited
-        for until it stops growing (and, with `panic`, holds a Rust panic), or `grace` s.
+    def failure_words(
+        self, mark: int, request_id: int, limit: int, grace: float, panic: bool = False
+    ) -> tuple[str, str | None]:
+        """What the child printed for failed request `request_id` (sent when its output
+        stood at `mark`), cut to about `limit` characters, and the last Rust panic in it.
 
-        A Rust port's panic reaches stderr after the failure reply when it panicked on one
-        of its own threads, and its backtrace is written frame by frame while symbols are
-        looked up (seconds under load, with RUST_BACKTRACE set). Taking the first bytes
-        that arrive gave a request the previous failure's late frames and none of its own
-        panic; waiting for quiet also keeps a failure's late bytes out of the next one."""
+        The worker ends a failure's output with its end line before it answers, so the
+        bytes between the previous end line and this one are the failure's own whatever
+        this reader's lag: an earlier failure's late backtrace frames are not taken for
+        this one's, and this one's panic is not missed on a loaded machine. A Rust panic on
+        a thread the port left running may still follow the answer: with `panic` and none
+        in the failure's own bytes, what comes after is waited for until it stops growing
+        and holds a panic, or `grace` s."""
+        end = end_line(request_id).decode().strip()
+        deadline = time.monotonic() + END_WAIT
+        text = self.since(mark)
+        while end not in text and time.monotonic() < deadline:
+            time.sleep(_POLL)
+            text = self.since(mark)
+        own, found, _ = text.partition(end)
+        # Up to an earlier failure's end line, the bytes are that failure's.
+        earlier = list(_END.finditer(own))
+        if earlier:
+            own = own[earlier[-1].end() :]
+        if panic and found and panic_message(own) is None:
+            own += self._late(mark, len(text), grace)
+        own = _END.sub("", own)
+        return _cut_output(own.strip(), limit), panic_message(own)
+
+    def _late(self, mark: int, seen_chars: int, grace: float) -> str:
+        """What the child wrote after the end line: waited for until it stops growing and
+        holds a Rust panic, or `grace` s."""
         deadline = time.monotonic() + grace
         seen = -1
         while True:
             total = self.total
-            quiet = total == seen and total > mark
-            if quiet and (not panic or self._panicked_since(mark)):
-                break
+            after = self.since(mark)[seen_chars:]
+            if total == seen and panic_message(after) is not None:
+                return after
             if time.monotonic() >= deadline:
-                break
+                return after
             seen = total
             time.sleep(_POLL)
-        return self.since(mark, limit)
-
-    def _panicked_since(self, mark: int) -> bool:
-        return self.panic_since(mark) is not None
-
-    def panic_since(self, mark: int) -> str | None:
-        """The last Rust panic the child wrote after `mark`, read from all that is kept: a
-        text cut for a report may have dropped it (an earlier failure's late frames before
-        it and its own backtrace after it can fill both halves)."""
-        return panic_message(self.since(mark, 2 * self.keep))
 
     def last_line(self, limit: int) -> str:
         """The last non-empty line the child wrote, cut to `limit` characters."""
         with self._lock:
             kept = bytes(self._tail or self._head)
-        lines = [line for line in kept.decode(errors="replace").splitlines() if line.strip()]
+        text = _END.sub("", kept.decode(errors="replace"))
+        lines = [line for line in text.splitlines() if line.strip()]
         if not lines:
             return ""
         line = lines[-1]
@@ -166,6 +188,17 @@ def panic_message(text: str) -> str | None:
             break
         words.append(line)
     return "\n".join(words).strip()
+
+
+def _cut_output(text: str, limit: int) -> str:
+    """`text` at most about `limit` bytes: its first and last halves when longer, with how
+    many bytes of output were dropped between them."""
+    raw = text.encode()
+    if len(raw) <= limit:
+        return text
+    half = limit // 2
+    kept = raw[:half] + _dropped(len(raw) - 2 * half) + raw[-half:]
+    return kept.decode(errors="replace")
 
 
 def _dropped(count: int) -> bytes:

@@ -8,8 +8,10 @@ its own error text, so a broken port is a failed check, not a dead verifier.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import sys
 import sysconfig
 import threading
 import time
@@ -21,6 +23,7 @@ from typing import Any, Protocol
 import zmq
 
 from envport.serve import sandbox
+from envport.serve.output import end_line
 from envport.serve.wire import ZERO_COPY_BYTES, Op, Request, Response, pack, unpack_request
 
 # The package name a port directory is imported as (envport.targets.loader): frames inside
@@ -98,6 +101,22 @@ def _answer(host: Handler, request: Request) -> Response:
         )
 
 
+def _end_output(answer: Response) -> None:
+    """After a failure, all the output it made goes out before its end line, and the line
+    before the answer: the driver takes the bytes before it as this failure's own words
+    (`BoundedOutput.failure_words`). A Rust panic's message and backtrace are written
+    while it unwinds, so they are out already; Python's buffered streams are flushed."""
+    if answer.ok:
+        return
+    # A port that closed or replaced a stream: its bytes are its own affair. With stderr
+    # closed, the driver waits its bound for the end line and takes what came.
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+    with contextlib.suppress(OSError):
+        os.write(2, end_line(answer.id))
+
+
 def _send(socket: zmq.Socket, message: bytes) -> None:
     # Flags passed positionally: pyzmq's stubs type a run-time `copy` only in that form.
     socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
@@ -139,6 +158,7 @@ def serve(
     if preload is not None:
         with sandbox.cpu_budget(budget):
             answer = _answer(host, Request(id=1, op=preload_op, args=preload))
+        _end_output(answer)
         _send(socket, _packed(answer))
     while True:
         request = unpack_request(socket.recv())
@@ -147,6 +167,7 @@ def serve(
             break
         with sandbox.cpu_budget(budget):
             answer = _answer(host, request)
+        _end_output(answer)
         _send(socket, _packed(answer))
     socket.close()
     context.term()
