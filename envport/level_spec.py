@@ -29,6 +29,10 @@ class L2Spec(_Strict):
     # Batch sizes for the batch-equals-singles check: odd on purpose, so a port that works
     # in chunks (of 4, 8, 256 envs) meets a partial last chunk, and 1 meets its smallest.
     batch: list[int] = Field(default_factory=lambda: [1, 7, 33], min_length=1)
+    # l2.reset's n per side, instead of the design's (a 1,000-reset pilot, then thousands):
+    # for a reference whose reset is slow (a generated world, a second each). The report
+    # says what this n can detect.
+    reset_samples: int | None = Field(default=None, ge=20, description="l2.reset: n per side")
 
     @field_validator("batch", mode="before")
     @classmethod

@@ -201,6 +201,11 @@ class StateSpec(_Strict):
     # sees those before it), before `valid` is asked. Derivation, not rejection: a rule the
     # game keeps (the mover from the piece counts) costs no draws.
     derive: dict[str, str] = Field(default_factory=dict)
+    # Numbers a start state is summed up by, each a Python expression in `valid`'s language
+    # (`trees = "int((mat_map == 6).sum())"`): l2.reset compares each as a component of its
+    # own (`summary.trees`), so a generated world whose cells are each drawn right but whose
+    # counts, shapes or placements are not is seen at a sample size a per-cell test misses.
+    summaries: dict[str, str] = Field(default_factory=dict)
     # A harness file beside the spec whose functions the `valid` expressions may call (a
     # game's "no four in a row yet" is a loop, not an expression).
     helpers: str | None = None
@@ -267,6 +272,13 @@ class StateSpec(_Strict):
             except SyntaxError as error:
                 raise ValueError(f"`{expression}`: not a Python expression: {error.msg}") from None
         self._derivable()
+        for name, expression in self.summaries.items():
+            try:
+                compile(expression, f"<state.summaries.{name}>", "eval")
+            except SyntaxError as error:
+                raise ValueError(
+                    f"`summaries.{name} = {expression!r}`: not a Python expression: {error.msg}"
+                ) from None
         return self
 
     def _derivable(self) -> None:

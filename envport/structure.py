@@ -30,6 +30,8 @@ _BUILTINS = {
     "all": all,
     "abs": abs,
     "int": int,
+    "float": float,
+    "round": round,
     "sorted": sorted,
     "list": list,
 }
@@ -221,6 +223,30 @@ def derived(
                 f"key `state.derive.{name}`: `{expression}` failed: {type(error).__name__}: {error}"
             ) from None
     return out
+
+
+def summarised(
+    state: StateSpec, stacked: dict[str, Any], helpers: dict[str, Any] | None = None
+) -> dict[str, np.ndarray]:
+    """`state.summaries` of n states given as stacked leaves (field -> (n, ...)): name ->
+    n numbers, each expression evaluated on one state as `state.valid`'s are."""
+    if not state.summaries or not stacked:
+        return {}
+    count = len(next(iter(stacked.values())))
+    values: dict[str, list[float]] = {name: [] for name in state.summaries}
+    for index in range(count):
+        leaves = {name: np.asarray(array)[index] for name, array in stacked.items()}
+        names = {"np": np, "math": math, **(helpers or {}), **_namespace(state, leaves)}
+        for name, expression in state.summaries.items():
+            try:
+                value = eval(expression, {"__builtins__": _BUILTINS}, names)  # the spec's text
+                values[name].append(float(value))
+            except Exception as error:
+                raise SpecError(
+                    f"key `state.summaries.{name}`: `{expression}` failed: "
+                    f"{type(error).__name__}: {error}"
+                ) from None
+    return {name: np.asarray(found) for name, found in values.items()}
 
 
 def field_of(leaf: str) -> str:

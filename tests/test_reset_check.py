@@ -22,7 +22,7 @@ from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.stats import reset_sample
 from envport.verifiers.verify import VerifyOptions, verify
 
-from helpers import CARTPOLE, NUMPY_PORT, ROOT, run_envport, started_worker
+from helpers import CARTPOLE, NUMPY_PORT, ROOT, run_envport, started_worker, with_budgets
 
 EXAMPLES = ROOT / "examples"
 
@@ -144,3 +144,34 @@ def test_reset_and_vector_checks_run_by_default_and_reach_json_and_junit(tmp_pat
     levels = {f"{lv['level']}.{lv['mode']}": lv for lv in json.loads(report.read_text())["levels"]}
     assert levels["l2.reset"]["statistics"]["obs.x"]["test"] == "KS"
     assert levels["l2.vector"]["endings"]["terminated"] > 0
+
+
+@pytest.mark.slow
+def test_a_declared_n_and_the_specs_summaries_are_compared(tmp_path: Path) -> None:
+    """A generated world's reset is too slow for the design's thousands of resets, and its
+    cells each drawn right say nothing of its counts: the spec sets n, and its summaries of
+    a start state are components of their own (here, whether the cart's position and speed
+    share a sign, which a reset drawing one number for all four always makes so)."""
+    example = with_budgets(
+        CARTPOLE,
+        tmp_path / "cartpole",
+        {
+            "levels.l2": {"reset_samples": 400},
+            "state.summaries": {"same_sign": '"float(physics[0] * physics[1] > 0)"'},
+        },
+    )
+    spec = load_spec(example)
+    sample = reset_sample.draw(spec, Reference(spec), seed=0)
+    assert sample.n == 400 and "the spec's" in sample.how and "KS distance of" in sample.how
+    assert set(sample.columns(spec)["summary.same_sign"]) == {0.0, 1.0}
+    replay = "envport verify ... --levels l2"
+    with started_worker(example, NUMPY_PORT, "numpy") as worker:
+        level = reset_check.check_reset(spec, worker, sample, 0, replay)
+    assert level.passed, [d.text() for d in level.divergences]
+    assert "summary.same_sign" in level.statistics
+    mutant = next(m for m in load_mutants(CARTPOLE) if m.id == "numpy-reset-one-draw")
+    port = apply_mutant(mutant, NUMPY_PORT, tmp_path / "port")
+    with started_worker(example, port, "numpy") as worker:
+        level = reset_check.check_reset(spec, worker, sample, 0, replay)
+    found = {f.field for d in level.divergences for f in d.fields}
+    assert not level.passed and "summary.same_sign" in found, found

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from envport.spec import PortSpec
-from envport.structure import canonical
+from envport.structure import canonical, summarised
 from envport.targets import rule_trace
-from envport.targets.reference import Reference
+from envport.targets.reference import Reference, valid_helpers
 from envport.verifiers.reporting.divergence import FieldDiff
 from envport.verifiers.reporting.states import stack_states
 from envport.verifiers.stats import sample_compare
@@ -59,10 +59,18 @@ class ResetSample:
     def columns(self, spec: PortSpec, with_state: bool = True) -> dict[str, np.ndarray]:
         found = sample_compare.columns("obs", self.obs, spec)
         if with_state:
-            # Items past a list's length are not state (docs/structured-state.md).
-            states = canonical(spec.state, self.states)
-            found |= sample_compare.columns("state", states, spec)
+            found |= state_columns(spec, self.states)
         return found
+
+
+def state_columns(spec: PortSpec, states: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A sample of start states (field -> (n, ...)) as components: each leaf's, and the
+    spec's summaries of each state (`summary.trees`)."""
+    # Items past a list's length are not state (docs/structured-state.md).
+    found = sample_compare.columns("state", canonical(spec.state, states), spec)
+    helpers = valid_helpers(spec) if spec.state.summaries else {}
+    summaries = summarised(spec.state, states, helpers)
+    return found | {f"summary.{name}": values for name, values in summaries.items()}
 
 
 def _resets(reference: Reference, count: int, seed: int | None) -> tuple[list, list]:
@@ -84,6 +92,12 @@ def reference_resets(reference: Reference, count: int, seed: int) -> ResetSample
 def draw(spec: PortSpec, reference: Reference, seed: int) -> ResetSample:
     """n reference resets, n fixed by the design before any port draw is seen."""
     base = seed * 100_003 + SEED_OFFSET
+    declared = spec.levels.l2.reset_samples
+    if declared is not None:
+        # The spec's n, no pilot: its reference's resets are too slow for the design's.
+        sample = reference_resets(reference, declared, base)
+        sample.how = _declared_how(spec, sample)
+        return sample
     observations, states = _resets(reference, CONSTANT_PILOT, base + 10**6)
     first = ResetSample(np.array(observations), stack_states(states), how="")
     seen = first.columns(spec).values()
@@ -105,6 +119,27 @@ def draw(spec: PortSpec, reference: Reference, seed: int) -> ResetSample:
         sample = reference_resets(reference, max(n, PILOT), base)
     sample.how = how
     return sample
+
+
+def _declared_how(spec: PortSpec, sample: ResetSample) -> str:
+    """How a declared n was chosen, and what it can see: the KS distance the DKW bound
+    detects with the design's power at each tested component's share of alpha."""
+    tested = [
+        name
+        for name, values in sample.columns(spec).items()
+        if sample_compare.classify(np.asarray(values).reshape(-1)) != "constant"
+    ]
+    if not tested:
+        return f"n = {sample.n} per side ([levels.l2] reset_samples): every component constant"
+    share = ALPHA / len(tested) / 2
+    detects = (
+        math.sqrt(2 * math.log(4 / (1 - POWER))) + math.sqrt(-math.log(share / 2))
+    ) / math.sqrt(sample.n)
+    return (
+        f"n = {sample.n} per side, the spec's ([levels.l2] reset_samples, not the design's): "
+        f"power {POWER:g} against a KS distance of {min(detects, 1.0):.2g} (DKW bound), alpha "
+        f"{ALPHA:g} over {len(tested)} components"
+    )
 
 
 class DrawSupport:

@@ -27,7 +27,7 @@ from envport.spec import PortSpec
 from envport.verifiers.reporting.compare import contract_problems, unpadded
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.stats import sample_compare
-from envport.verifiers.stats.reset_sample import ALPHA, POWER, SHIFT, ResetSample
+from envport.verifiers.stats.reset_sample import ALPHA, POWER, SHIFT, ResetSample, state_columns
 
 # NumPy: the port's draws come from VectorEnvs of this many envs, seeds seed, seed + 1, ...
 CHUNK = 1024
@@ -48,7 +48,7 @@ def check_reset(
         return _fail(level, "the observation reset returns breaks the contract", problems, replay)
     port = sample_compare.columns("obs", port_obs, spec)
     if readable:
-        port |= sample_compare.columns("state", answer["state"], spec)
+        port |= state_columns(spec, answer["state"])
     # Per component, and jointly where cheap: projections of each group of components.
     expected, port = sample_compare.with_joint(sample.columns(spec, with_state=readable), port)
     verdicts = sample_compare.compare_all(spec, expected, port, ALPHA, SHIFT, POWER)
