@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Generator
 from pathlib import Path
 
@@ -104,3 +105,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Long files first (in LONG_FILES's order), every file's own tests in their order."""
     rank = {name: index for index, name in enumerate(LONG_FILES)}
     items.sort(key=lambda item: rank.get(item.path.name, len(rank)))
+
+
+# Where the suite's time goes: with ENVPORT_TEST_TIMES set to a file, every test appends a
+# line of its wall seconds and the CPU seconds of its process and of the children it reaped
+# (its workers, its CLI runs). A test whose CPU is far below its wall waits on something.
+_TIMES = os.environ.get("ENVPORT_TEST_TIMES")
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, None, None]:
+    if not _TIMES:
+        yield
+        return
+    wall, before = time.perf_counter(), os.times()
+    yield
+    after = os.times()
+    own = after.user + after.system - before.user - before.system
+    reaped = after.children_user + after.children_system
+    reaped -= before.children_user + before.children_system
+    line = f"{time.perf_counter() - wall:.2f}\t{own:.2f}\t{reaped:.2f}\t{item.nodeid}\n"
+    with open(_TIMES, "a") as log:
+        log.write(line)
