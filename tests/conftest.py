@@ -84,19 +84,24 @@ def pytest_make_collect_report(
 
 
 # The test files that take minutes, longest first. The suite runs a file to a process
-# (`--dist loadfile`) in collection order, so a long file collected late ran alone at the
-# end while the other core sat idle (the Seaquest optimisation test, 5 minutes, last of the
-# slow tier). Started first, they overlap the many short files instead.
+# (`--dist loadfile`) in collection order (`./dev test` passes --no-loadscope-reorder, or
+# xdist would hand out the files with the most tests first), so a long file collected late
+# ran alone at the end while the other core sat idle (the Seaquest optimisation test, 5
+# minutes, last of the slow tier). Started first, they overlap the many short files.
 LONG_FILES = (
-    "test_optimize_seaquest.py",
+    "test_minatar_seaquest_mutants.py",
     "test_mutants.py",
-    "test_optimize_doorkey.py",
+    "test_minigrid.py",
+    "test_optimize_seaquest.py",
     "test_blackjack.py",
     "test_minatar_seaquest.py",
-    "test_minatar_seaquest_mutants.py",
+    "test_optimize_doorkey.py",
     "test_pgx_bridges.py",
+    "test_chess_pgx.py",
     "test_examples_replay.py",
-    "test_minigrid.py",
+    "test_chess_numpy_port.py",
+    "test_crafter.py",
+    "test_texas_holdem.py",
     "test_interrupts.py",
 )
 
