@@ -4,11 +4,14 @@ declared randomness (each step's draws as one row per drawing site, harness/nois
 
 Both are checked on states from real play: a state written back and stepped must step as
 the original did, and the noise a step is mapped to must be enough to replay that step.
+The known-good NumPy port's world generator is checked here too, against Crafter's worlds.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -152,3 +155,43 @@ def test_the_sampled_steps_fresh_envs_make_one_world() -> None:
     assert len(outcomes["obs"]) == rows
     # A noop from the same state: only the creatures' draws move things, and they differ.
     assert len({row.tobytes() for row in outcomes["obs"]}) > 1
+
+
+def _numpy_port_env(name: str = "crafter_numpy_port") -> types.ModuleType:
+    """The known-good NumPy port's env module, its folder imported as a package of its own."""
+    package = types.ModuleType(name)
+    package.__path__ = [str(CRAFTER / "ports" / "numpy")]
+    sys.modules[name] = package
+    return importlib.import_module(f"{name}.env")
+
+
+@pytest.mark.slow
+def test_the_numpy_ports_generator_makes_crafters_worlds() -> None:
+    # Crafter's reset seeds the world's RandomState with hash((seed, episode)) and its
+    # generator draws the simplex seed and then its uniforms from it: the port's generator,
+    # fed the same numbers, must make the same world (every field the bridge reads) and
+    # leave the generator where Crafter's leaves it (as many draws, none more).
+    spec = load_spec(CRAFTER)
+    reference = Reference(spec)
+    port = _numpy_port_env()
+    for seed in (0, 1, 2, 3):
+        reference.reset(seed)
+        want = reference.read_state()
+        draws = np.random.RandomState(hash((seed, 1)) % (2**31 - 1))
+        game = port.start(draws.randint(0, 2**31 - 1), draws.uniform)
+        got = port._leaves(game)
+        assert set(got) == set(want)
+        _assert_same(want, got, f"seed {seed}")
+        assert int(want["zombies.length"]) + int(want["cows.length"]) > 0
+        after = _generator(reference).get_state()
+        assert draws.get_state()[2] == after[2], f"seed {seed}: draws used"
+        assert np.array_equal(draws.get_state()[1], after[1]), f"seed {seed}: draws used"
+    # Its own resets: a seed gives its worlds again, another seed other worlds.
+    states = []
+    for reset_seed in (7, 7, 8):
+        env = port.VectorEnv(2)
+        env.reset(seed=reset_seed)
+        states.append(env.get_state())
+    assert np.array_equal(states[0]["mat_map"], states[1]["mat_map"])
+    assert not np.array_equal(states[0]["mat_map"][0], states[0]["mat_map"][1])
+    assert not np.array_equal(states[0]["mat_map"], states[2]["mat_map"])
