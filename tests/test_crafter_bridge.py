@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ import pytest
 from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.verifiers.levels.l1 import sampled_step
+from envport.verifiers.selfcheck import apply_mutant, load_mutants
 
 from helpers import ROOT
 
@@ -157,35 +159,50 @@ def test_the_sampled_steps_fresh_envs_make_one_world() -> None:
     assert len({row.tobytes() for row in outcomes["obs"]}) > 1
 
 
-def _numpy_port_env(name: str = "crafter_numpy_port") -> types.ModuleType:
-    """The known-good NumPy port's env module, its folder imported as a package of its own."""
+def _numpy_port_env(folder: Path, name: str) -> types.ModuleType:
+    """A NumPy port's env module, its folder imported as a package of its own name."""
     package = types.ModuleType(name)
-    package.__path__ = [str(CRAFTER / "ports" / "numpy")]
+    package.__path__ = [str(folder)]
     sys.modules[name] = package
     return importlib.import_module(f"{name}.env")
 
 
+def _made(port: types.ModuleType, seed: int) -> tuple[dict, np.random.RandomState]:
+    """The port's start from the numbers Crafter's reset(seed) draws: Crafter seeds the
+    world's RandomState with hash((seed, episode)) and its generator draws the simplex seed,
+    then its uniforms, from it."""
+    draws = np.random.RandomState(hash((seed, 1)) % (2**31 - 1))
+    game = port.start(draws.randint(0, 2**31 - 1), draws.uniform)
+    return port._leaves(game), draws
+
+
+def _same_world(want: dict, after: tuple, got: dict, draws: np.random.RandomState) -> bool:
+    """Every bridged field equal, and the draws left where Crafter's generator left them."""
+    state = draws.get_state()
+    fields = set(got) == set(want) and all(np.array_equal(want[k], got[k]) for k in want)
+    return fields and state[2] == after[2] and np.array_equal(state[1], after[1])
+
+
+# The generator's mutants (examples/crafter/mutants.toml): l2.reset alone would see them.
+WORLDGEN_MUTANTS = ("worldgen.py", "simplex.py")
+
+
 @pytest.mark.slow
-def test_the_numpy_ports_generator_makes_crafters_worlds() -> None:
-    # Crafter's reset seeds the world's RandomState with hash((seed, episode)) and its
-    # generator draws the simplex seed and then its uniforms from it: the port's generator,
-    # fed the same numbers, must make the same world (every field the bridge reads) and
-    # leave the generator where Crafter's leaves it (as many draws, none more).
+def test_the_numpy_ports_generator_makes_crafters_worlds(tmp_path: Path) -> None:
+    # The port's generator, fed the numbers Crafter's reset draws, must make the same world
+    # (every field the bridge reads) and take as many numbers, none more.
     spec = load_spec(CRAFTER)
     reference = Reference(spec)
-    port = _numpy_port_env()
+    port = _numpy_port_env(CRAFTER / "ports" / "numpy", "crafter_numpy_port")
+    worlds = {}
     for seed in (0, 1, 2, 3):
         reference.reset(seed)
-        want = reference.read_state()
-        draws = np.random.RandomState(hash((seed, 1)) % (2**31 - 1))
-        game = port.start(draws.randint(0, 2**31 - 1), draws.uniform)
-        got = port._leaves(game)
-        assert set(got) == set(want)
+        want, after = reference.read_state(), _generator(reference).get_state()
+        got, draws = _made(port, seed)
         _assert_same(want, got, f"seed {seed}")
+        assert _same_world(want, after, got, draws), f"seed {seed}: the draws taken"
         assert int(want["zombies.length"]) + int(want["cows.length"]) > 0
-        after = _generator(reference).get_state()
-        assert draws.get_state()[2] == after[2], f"seed {seed}: draws used"
-        assert np.array_equal(draws.get_state()[1], after[1]), f"seed {seed}: draws used"
+        worlds[seed] = want, after
     # Its own resets: a seed gives its worlds again, another seed other worlds.
     states = []
     for reset_seed in (7, 7, 8):
@@ -195,3 +212,15 @@ def test_the_numpy_ports_generator_makes_crafters_worlds() -> None:
     assert np.array_equal(states[0]["mat_map"], states[1]["mat_map"])
     assert not np.array_equal(states[0]["mat_map"][0], states[0]["mat_map"][1])
     assert not np.array_equal(states[0]["mat_map"], states[2]["mat_map"])
+    # Each slip in the generator makes another world for one of the seeds at least.
+    mutants = [m for m in load_mutants(CRAFTER) if m.file in WORLDGEN_MUTANTS]
+    assert len(mutants) >= 3
+    for index, mutant in enumerate(mutants):
+        folder = apply_mutant(mutant, CRAFTER / "ports" / "numpy", tmp_path / mutant.id)
+        mutated = _numpy_port_env(folder, f"crafter_worldgen_mutant_{index}")
+        caught = [
+            s
+            for s, (want, after) in worlds.items()
+            if not _same_world(want, after, *_made(mutated, s))
+        ]
+        assert caught, f"{mutant.id}: every world as Crafter's"
