@@ -128,6 +128,9 @@ class Simplex:
 
     def __init__(self, seed: int) -> None:
         self.perm = permutation(seed)
+        # perm[(perm[x] + y) & 255] for every (x, y) mod 256: one lookup where there were two.
+        cells = self.perm[:, None] + np.arange(256)[None, :]
+        self.perm2 = self.perm[cells & MASK].reshape(-1)
         # Each hashed lattice point's gradient, one row per axis.
         self.gradient = np.ascontiguousarray(GRADIENTS[self.perm % len(GRADIENTS)].T)
 
@@ -157,8 +160,7 @@ class Simplex:
         dx, dy, dz = d0 - offset - shift
         attn = 2 - dx * dx - dy * dy - dz * dz
         at = base + offset
-        perm = self.perm
-        hashed = (perm[(perm[at[0] & MASK] + at[1]) & MASK] + at[2]) & MASK
+        hashed = (self.perm2[(at[0] & MASK) << 8 | at[1] & MASK] + at[2]) & MASK
         g = self.gradient[:, hashed]
         dot = g[0] * dx + g[1] * dy + g[2] * dz
         attn = np.where(used & (attn > 0), attn, 0.0)
@@ -168,14 +170,21 @@ class Simplex:
 
 def _extras(ins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each point's region (0 the simplex at the origin, 1 the one at the far corner, 2 the
-    octahedron) and the two extra lattice points the reference adds, from where the point
-    lies in its cell (`ins` [3, N], in [0, 1)^3), with the reference's comparisons and ties."""
-    xi, yi, zi = ins
-    total = xi + yi + zi
+    octahedron) and the two extra lattice points ([3, N] each) the reference adds, from
+    where the point lies in its cell (`ins` [3, N], in [0, 1)^3)."""
+    total = ins[0] + ins[1] + ins[2]
     region = np.where(total <= 1, 0, np.where(total >= 2, 1, 2))
-    ext0, ext1 = np.zeros((len(xi), 3), np.int64), np.zeros((len(xi), 3), np.int64)
+    ext0, ext1 = np.zeros((len(total), 3), np.int64), np.zeros((len(total), 3), np.int64)
+    for kind, extras in enumerate((_origin_extras, _far_extras, _middle_extras)):
+        here = region == kind
+        ext0[here], ext1[here] = extras(*ins[:, here], total[here])
+    return region, ext0.T, ext1.T
 
-    # Origin simplex: the two nearest of the corners x, y, z by their coordinate.
+
+# Each region's choice, with the reference's comparisons and ties, for its points only.
+def _origin_extras(xi, yi, zi, total) -> tuple[np.ndarray, np.ndarray]:
+    """The two nearest of the corners x, y, z (by their coordinate), and whether the
+    origin is nearer than one of them."""
     a_pt, a_sc, b_pt, b_sc = np.full(len(xi), 1), xi, np.full(len(xi), 2), yi
     z_for_b = (a_sc >= b_sc) & (zi > b_sc)
     z_for_a = ~z_for_b & (a_sc < b_sc) & (zi > a_sc)
@@ -184,13 +193,13 @@ def _extras(ins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rest = 1 - total
     origin_near = (rest > a_sc) | (rest > b_sc)
     c = np.where(origin_near, np.where(b_sc > a_sc, b_pt, a_pt), a_pt | b_pt)
-    near = NEAR_ORIGIN[c]
-    first = np.where(origin_near[:, None], near[:, 0], BITS[c])
-    second = np.where(origin_near[:, None], near[:, 1], FLIPPED[c])
-    here = region == 0
-    ext0[here], ext1[here] = first[here], second[here]
+    near, origin_near = NEAR_ORIGIN[c], origin_near[:, None]
+    return np.where(origin_near, near[:, 0], BITS[c]), np.where(origin_near, near[:, 1], FLIPPED[c])
 
-    # Far simplex: the two nearest of the corners yz, xz, xy (least coordinate left out).
+
+def _far_extras(xi, yi, zi, total) -> tuple[np.ndarray, np.ndarray]:
+    """The two nearest of the corners yz, xz, xy (by the coordinate each leaves out), and
+    whether the far corner is nearer than one of them."""
     a_pt, a_sc, b_pt, b_sc = np.full(len(xi), 6), xi, np.full(len(xi), 5), yi
     z_for_b = (a_sc <= b_sc) & (zi < b_sc)
     z_for_a = ~z_for_b & (a_sc > b_sc) & (zi < a_sc)
@@ -199,13 +208,13 @@ def _extras(ins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     rest = 3 - total
     far_near = (rest < a_sc) | (rest < b_sc)
     c = np.where(far_near, np.where(b_sc < a_sc, b_pt, a_pt), a_pt & b_pt)
-    near = NEAR_FAR[c]
-    first = np.where(far_near[:, None], near[:, 0], BITS[c])
-    second = np.where(far_near[:, None], near[:, 1], DOUBLED[c])
-    here = region == 1
-    ext0[here], ext1[here] = first[here], second[here]
+    near, far_near = NEAR_FAR[c], far_near[:, None]
+    return np.where(far_near, near[:, 0], BITS[c]), np.where(far_near, near[:, 1], DOUBLED[c])
 
-    # Octahedron: of each opposite pair of its corners the nearer, two of the three pairs.
+
+def _middle_extras(xi, yi, zi, total) -> tuple[np.ndarray, np.ndarray]:
+    """The octahedron: of each opposite pair of its corners the nearer, two of the three
+    pairs kept, and which side (origin or far corner) each kept one lies on."""
     p1, p2, p3 = xi + yi, xi + zi, yi + zi
     a_far, b_far, c_far = p1 > 1, p2 > 1, p3 > 1
     a_sc, a_pt = np.where(a_far, p1 - 1, 1 - p1), np.where(a_far, 3, 4)
@@ -216,15 +225,10 @@ def _extras(ins: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     a_pt, a_far = np.where(for_a, c_pt, a_pt), np.where(for_a, c_far, a_far)
     b_pt, b_far = np.where(for_b, c_pt, b_pt), np.where(for_b, c_far, b_far)
     same = a_far == b_far
-    both_far = same & a_far
-    one_each = ~same
+    both_far, one_each = (same & a_far)[:, None], (~same)[:, None]
     further, other = np.where(a_far, a_pt, b_pt), np.where(a_far, b_pt, a_pt)
-    first = np.where(both_far[:, None], 1, np.where(one_each[:, None], FLIPPED[further], 0))
+    first = np.where(both_far, 1, np.where(one_each, FLIPPED[further], 0))
     second = np.where(
-        both_far[:, None],
-        DOUBLED[a_pt & b_pt],
-        np.where(one_each[:, None], DOUBLED[other], FLIPPED[a_pt | b_pt]),
+        both_far, DOUBLED[a_pt & b_pt], np.where(one_each, DOUBLED[other], FLIPPED[a_pt | b_pt])
     )
-    here = region == 2
-    ext0[here], ext1[here] = first[here], second[here]
-    return region, ext0.T, ext1.T
+    return first, second
