@@ -128,7 +128,10 @@ def start(simplex_seed: int, uniform) -> Game:
     """Env.reset's start: the world `generate` makes, the player added first (at the
     centre, facing down, 9 health, food, drink and energy), then the creatures in the
     generator's order, so the chunk keys and the list order are Crafter's."""
-    mat, made, centre = generate(simplex_seed, uniform)
+    return _built(*generate(simplex_seed, uniform))
+
+
+def _built(mat: np.ndarray, made: list, centre: tuple[int, int]) -> Game:
     world = World(mat, [])
     player = Player(centre, (0, 1))
     for name in ("health", "food", "drink", "energy"):
@@ -143,17 +146,58 @@ def start(simplex_seed: int, uniform) -> Game:
     return game
 
 
-def _fresh(rng: np.random.Generator) -> Game:
-    """A new world from the VectorEnv's generator: the seed, then as many uniforms as a
-    world can draw (the generator takes them in order and leaves the rest)."""
+def _drawn(rng: np.random.Generator) -> tuple:
+    """A new world's (materials, creatures, start) from a generator: the simplex seed, then
+    as many uniforms as a world can draw (the generator takes them in order, the rest
+    unused), so a world always takes the same count of numbers."""
     simplex_seed = int(rng.integers(0, SEED_HIGH))
-    return start(simplex_seed, iter(rng.random(MOST_DRAWS).tolist()).__next__)
+    return generate(simplex_seed, iter(rng.random(MOST_DRAWS).tolist()).__next__)
+
+
+# The worlds seeded resets made, per seed in the order its stream makes them, each with the
+# generator's state after it. A world costs about 70 ms of CPU here, and a user's or the
+# verifier's batches often start from the same seed (the verifier resets every VectorEnv it
+# loads states into with seed 0, thousands of envs for L3's resync), so a seed's k-th
+# world, a function of (seed, k) alone, is made once per process and copied after. The
+# first seeds only, as uint8 maps (4 kB a world).
+_KEPT: dict[int, list[tuple[np.ndarray, list, tuple[int, int], dict]]] = {}
+KEPT_SEEDS, KEPT_WORLDS = 2, 8192
+
+
+class _Stream:
+    """A VectorEnv's generator, with where it stands in its seed's stream of worlds while
+    it has drawn nothing else since that seed (`at` None otherwise)."""
+
+    def __init__(self, seed=None) -> None:
+        self.rng = np.random.default_rng(seed)
+        plain = isinstance(seed, int | np.integer)
+        self.seed, self.at = (int(seed), 0) if plain else (None, None)
+
+    def world(self) -> Game:
+        if self.at is None:
+            return _built(*_drawn(self.rng))
+        kept = _KEPT.get(self.seed)
+        if kept is None and len(_KEPT) < KEPT_SEEDS:
+            kept = _KEPT[self.seed] = []
+        if kept is not None and self.at < len(kept):
+            mat, made, centre, after = kept[self.at]
+            self.rng.bit_generator.state = after
+        else:
+            mat, made, centre = _drawn(self.rng)
+            if kept is not None and self.at == len(kept) < KEPT_WORLDS:
+                kept.append((mat.astype(np.uint8), made, centre, self.rng.bit_generator.state))
+        self.at += 1
+        return _built(mat, made, centre)
+
+    def random(self, shape) -> np.ndarray:
+        self.at = None  # the stream's next world no longer follows from the seed alone
+        return self.rng.random(shape)
 
 
 class VectorEnv:
     def __init__(self, num_envs: int) -> None:
         self.num_envs = num_envs
-        self._rng = np.random.default_rng()
+        self._rng = _Stream()
         # Worlds are made when first needed: a world costs tens of milliseconds, and most
         # VectorEnvs are given their states (set_state) or a seeded reset at once.
         self._slots: list[Game | None] = [None] * num_envs
@@ -163,17 +207,17 @@ class VectorEnv:
     def _games(self) -> list[Game]:
         for i, game in enumerate(self._slots):
             if game is None:
-                self._slots[i] = _fresh(self._rng)
+                self._slots[i] = self._rng.world()
         return self._slots  # type: ignore[return-value]
 
     def reset(self, seed=None, options=None):
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng = _Stream(seed)
         mask = np.ones(self.num_envs, bool)
         if options and "reset_mask" in options:
             mask = np.asarray(options["reset_mask"], bool)
         for i in np.flatnonzero(mask):
-            self._slots[i] = _fresh(self._rng)
+            self._slots[i] = self._rng.world()
             self._ended[i] = False
         return self._observe(), {}
 
@@ -190,7 +234,7 @@ class VectorEnv:
         truncated = np.zeros(self.num_envs, bool)
         for i, game in enumerate(self._games):
             if self._ended[i]:
-                self._slots[i] = _fresh(self._rng)
+                self._slots[i] = self._rng.world()
                 self._ended[i] = False
                 continue
             reward[i], terminated[i], truncated[i] = game.step(int(actions[i]), noise[i])
