@@ -8,7 +8,8 @@ each env's Game from them and `get_state` reads them back.
 A reset makes Crafter's world (worldgen.py) from numbers of the VectorEnv's own generator:
 a simplex seed, then the uniforms the generator draws, so a seed reproduces its worlds and
 each env's world is new; the player starts at the centre with Crafter's start counters and
-the clock at step 0."""
+the clock at step 0. The worlds a seed's resets make are kept once made (`_Stream`): a
+world is a function of the seed and its place in the seed's stream alone."""
 
 from __future__ import annotations
 
