@@ -4,11 +4,15 @@ declared randomness (each step's draws as one row per drawing site, harness/nois
 
 Both are checked on states from real play: a state written back and stepped must step as
 the original did, and the noise a step is mapped to must be enough to replay that step.
+The known-good NumPy port's world generator is checked here too, against Crafter's worlds.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +20,7 @@ import pytest
 from envport.spec import load_spec
 from envport.targets.reference import Reference
 from envport.verifiers.levels.l1 import sampled_step
+from envport.verifiers.selfcheck import apply_mutant, load_mutants
 
 from helpers import ROOT
 
@@ -152,3 +157,70 @@ def test_the_sampled_steps_fresh_envs_make_one_world() -> None:
     assert len(outcomes["obs"]) == rows
     # A noop from the same state: only the creatures' draws move things, and they differ.
     assert len({row.tobytes() for row in outcomes["obs"]}) > 1
+
+
+def _numpy_port_env(folder: Path, name: str) -> types.ModuleType:
+    """A NumPy port's env module, its folder imported as a package of its own name."""
+    package = types.ModuleType(name)
+    package.__path__ = [str(folder)]
+    sys.modules[name] = package
+    return importlib.import_module(f"{name}.env")
+
+
+def _made(port: types.ModuleType, seed: int) -> tuple[dict, np.random.RandomState]:
+    """The port's start from the numbers Crafter's reset(seed) draws: Crafter seeds the
+    world's RandomState with hash((seed, episode)) and its generator draws the simplex seed,
+    then its uniforms, from it."""
+    draws = np.random.RandomState(hash((seed, 1)) % (2**31 - 1))
+    game = port.start(draws.randint(0, 2**31 - 1), draws.uniform)
+    return port._leaves(game), draws
+
+
+def _same_world(want: dict, after: tuple, got: dict, draws: np.random.RandomState) -> bool:
+    """Every bridged field equal, and the draws left where Crafter's generator left them."""
+    state = draws.get_state()
+    fields = set(got) == set(want) and all(np.array_equal(want[k], got[k]) for k in want)
+    return fields and state[2] == after[2] and np.array_equal(state[1], after[1])
+
+
+# The generator's mutants (examples/crafter/mutants.toml): l2.reset alone would see them.
+WORLDGEN_MUTANTS = ("worldgen.py", "simplex.py")
+
+
+@pytest.mark.slow
+def test_the_numpy_ports_generator_makes_crafters_worlds(tmp_path: Path) -> None:
+    # The port's generator, fed the numbers Crafter's reset draws, must make the same world
+    # (every field the bridge reads) and take as many numbers, none more.
+    spec = load_spec(CRAFTER)
+    reference = Reference(spec)
+    port = _numpy_port_env(CRAFTER / "ports" / "numpy", "crafter_numpy_port")
+    worlds = {}
+    for seed in (0, 1, 2, 3):
+        reference.reset(seed)
+        want, after = reference.read_state(), _generator(reference).get_state()
+        got, draws = _made(port, seed)
+        _assert_same(want, got, f"seed {seed}")
+        assert _same_world(want, after, got, draws), f"seed {seed}: the draws taken"
+        assert int(want["zombies.length"]) + int(want["cows.length"]) > 0
+        worlds[seed] = want, after
+    # Its own resets: a seed gives its worlds again, another seed other worlds.
+    states = []
+    for reset_seed in (7, 7, 8):
+        env = port.VectorEnv(2)
+        env.reset(seed=reset_seed)
+        states.append(env.get_state())
+    assert np.array_equal(states[0]["mat_map"], states[1]["mat_map"])
+    assert not np.array_equal(states[0]["mat_map"][0], states[0]["mat_map"][1])
+    assert not np.array_equal(states[0]["mat_map"], states[2]["mat_map"])
+    # Each slip in the generator makes another world for one of the seeds at least.
+    mutants = [m for m in load_mutants(CRAFTER) if m.file in WORLDGEN_MUTANTS]
+    assert len(mutants) >= 3
+    for index, mutant in enumerate(mutants):
+        folder = apply_mutant(mutant, CRAFTER / "ports" / "numpy", tmp_path / mutant.id)
+        mutated = _numpy_port_env(folder, f"crafter_worldgen_mutant_{index}")
+        caught = [
+            s
+            for s, (want, after) in worlds.items()
+            if not _same_world(want, after, *_made(mutated, s))
+        ]
+        assert caught, f"{mutant.id}: every world as Crafter's"

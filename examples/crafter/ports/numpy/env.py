@@ -5,9 +5,11 @@ next-step autoreset. Its state is the bridge's leaves (the reference's fields, o
 records per kind whose `order` is the place among the world's objects); `set_state` builds
 each env's Game from them and `get_state` reads them back.
 
-The reset here is not Crafter's world generator (OpenSimplex terrain): it lays a plain
-world (grass, with a lake, a stand of trees and a quarry) around the player, enough for a
-VectorEnv to start from; porting the generator is a later step."""
+A reset makes Crafter's world (worldgen.py) from numbers of the VectorEnv's own generator:
+a simplex seed, then the uniforms the generator draws, so a seed reproduces its worlds and
+each env's world is new; the player starts at the centre with Crafter's start counters and
+the clock at step 0. The worlds a seed's resets make are kept once made (`_Stream`): a
+world is a function of the seed and its place in the seed's stream alone."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from .objects import NOISE
 from .observation import observe
 from .player import Player
 from .step import Game
-from .world import ACHIEVEMENTS, AREA, ID, ITEMS, MAX_ITEM, Thing, World
+from .world import ACHIEVEMENTS, ITEMS, MAX_ITEM, Thing, World, daylight
+from .worldgen import MOST_DRAWS, SEED_HIGH, START, generate
 
 KINDS = {
     "zombies": ("health", "counter"),
@@ -118,42 +121,109 @@ def _rest(thing: Thing) -> list[int]:
     return [thing.health, thing.grown]
 
 
-def _fresh(rng: np.random.Generator) -> Game:
-    """A plain start (not Crafter's generator): grass, a lake, trees, a quarry."""
-    mat = np.full((AREA, AREA), ID["grass"], np.int64)
-    cx, cy = (int(v) for v in rng.integers(4, 12, 2))
-    mat[cx : cx + 6, cy : cy + 6] = ID["water"]
-    trees = rng.random((AREA, AREA)) < 0.1
-    mat[trees] = ID["tree"]
-    mat[44:60, 44:60] = ID["stone"]
+# Each creature's health when the generator makes it (objects.Cow, Zombie, Skeleton).
+HEALTH = {"cows": 3, "zombies": 5, "skeletons": 3}
+
+
+def start(simplex_seed: int, uniform) -> Game:
+    """Env.reset's start: the world `generate` makes, the player added first (at the
+    centre, facing down, 9 health, food, drink and energy), then the creatures in the
+    generator's order, so the chunk keys and the list order are Crafter's."""
+    return _built(*generate(simplex_seed, uniform))
+
+
+def _built(mat: np.ndarray, made: list, centre: tuple[int, int]) -> Game:
     world = World(mat, [])
-    center = (AREA // 2, AREA // 2)
-    world.mat[center] = ID["grass"]
-    player = Player(center, (0, 1))
+    player = Player(centre, (0, 1))
     for name in ("health", "food", "drink", "energy"):
         player.inventory[name] = MAX_ITEM
     player.last_health = MAX_ITEM
     world.add(player)
+    for kind, pos in made:
+        world.add(Thing(kind, pos, health=HEALTH[kind]))
     game = Game(world, player)
     game.last_health = MAX_ITEM
+    game.daylight = daylight(0)
     return game
+
+
+def _drawn(rng: np.random.Generator) -> tuple:
+    """A new world's (materials, creatures, start) from a generator: the simplex seed, then
+    as many uniforms as a world can draw (the generator takes them in order, the rest
+    unused), so a world always takes the same count of numbers."""
+    simplex_seed = int(rng.integers(0, SEED_HIGH))
+    return generate(simplex_seed, iter(rng.random(MOST_DRAWS).tolist()).__next__)
+
+
+# The worlds seeded resets made, per seed in the order its stream makes them, each with the
+# generator's state after it. A world costs about 37 ms of CPU here, and a user's or the
+# verifier's batches often start from the same seed (the verifier resets every VectorEnv it
+# loads states into with seed 0, thousands of envs for L3's resync), so a seed's k-th
+# world, a function of (seed, k) alone, is made once per process and copied after. The
+# first seeds only, compactly (a uint8 map, the creatures as int16 rows: about 5 kB a world).
+_KEPT: dict[int, list[tuple[np.ndarray, np.ndarray, dict]]] = {}
+KEPT_SEEDS, KEPT_WORLDS = 2, 8192
+KINDS_MADE = ("cows", "zombies", "skeletons")
+
+
+class _Stream:
+    """A VectorEnv's generator, with where it stands in its seed's stream of worlds while
+    it has drawn nothing else since that seed (`at` None otherwise)."""
+
+    def __init__(self, seed=None) -> None:
+        self.rng = np.random.default_rng(seed)
+        plain = isinstance(seed, int | np.integer)
+        self.seed, self.at = (int(seed), 0) if plain else (None, None)
+
+    def world(self) -> Game:
+        if self.at is None:
+            return _built(*_drawn(self.rng))
+        kept = _KEPT.get(self.seed)
+        if kept is None and len(_KEPT) < KEPT_SEEDS:
+            kept = _KEPT[self.seed] = []
+        if kept is not None and self.at < len(kept):
+            mat, rows, after = kept[self.at]
+            self.rng.bit_generator.state = after
+            made = [(KINDS_MADE[k], (int(x), int(y))) for k, x, y in rows.tolist()]
+            self.at += 1
+            return _built(mat, made, START)
+        mat, made, centre = _drawn(self.rng)
+        if kept is not None and self.at == len(kept) < KEPT_WORLDS:
+            rows = [(KINDS_MADE.index(kind), x, y) for kind, (x, y) in made]
+            rows_array = np.asarray(rows, np.int16).reshape(-1, 3)
+            kept.append((mat.astype(np.uint8), rows_array, self.rng.bit_generator.state))
+        self.at += 1
+        return _built(mat, made, centre)
+
+    def random(self, shape) -> np.ndarray:
+        self.at = None  # the stream's next world no longer follows from the seed alone
+        return self.rng.random(shape)
 
 
 class VectorEnv:
     def __init__(self, num_envs: int) -> None:
         self.num_envs = num_envs
-        self._rng = np.random.default_rng()
-        self._games = [_fresh(self._rng) for _ in range(num_envs)]
+        self._rng = _Stream()
+        # Worlds are made when first needed: a world costs tens of milliseconds, and most
+        # VectorEnvs are given their states (set_state) or a seeded reset at once.
+        self._slots: list[Game | None] = [None] * num_envs
         self._ended = np.zeros(num_envs, bool)
+
+    @property
+    def _games(self) -> list[Game]:
+        for i, game in enumerate(self._slots):
+            if game is None:
+                self._slots[i] = self._rng.world()
+        return self._slots  # type: ignore[return-value]
 
     def reset(self, seed=None, options=None):
         if seed is not None:
-            self._rng = np.random.default_rng(seed)
+            self._rng = _Stream(seed)
         mask = np.ones(self.num_envs, bool)
         if options and "reset_mask" in options:
             mask = np.asarray(options["reset_mask"], bool)
         for i in np.flatnonzero(mask):
-            self._games[i] = _fresh(self._rng)
+            self._slots[i] = self._rng.world()
             self._ended[i] = False
         return self._observe(), {}
 
@@ -170,7 +240,7 @@ class VectorEnv:
         truncated = np.zeros(self.num_envs, bool)
         for i, game in enumerate(self._games):
             if self._ended[i]:
-                self._games[i] = _fresh(self._rng)
+                self._slots[i] = self._rng.world()
                 self._ended[i] = False
                 continue
             reward[i], terminated[i], truncated[i] = game.step(int(actions[i]), noise[i])
@@ -182,7 +252,7 @@ class VectorEnv:
 
     def set_state(self, states: dict) -> None:
         for i in range(self.num_envs):
-            self._games[i] = _game({name: np.array(v[i]) for name, v in states.items()})
+            self._slots[i] = _game({name: np.array(v[i]) for name, v in states.items()})
         self._ended[:] = False
 
     def get_state(self) -> dict:
