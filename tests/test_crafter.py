@@ -1,19 +1,26 @@
 """The Crafter example's known-good NumPy and JAX ports verified at a small budget, a copy
 of the NumPy port with one crafting requirement changed, which the book's start states catch
 by name, the mutants (examples/crafter/mutants.toml) only the book's start states reach, and
-a JAX port updating its objects kind by kind instead of in the world's list order.
+a JAX port updating its objects kind by kind instead of in the world's list order, and
+Craftax-Classic's verdict through its bridge (examples/crafter/ports/craftax).
 
 `envport verify examples/crafter --port examples/crafter/ports/numpy` runs the full budgets.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
+import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from envport.io.toml_text import value
+from envport.spec import load_spec
+from envport.targets.reference import Reference
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
@@ -108,3 +115,42 @@ def test_a_slip_only_the_books_positions_reach_is_caught_at_l1(
     options = VerifyOptions(target="numpy", levels=("l1",), examples=20, fail_fast=True)
     report = verify(str(spec), str(port), options)
     assert not report.passed, report.text()
+
+
+def _sleeper_beside_a_zombie() -> str:
+    """A proposed case: Crafter's reset world with its creatures taken away (so Craftax's
+    slots hold it), the player asleep on grass with energy 3, a zombie of spent cooldown
+    beside it walled in by stone (no move of its own can take it away), one noop."""
+    reference = Reference(load_spec(CRAFTER))
+    reference.reset(0)
+    harness = sys.modules[type(reference.env.unwrapped).__module__]
+    state = json.loads(json.dumps(harness.read_state(reference.env), default=lambda v: v.tolist()))
+    x, y = state["player_pos"]
+    grid = np.asarray(state["mat_map"])
+    grid[x - 5 : x + 6, y - 4 : y + 5] = 2  # grass
+    grid[x + 2, y] = grid[x + 1, y - 1] = grid[x + 1, y + 1] = 3  # stone
+    state |= {"mat_map": grid.tolist(), "step": 1, "sleeping": True, "inventory.energy": 3}
+    state |= {kind: [] for kind in ("zombies", "skeletons", "cows", "arrows", "plants")}
+    state["zombies"] = [[0, x + 1, y, 5, 0]]
+    return f"[[case]]\nstate = {value(state)}\nactions = [0]\n"
+
+
+@pytest.mark.slow
+def test_craftax_classic_diverges_from_crafter_where_their_sources_differ(tmp_path: Path) -> None:
+    """Craftax-Classic through its bridge (examples/crafter/ports/craftax). Crafter keeps
+    every creature of its 64x64 world (dozens at a reset), Craftax a few in fixed slots, so
+    the bridge refuses the reset state L3 starts from. And a zombie waking the sleeper
+    (7 damage in both) earns Craftax's `wake_up` (update_mobs), where Crafter's player wakes
+    when hurt without it (Player._wake_up_when_hurt): reward -0.7 in Crafter, 0.3 in
+    Craftax. A bridge stepping as Crafter does would hold both states and pass."""
+    pytest.importorskip("craftax")
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "sleeper.toml").write_text(_sleeper_beside_a_zombie())
+    options = VerifyOptions(target="jax", levels=("l3",), episodes=1, steps=2, cases=cases)
+    report = verify(str(CRAFTER), str(CRAFTER / "ports" / "craftax"), options)
+    text = report.text()
+    assert not report.passed, text
+    assert re.search(r"^FAIL l3: .*\n.*`can_hold` refused row 0", text, re.MULTILINE), text
+    assert re.search(r"^FAIL cases\.proposed: 1 cases", text, re.MULTILINE), text
+    assert re.search(r"reward: expected -0\.7, got 0\.29999", text), text
