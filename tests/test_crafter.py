@@ -1,6 +1,6 @@
 """The Crafter example's known-good NumPy and JAX ports verified at a small budget, a copy
 of the NumPy port with one crafting requirement changed, which the book's start states catch
-by name, the mutants (examples/crafter/mutants.toml) only the book's start states reach, and
+by name, the mutants (examples/crafter/mutants.toml) only the book's start states reach,
 a JAX port updating its objects kind by kind instead of in the world's list order, and
 Craftax-Classic's verdict through its bridge (examples/crafter/ports/craftax).
 
@@ -9,18 +9,12 @@ Craftax-Classic's verdict through its bridge (examples/crafter/ports/craftax).
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
-import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-from envport.io.toml_text import value
-from envport.spec import load_spec
-from envport.targets.reference import Reference
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.verify import VerifyOptions, verify
 
@@ -117,24 +111,6 @@ def test_a_slip_only_the_books_positions_reach_is_caught_at_l1(
     assert not report.passed, report.text()
 
 
-def _sleeper_beside_a_zombie() -> str:
-    """A proposed case: Crafter's reset world with its creatures taken away (so Craftax's
-    slots hold it), the player asleep on grass with energy 3, a zombie of spent cooldown
-    beside it walled in by stone (no move of its own can take it away), one noop."""
-    reference = Reference(load_spec(CRAFTER))
-    reference.reset(0)
-    harness = sys.modules[type(reference.env.unwrapped).__module__]
-    state = json.loads(json.dumps(harness.read_state(reference.env), default=lambda v: v.tolist()))
-    x, y = state["player_pos"]
-    grid = np.asarray(state["mat_map"])
-    grid[x - 5 : x + 6, y - 4 : y + 5] = 2  # grass
-    grid[x + 2, y] = grid[x + 1, y - 1] = grid[x + 1, y + 1] = 3  # stone
-    state |= {"mat_map": grid.tolist(), "step": 1, "sleeping": True, "inventory.energy": 3}
-    state |= {kind: [] for kind in ("zombies", "skeletons", "cows", "arrows", "plants")}
-    state["zombies"] = [[0, x + 1, y, 5, 0]]
-    return f"[[case]]\nstate = {value(state)}\nactions = [0]\n"
-
-
 @pytest.mark.slow
 def test_craftax_classic_diverges_from_crafter_where_their_sources_differ(tmp_path: Path) -> None:
     """Craftax-Classic through its bridge (examples/crafter/ports/craftax). Crafter keeps
@@ -144,9 +120,12 @@ def test_craftax_classic_diverges_from_crafter_where_their_sources_differ(tmp_pa
     when hurt without it (Player._wake_up_when_hurt): reward -0.7 in Crafter, 0.3 in
     Craftax. A bridge stepping as Crafter does would hold both states and pass."""
     pytest.importorskip("craftax")
+    # One case of examples/crafter/cases/craftax: Crafter's world at reset(0) emptied of
+    # creatures, the player asleep with energy 3, a zombie of spent cooldown beside it
+    # walled in by stone (no move of its own takes it away), one noop.
     cases = tmp_path / "cases"
     cases.mkdir()
-    (cases / "sleeper.toml").write_text(_sleeper_beside_a_zombie())
+    shutil.copy(CRAFTER / "cases" / "craftax" / "sleeper.toml", cases)
     options = VerifyOptions(target="jax", levels=("l3",), episodes=1, steps=2, cases=cases)
     report = verify(str(CRAFTER), str(CRAFTER / "ports" / "craftax"), options)
     text = report.text()
