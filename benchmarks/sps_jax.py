@@ -7,15 +7,15 @@
 For each example, one `envport bench` run: the reference here (one env, and a SyncVectorEnv
 of 32 where the reference is a Gymnasium env), the JAX port and its anchors (the published
 JAX implementations of the same env: gymnax, xminigrid for MiniGrid, pgx and gymnax for
-MinAtar, JaxMARL for MPE through the example's bridge port; none where PyPI has none) each
-in a worker, taking turns at every batch size, so the port / fastest anchor ratio of a row
-is measured in one run. Prints each table, then the speed table of docs/commands.md
-("envport bench") as Markdown, and writes benchmarks/results/sps_jax.json (a run of some
-examples keeps the others' last results, and the tables show every example's last run),
-then README's MinAtar, two-player and MPE tables: every batch size, one column per anchor
-kind (a bridge's column named by its directory). An example whose bench fails is reported
-and skipped. Ratios are reported, not asserted: the machines this runs on are shared and
-noisy.
+MinAtar, JaxMARL for MPE and Craftax-Classic for Crafter through the example's bridge
+port; none where PyPI has none) each in a worker, taking turns at every batch size, so the
+port / fastest anchor ratio of a row is measured in one run. Prints each table, then the
+speed table of docs/commands.md ("envport bench") as Markdown, and writes
+benchmarks/results/sps_jax.json (a run of some examples keeps the others' last results,
+and the tables show every example's last run), then README's MinAtar, two-player and MPE
+tables: every batch size, one column per anchor kind (a bridge's column named by its
+directory). An example whose bench fails is reported and skipped. Ratios are reported, not
+asserted: the machines this runs on are shared and noisy.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     # JaxMARL has no anchor class: its bridge port (the one `envport verify` judges) is timed.
     "mpe_simple_spread": ("bridge:examples/mpe_simple_spread/ports/jaxmarl",),
     "mpe_simple_tag": ("bridge:examples/mpe_simple_tag/ports/jaxmarl",),
+    # Craftax-Classic (Crafter in JAX by its authors), timed through the bridge that verifies it.
+    "crafter": ("bridge:examples/crafter/ports/craftax",),
 }
 # The two-player games: README's table of them, every batch size beside pgx.
 GAMES = ("connect_four", "chess", "leduc_holdem", "texas_holdem")

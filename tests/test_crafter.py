@@ -1,7 +1,8 @@
 """The Crafter example's known-good NumPy and JAX ports verified at a small budget, a copy
 of the NumPy port with one crafting requirement changed, which the book's start states catch
-by name, the mutants (examples/crafter/mutants.toml) only the book's start states reach, and
-a JAX port updating its objects kind by kind instead of in the world's list order.
+by name, the mutants (examples/crafter/mutants.toml) only the book's start states reach,
+a JAX port updating its objects kind by kind instead of in the world's list order, and
+Craftax-Classic's verdict through its bridge (examples/crafter/ports/craftax).
 
 `envport verify examples/crafter --port examples/crafter/ports/numpy` runs the full budgets.
 """
@@ -108,3 +109,27 @@ def test_a_slip_only_the_books_positions_reach_is_caught_at_l1(
     options = VerifyOptions(target="numpy", levels=("l1",), examples=20, fail_fast=True)
     report = verify(str(spec), str(port), options)
     assert not report.passed, report.text()
+
+
+@pytest.mark.slow
+def test_craftax_classic_diverges_from_crafter_where_their_sources_differ(tmp_path: Path) -> None:
+    """Craftax-Classic through its bridge (examples/crafter/ports/craftax). Crafter keeps
+    every creature of its 64x64 world (dozens at a reset), Craftax a few in fixed slots, so
+    the bridge refuses the reset state L3 starts from. And a zombie waking the sleeper
+    (7 damage in both) earns Craftax's `wake_up` (update_mobs), where Crafter's player wakes
+    when hurt without it (Player._wake_up_when_hurt): reward -0.7 in Crafter, 0.3 in
+    Craftax. A bridge stepping as Crafter does would hold both states and pass."""
+    pytest.importorskip("craftax")
+    # One case of examples/crafter/cases/craftax: Crafter's world at reset(0) emptied of
+    # creatures, the player asleep with energy 3, a zombie of spent cooldown beside it
+    # walled in by stone (no move of its own takes it away), one noop.
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    shutil.copy(CRAFTER / "cases" / "craftax" / "sleeper.toml", cases)
+    options = VerifyOptions(target="jax", levels=("l3",), episodes=1, steps=2, cases=cases)
+    report = verify(str(CRAFTER), str(CRAFTER / "ports" / "craftax"), options)
+    text = report.text()
+    assert not report.passed, text
+    assert re.search(r"^FAIL l3: .*\n.*`can_hold` refused row 0", text, re.MULTILINE), text
+    assert re.search(r"^FAIL cases\.proposed: 1 cases", text, re.MULTILINE), text
+    assert re.search(r"reward: expected -0\.7, got 0\.29999", text), text
