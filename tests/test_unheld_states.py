@@ -203,6 +203,11 @@ def test_l3_fails_a_port_that_cannot_hold_a_state_the_reference_played(tmp_path:
     text = report.text()
     assert "the port cannot hold 1 of" in text and "states the reference reached in play" in text
     assert re.search(r"L3 resync, episode \d+ .*step \d+: the port raised", text), text
+    # The plain interpreter's sample of the same steps leaves out what the port cannot hold
+    # (a bridge of fixed slots cannot even be handed such a state) and says so.
+    plain = _level(report, "l3.plain")
+    assert any("sampled states (its `can_hold`)" in gap.detail for gap in plain.gaps), plain
+    assert 0 < plain.steps_compared < 64
 
 
 # Proposed cases on the empty board: the first has player_1 to move, which a port deriving

@@ -6,8 +6,9 @@ it sees the harness shows here what it does otherwise. It reads from stdin, befo
 port is imported, one npz: the port's folder, entry module and backend, and the reference
 states, actions and noise of a sample of L3's steps. It steps each as the contract says
 (NumPy: through the port's VectorEnv; JAX: each row through the one-env `step`, as a user
-calls it, eagerly; a two-player port through its `step` on states) and writes one npz to
-stdout (the four outputs, or `error`: the port's own words). Nothing reaches the disk: the
+calls it, eagerly; a two-player port through its `step` on states), only the rows its
+optional `can_hold` accepts, and writes one npz to stdout (which rows it held and their
+four outputs, or `error`: the port's own words). Nothing reaches the disk: the
 arguments are not on the command line, the answer not in the working directory.
 """
 
@@ -115,6 +116,20 @@ def _game_steps(module, states, actions, backend):
     return _game_outputs(merged)
 
 
+def _held(module, states, backend, game):
+    """Which rows the port says it can hold (its optional `can_hold`, called as the contract
+    says: NumPy game on the batch, otherwise one reference state at a time); a port
+    without it holds every row. The rows it cannot hold are not stepped: they are outside
+    the port's domain, as every other check treats them."""
+    count = len(next(iter(states.values())))
+    can_hold = getattr(module, "can_hold", None)
+    if not callable(can_hold):
+        return np.ones(count, bool)
+    if game and backend != "jax":
+        return np.asarray(can_hold(states), bool).reshape(count)
+    return np.array([bool(can_hold({k: v[i] for k, v in states.items()})) for i in range(count)])
+
+
 def _is_game(module):
     return (
         hasattr(module, "init")
@@ -142,7 +157,15 @@ def main():
     os.dup2(2, 1)
     try:
         module = _import(port_dir, entry)
-        if _is_game(module):
+        game = _is_game(module)
+        held = _held(module, states, backend, game)
+        if not held.any():
+            _answer(output, held=held)
+            return
+        states = {k: v[held] for k, v in states.items()}
+        actions = actions[held]
+        noise = None if noise is None else noise[held]
+        if game:
             obs, reward, terminated, truncated = _game_steps(module, states, actions, backend)
         else:
             steps = _jax_steps if backend == "jax" else _numpy_steps
@@ -150,7 +173,7 @@ def main():
     except Exception as error:  # the port's failure, reported in its own words
         _answer(output, error=np.asarray(f"{type(error).__name__}: {error}"))
         return
-    _answer(output, obs=obs, reward=reward, terminated=terminated, truncated=truncated)
+    _answer(output, held=held, obs=obs, reward=reward, terminated=terminated, truncated=truncated)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@ from typing import IO
 
 import numpy as np
 
+from envport.gaps import Gap, GapKind
 from envport.io.npz import NpzRefused, read_npz
 from envport.io.scratch import scratch
 from envport.serve import jail
@@ -158,6 +159,26 @@ def run_plain(ctx: VerifyContext, run: PlainStarted) -> LevelResult:
     if isinstance(answer, str):
         level.passed = False
         level.divergences.append(Divergence(level="l3", mode="plain", message=answer))
+        return level
+    held = np.asarray(answer.get("held", np.ones(len(rows), bool)), bool)
+    if held.shape != (len(rows),):
+        level.passed = False
+        malformed = "the plain interpreter's answer is malformed"
+        level.divergences.append(Divergence(level="l3", mode="plain", message=malformed))
+        return level
+    if not held.all():
+        # States outside the port's domain (its `can_hold`) are not its steps to compare.
+        rows, expected = rows[held], Steps(*(part[held] for part in expected.parts()))
+        level.steps_compared = len(rows)
+        level.gaps.append(
+            Gap(
+                check="l3.plain",
+                kind=GapKind.STATES_NOT_HELD,
+                detail=f"the port cannot hold {int((~held).sum())} of the {len(held)} sampled "
+                "states (its `can_hold`); they were not stepped",
+            )
+        )
+    if not len(rows):
         return level
     actual = Steps(*(answer[name] for name in Steps.__dataclass_fields__))
     found: list[tuple[int, list[FieldDiff]]]
