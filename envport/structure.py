@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from types import SimpleNamespace
 from typing import Any
 
@@ -20,8 +21,22 @@ import numpy as np
 from envport.errors import SpecError
 from envport.state_spec import LENGTH_SUFFIX, FieldSpec, StateSpec
 
+
+def _loaded(name: str, *args: Any, **kwargs: Any) -> Any:
+    """`__import__` for numpy's own lazy imports from C (`ndarray.min` imports
+    numpy._core._methods through the calling frame's builtins, here an expression's):
+    modules already loaded only: an expression loads nothing new."""
+    found = sys.modules.get(name)
+    if found is None:
+        raise ImportError(f"`{name}`: an expression loads no module")
+    if not kwargs.get("fromlist") and not (len(args) > 2 and args[2]) and "." in name:
+        return sys.modules[name.partition(".")[0]]
+    return found
+
+
 # What a `state.valid` expression may call besides the fields: numpy and a few builtins.
 _BUILTINS = {
+    "__import__": _loaded,
     "len": len,
     "sum": sum,
     "min": min,

@@ -81,3 +81,19 @@ def test_a_grid_fields_bounds_may_be_nested_as_the_field_is_shaped(tmp_path: Pat
         run_envport("check", str(copy)),
         "key `state.bounds.physics.low`: nested bounds must be rectangular",
     )
+
+
+def test_summaries_are_tried_on_the_reset_state_and_a_failing_one_is_one_line(
+    tmp_path: Path,
+) -> None:
+    copy = _copy(tmp_path)
+    spec = copy / "envport.toml"
+    summaries = '\n[state.summaries]\nspread = "float(np.abs(physics).max())"\n'
+    spec.write_text(spec.read_text() + summaries)
+    done = run_envport("check", str(copy))
+    assert done.returncode == 0, done.stderr
+    assert "summaries of the reset state: spread 0.0" in done.stdout
+    # An ndarray method numpy implements by a lazy import (`max`) works; a name that is not
+    # a field is the spec's error, named by its key.
+    spec.write_text(spec.read_text().replace("np.abs(physics)", "np.abs(physic)"))
+    _one_line_exit_2(run_envport("check", str(copy)), "state.summaries.spread", "physic")

@@ -24,7 +24,7 @@ from envport.pipeline.port_form import check_port_form
 from envport.pipeline.sources.reading import read_rules, read_sources, slice_sources
 from envport.pipeline.spec_shapes import check_grids, check_harness
 from envport.spec import PortSpec, load_spec, spec_path
-from envport.structure import derived, violated
+from envport.structure import derived, summarised, violated
 from envport.targets.reference import Reference, valid_helpers
 from envport.targets.registry import TARGET_CHOICES
 from envport.verifiers.coverage.determinism import check_reference_determinism
@@ -74,6 +74,17 @@ def _derivation(spec: PortSpec, state: dict[str, Any]) -> list[str]:
     return [f"derive: the reset state meets {', '.join(spec.state.derive)}"]
 
 
+def _summaries(spec: PortSpec, state: dict[str, Any]) -> list[str]:
+    """`state.summaries` of the reference's reset state: each must give a number (a spec
+    error here costs a verify the minutes of l2.reset's resets)."""
+    if not spec.state.summaries:
+        return []
+    one = {name: np.asarray(value)[None] for name, value in state.items()}
+    values = summarised(spec.state, one, valid_helpers(spec))
+    shown = ", ".join(f"{name} {found[0]:g}" for name, found in values.items())
+    return [f"summaries of the reset state: {shown}"]
+
+
 def check_spec(
     spec_arg: str, seed: int = 0, port: Path | None = None, target: str = "auto"
 ) -> list[str]:
@@ -92,6 +103,7 @@ def check_spec(
             "relax the expression"
         )
     lines += _derivation(spec, state)
+    lines += _summaries(spec, state)
     reference.write_state(state)
     again = reference.read_state()
     differing = [k for k in state if not _same(state[k], again.get(k))]

@@ -94,8 +94,14 @@ def draw(spec: PortSpec, reference: Reference, seed: int) -> ResetSample:
     base = seed * 100_003 + SEED_OFFSET
     declared = spec.levels.l2.reset_samples
     if declared is not None:
-        # The spec's n, no pilot: its reference's resets are too slow for the design's.
-        sample = reference_resets(reference, declared, base)
+        # The spec's n, no pilot: its reference's resets are too slow for the design's. The
+        # summaries are tried on the first before the rest are paid for.
+        observations, states = _resets(reference, 1, base)
+        state_columns(spec, stack_states(states))
+        more = _resets(reference, declared - 1, None)
+        sample = ResetSample(
+            np.array(observations + more[0]), stack_states(states + more[1]), how=""
+        )
         sample.how = _declared_how(spec, sample)
         return sample
     observations, states = _resets(reference, CONSTANT_PILOT, base + 10**6)
