@@ -64,7 +64,9 @@ def _answer(data: bytes, returncode: int) -> dict[str, np.ndarray] | str:
         return f"the plain interpreter's answer was refused: {error}"
     if "error" in found:
         return str(found["error"])
-    if sorted(found) != sorted(Steps.__dataclass_fields__):
+    # Which rows it held, and their four outputs (none when it held no row).
+    outputs = set(found) - {"held"}
+    if "held" not in found or (outputs and outputs != set(Steps.__dataclass_fields__)):
         return f"the plain interpreter's answer has {sorted(found)}"
     return found
 
@@ -160,8 +162,8 @@ def run_plain(ctx: VerifyContext, run: PlainStarted) -> LevelResult:
         level.passed = False
         level.divergences.append(Divergence(level="l3", mode="plain", message=answer))
         return level
-    held = np.asarray(answer.get("held", np.ones(len(rows), bool)), bool)
-    if held.shape != (len(rows),):
+    held = np.asarray(answer["held"])
+    if held.dtype != bool or held.shape != (len(rows),) or (held.any() and len(answer) == 1):
         level.passed = False
         malformed = "the plain interpreter's answer is malformed"
         level.divergences.append(Divergence(level="l3", mode="plain", message=malformed))
