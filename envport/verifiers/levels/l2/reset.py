@@ -51,7 +51,11 @@ def check_reset(
         port |= state_columns(spec, answer["state"])
     # Per component, and jointly where cheap: projections of each group of components.
     expected, port = sample_compare.with_joint(sample.columns(spec, with_state=readable), port)
-    verdicts = sample_compare.compare_all(spec, expected, port, ALPHA, SHIFT, POWER)
+    # A sample of the spec's size held constant by a few hundred resets is no proof of a
+    # constant: a value of a few in a thousand may not have come up (a generated world's
+    # cell), so port draws off it are judged by their count, not one by one.
+    exact = spec.levels.l2.reset_samples is None
+    verdicts = sample_compare.compare_all(spec, expected, port, ALPHA, SHIFT, POWER, exact)
     level.steps_compared = sample.n
     level.statistics = {v.name: sample_compare.verdict_fields(v) for v in verdicts}
     level.statistics["sample_size"] = sample.how
