@@ -273,12 +273,7 @@ class StateSpec(_Strict):
                 raise ValueError(f"`{expression}`: not a Python expression: {error.msg}") from None
         self._derivable()
         for name, expression in self.summaries.items():
-            try:
-                compile(expression, f"<state.summaries.{name}>", "eval")
-            except SyntaxError as error:
-                raise ValueError(
-                    f"`summaries.{name} = {expression!r}`: not a Python expression: {error.msg}"
-                ) from None
+            _expression(f"summaries.{name}", expression)
         return self
 
     def _derivable(self) -> None:
@@ -290,12 +285,7 @@ class StateSpec(_Strict):
                     f"`derive.{name}`: no such state field; derive one of "
                     f"{', '.join(sorted(drawn)) or '(none declared)'}"
                 )
-            try:
-                compile(expression, f"<state.derive.{name}>", "eval")
-            except SyntaxError as error:
-                raise ValueError(
-                    f"`derive.{name} = {expression!r}`: not a Python expression: {error.msg}"
-                ) from None
+            _expression(f"derive.{name}", expression)
 
     @property
     def names(self) -> list[str]:
@@ -320,3 +310,12 @@ class StateSpec(_Strict):
             if not path or any(not part.isidentifier() for part in path.split(".")):
                 raise ValueError(f"field `{name}`: expected a dotted attribute path, got {path!r}")
         return value
+
+
+def _expression(key: str, expression: str) -> None:
+    """A `derive` or `summaries` value must be one Python expression."""
+    try:
+        compile(expression, f"<state.{key}>", "eval")
+    except SyntaxError as error:
+        problem = f"`{key} = {expression!r}`: not a Python expression: {error.msg}"
+        raise ValueError(problem) from None
