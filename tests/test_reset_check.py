@@ -20,6 +20,7 @@ from envport.verifiers.levels.l2 import reset as reset_check
 from envport.verifiers.reporting.divergence import LevelResult
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
 from envport.verifiers.stats import reset_sample
+from envport.verifiers.vector.check import check_vector
 from envport.verifiers.verify import VerifyOptions, verify
 
 from helpers import CARTPOLE, NUMPY_PORT, ROOT, run_envport, started_worker, with_budgets
@@ -169,6 +170,13 @@ def test_a_declared_n_and_the_specs_summaries_are_compared(tmp_path: Path) -> No
         level = reset_check.check_reset(spec, worker, sample, 0, replay)
     assert level.passed, [d.text() for d in level.divergences]
     assert "summary.same_sign" in level.statistics
+    # The VectorEnv's own resets, as one sample, carry the summaries too; at the spec's n
+    # no single reset is judged alone, and a gap says so.
+    with started_worker(example, NUMPY_PORT, "numpy") as worker:
+        vector = check_vector(spec, worker, sample, 0, replay)
+    assert vector.passed, [d.text() for d in vector.divergences]
+    assert "summary.same_sign" in vector.statistics
+    assert any("judged alone" in gap.detail for gap in vector.gaps), vector.gaps
     mutant = next(m for m in load_mutants(CARTPOLE) if m.id == "numpy-reset-one-draw")
     port = apply_mutant(mutant, NUMPY_PORT, tmp_path / "port")
     with started_worker(example, port, "numpy") as worker:

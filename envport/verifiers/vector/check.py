@@ -37,7 +37,14 @@ from envport.spec import PortSpec
 from envport.verifiers.reporting.divergence import Divergence, FieldDiff, LevelResult
 from envport.verifiers.reporting.states import stack_states
 from envport.verifiers.stats import sample_compare
-from envport.verifiers.stats.reset_sample import ALPHA, POWER, SHIFT, DrawSupport, ResetSample
+from envport.verifiers.stats.reset_sample import (
+    ALPHA,
+    POWER,
+    SHIFT,
+    DrawSupport,
+    ResetSample,
+    state_columns,
+)
 from envport.verifiers.vector import seeding as vector_seeding
 from envport.verifiers.vector.run import BATCHES, STEPS, Mismatch, Tally, VectorRun
 
@@ -126,7 +133,8 @@ def _draws(
     port = sample_compare.columns("obs", np.stack(tally.draws_obs), spec)
     with_state = len(tally.draws_state) == count
     if with_state:
-        port |= sample_compare.columns("state", stack_states(tally.draws_state), spec)
+        # Its summaries too, as the reference's sample has them (l2.reset's components).
+        port |= state_columns(spec, stack_states(tally.draws_state))
     reference = sample.columns(spec, with_state)
     for name in tally.kept:  # each reset of it was held to the reference's own instead
         reference.pop(name, None)
