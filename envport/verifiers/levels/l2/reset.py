@@ -88,7 +88,8 @@ def check_reset(
     failed = [v.name for v in verdicts if not v.passed]
     level.note = (
         f"{sample.n} resets per side, {len(verdicts)} components ({constant} constant, compared "
-        f"exactly; the rest two-sample tests and support at family alpha {ALPHA:g})"
+        f"{'exactly' if exact else 'by the count of port draws off them'}; the rest two-sample "
+        f"tests and support at family alpha {ALPHA:g})"
         + ("" if readable else "; no state_to_reference: observations only")
         + (f"; differ: {', '.join(failed)}" if failed else "")
     )
