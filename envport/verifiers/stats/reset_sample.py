@@ -19,6 +19,7 @@ from envport.targets.reference import Reference, valid_helpers
 from envport.verifiers.reporting.divergence import FieldDiff
 from envport.verifiers.reporting.states import stack_states
 from envport.verifiers.stats import sample_compare
+from envport.verifiers.stats.two_sample import ks_detectable
 
 # The design: family-wise alpha over every component of the start state and the first
 # observation, and the effect the test must see with this power (a KS distance, or
@@ -137,10 +138,8 @@ def _declared_how(spec: PortSpec, sample: ResetSample) -> str:
     ]
     if not tested:
         return f"n = {sample.n} per side ([levels.l2] reset_samples): every component constant"
-    share = ALPHA / len(tested) / 2
-    detects = (
-        math.sqrt(2 * math.log(4 / (1 - POWER))) + math.sqrt(-math.log(share / 2))
-    ) / math.sqrt(sample.n)
+    # As each component's verdict states its design: its share of alpha, half to the test.
+    detects = ks_detectable(sample.n, sample.n, ALPHA / len(tested) / 2, POWER)
     return (
         f"n = {sample.n} per side, the spec's ([levels.l2] reset_samples, not the design's): "
         f"power {POWER:g} against a KS distance of {min(detects, 1.0):.2g} (DKW bound), alpha "
