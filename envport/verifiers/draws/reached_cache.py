@@ -33,8 +33,8 @@ _SKIPPED = {"ports", "port", "replay", "__pycache__", ".git", "runs", "reports"}
 # A reference package larger than this is not hashed (nor its play kept): hashing it would
 # cost more than it saves.
 _MAX_SOURCE_BYTES = 64 << 20
-# Plays kept; the oldest go first.
-_KEPT = 8
+# Plays kept (of every kind); the oldest go first.
+_KEPT = 16
 # envport's own modules whose code decides what is played.
 _PLAYERS = (
     "envport/verifiers/draws/reached.py",
@@ -50,10 +50,13 @@ def directory() -> Path:
     return cache_home() / "reached"
 
 
-def key(spec: PortSpec) -> str | None:
+def key(spec: PortSpec, players: tuple[str, ...] = _PLAYERS, what: str = "") -> str | None:
     """The digest of everything the spec's reached play follows from, or None when some of
-    it cannot be read (then nothing is kept)."""
+    it cannot be read (then nothing is kept). Other play of the reference's kept here (the
+    reset sample of l2.reset) names its own `players`, envport's files that decide it, and
+    `what` it is (with its seed), so no two kinds share a key."""
     digest = hashlib.sha256()
+    digest.update(what.encode() + b"\0")
     digest.update(spec.model_dump_json().encode())
     digest.update(sys.version.encode())
     try:
@@ -66,7 +69,7 @@ def key(spec: PortSpec) -> str | None:
             if not _hash_package(digest, top):
                 return None
         root = Path(__file__).resolve().parents[3]
-        for relative in _PLAYERS:
+        for relative in players:
             digest.update((root / relative).read_bytes())
     except OSError:
         return None
