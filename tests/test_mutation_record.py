@@ -7,6 +7,10 @@ import importlib.util
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from envport.verifiers.selfcheck import run_selfcheck
+
 from helpers import ROOT
 
 
@@ -29,3 +33,12 @@ def test_each_examples_check_has_a_record_of_its_own() -> None:
     assert record_path(Path("examples/chess"), ("numpy",)) == results / "mutants_chess_numpy.json"
     # CartPole's one target is not its whole check.
     assert record_path(Path("examples/cartpole"), ("jax",)) != results / "mutants.json"
+    # Nor are a few of its mutants, picked by id.
+    picked = record_path(Path("examples/crafter"), ("numpy",), "numpy-worldgen-*")
+    assert picked == results / "mutants_crafter_numpy_numpy-worldgen.json"
+    assert record_path(Path("examples/cartpole"), None, "jax-*") != results / "mutants.json"
+
+
+def test_a_glob_matching_no_mutant_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no mutant of cartpole has an id matching 'nope-\\*'"):
+        run_selfcheck(ROOT / "examples" / "cartpole", only="nope-*")

@@ -46,11 +46,12 @@ def test_known_good_ports_verify(port: Path, tmp_path: Path) -> None:
         "l1.physics.is_terminated",
         "l1.transition",
         "l1.landings",
+        # The port's own reset first: under --fail-fast a wrong one stops L2 in seconds.
+        *user_paths,
         "l2.interaction",
         "l2.batch",
         # Batches past a chunk boundary: for ports that batch themselves, not JAX's vmap.
         *(["l2.sizes"] if port.name == "numpy" else []),
-        *user_paths,
         "l3.free",
         "l3.resync",
         "l3.bounds",

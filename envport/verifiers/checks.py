@@ -199,19 +199,29 @@ class L2UserPaths(Check):
         sample, seed, replay = ctx.reset_sample, ctx.options.seed, ctx.replays["l2"]
         assert sample is not None
         line = replay.command()
-        found = [reset_check.check_reset(ctx.spec, ctx.worker, sample, seed, line)]
-        found.append(state_api_check.check_state_api(ctx.reference, ctx.worker, seed, line))
+        # What follows l2.reset, by name.
+        rest: dict[str, Callable[[], LevelResult]] = {}
+        rest["l2.state_api"] = lambda: state_api_check.check_state_api(
+            ctx.reference, ctx.worker, seed, line
+        )
         # A game's reset is envport's own around the port's `init` (targets.game_port).
         if ctx.spec.game is None:
-            found.append(
-                reset_after.check_reset_after_play(ctx.spec, ctx.reference, ctx.worker, seed, line)
+            rest["l2.reset_after_play"] = lambda: reset_after.check_reset_after_play(
+                ctx.spec, ctx.reference, ctx.worker, seed, line
             )
         # A game's VectorEnv is envport's own autoreset around the port's functions
         # (envport.targets.game_port): checking it would judge envport, not the port.
-        if not target(ctx.backend or "").vector_env or ctx.spec.game is not None:
-            pass
-        else:
-            found.append(vector_check.check_vector(ctx.spec, ctx.worker, sample, seed, line))
+        if target(ctx.backend or "").vector_env and ctx.spec.game is None:
+            rest["l2.vector"] = lambda: vector_check.check_vector(
+                ctx.spec, ctx.worker, sample, seed, line
+            )
+        found = [reset_check.check_reset(ctx.spec, ctx.worker, sample, seed, line)]
+        if ctx.options.fail_fast and not found[0].passed:
+            # A generated world's vector check is minutes: the rest is not run, and the
+            # stop says so.
+            ctx.cut_short += list(rest)
+            return _replayed(found, replay)
+        found += [check() for check in rest.values()]
         return _replayed(found, replay)
 
 
@@ -368,8 +378,10 @@ PLAIN = PlainReplay()
 CHECKS: tuple[Check, ...] = (
     L1Probes(),
     L1Noise(),
-    L2Interaction(),
+    # The port's own reset before the harness-driven L2: under --fail-fast a wrong reset
+    # (a generated world's) is named in seconds, before the batch sizes' minutes.
     L2UserPaths(),
+    L2Interaction(),
     ProposedCases(),
     L3Rollouts(),
     Explore(),

@@ -7,6 +7,7 @@ the same divergence again.
 
 from __future__ import annotations
 
+import fnmatch
 import multiprocessing
 import os
 import tomllib
@@ -179,12 +180,18 @@ def run_selfcheck(
     options: VerifyOptions | None = None,
     targets: tuple[str, ...] | None = None,
     processes: int | None = None,
+    only: str | None = None,
 ) -> list[MutantResult]:
-    """Every mutant through every level. Unshrunk: the self-check needs verdicts, fast.
+    """Every mutant (of `targets`, with an id matching the glob `only`) through every
+    level. Unshrunk: the self-check needs verdicts, fast.
 
     Mutants are independent, so they run in `processes` processes (default: the cores)."""
     options = options or VerifyOptions(levels=DEFAULT_LEVELS, shrink=False)
     mutants = [m for m in load_mutants(example) if targets is None or m.target in targets]
+    if only is not None:  # a glob of ids: the mutants one level is for (a generator's, L2)
+        mutants = [m for m in mutants if fnmatch.fnmatchcase(m.id, only)]
+        if not mutants:
+            raise ValueError(f"no mutant of {example.name} has an id matching {only!r}")
     processes = processes or os.cpu_count() or 1
     if processes == 1:
         return [check_mutant(example, mutant, options) for mutant in mutants]
