@@ -2,7 +2,7 @@
 
     python benchmarks/sps_jax.py [--examples cartpole,minigrid_empty,...]
                                  [--batch-sizes 32,512,4096] [--steps 1000] [--repeats 3]
-                                 [--timeout 600]
+                                 [--timeout 600] [--verdicts]
 
 For each example, one `envport bench` run: the reference here (one env, and a SyncVectorEnv
 of 32 where the reference is a Gymnasium env), the JAX port and its anchors (the published
@@ -14,8 +14,12 @@ speed table of docs/commands.md ("envport bench") as Markdown, and writes
 benchmarks/results/sps_jax.json (a run of some examples keeps the others' last results,
 and the tables show every example's last run), then README's MinAtar, two-player and MPE
 tables: every batch size, one column per anchor kind (a bridge's column named by its
-directory). An example whose bench fails is reported and skipped. Ratios are reported, not
-asserted: the machines this runs on are shared and noisy.
+directory). With --verdicts, each bridge anchor (JaxMARL's MPE, Craftax-Classic) is also
+verified as a user would (`envport verify ... --port <bridge>`) and its verdict printed and
+kept beside its speed: `python benchmarks/sps_jax.py --examples crafter --verdicts` gives
+Craftax-Classic's verdict and speed table in one command. An example whose bench fails is
+reported and skipped. Ratios are reported, not asserted: the machines this runs on are
+shared and noisy.
 """
 
 from __future__ import annotations
@@ -23,6 +27,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 from envport.errors import EnvportError
@@ -62,6 +69,16 @@ ANCHORS: dict[str, tuple[str, ...]] = {
     # Craftax-Classic (Crafter in JAX by its authors), timed through the bridge that verifies it.
     "crafter": ("bridge:examples/crafter/ports/craftax",),
 }
+# A bridge anchor is a port `envport verify` judges: with --verdicts each bridge's verdict
+# (these options to verify) is printed and kept beside its speed, so one command gives both.
+VERIFY_BRIDGE: dict[str, tuple[str, ...]] = {
+    "bridge:examples/mpe_simple_spread/ports/jaxmarl": (),
+    "bridge:examples/mpe_simple_tag/ports/jaxmarl": (),
+    # Its L2 asks minutes of Crafter's worlds; its cases name what no drawn state shows.
+    "bridge:examples/crafter/ports/craftax": (
+        "--levels", "l1,l3", "--cases", "examples/crafter/cases/craftax",
+    ),
+}  # fmt: skip
 # The two-player games: README's table of them, every batch size beside pgx.
 GAMES = ("connect_four", "chess", "leduc_holdem", "texas_holdem")
 # Agents moving at once: README's MPE table beside JaxMARL.
@@ -136,6 +153,62 @@ def by_batch(results: dict[str, dict], names: list[str]) -> str:
     return "\n".join(lines)
 
 
+def verdict(example: Path, anchor: str, timeout: float) -> dict:
+    """`envport verify` of a bridge anchor, run as a user runs it: its verdict, and each
+    failing check with its first difference (`l1.transition: state.zombies.length:
+    expected 9, got 0`)."""
+    bridge = anchor.partition(":")[2]
+    with tempfile.TemporaryDirectory() as scratch:
+        report_path = Path(scratch) / "report.json"
+        words = ["verify", str(example.relative_to(ROOT)), "--port", bridge, "--target", "jax"]
+        words += [*VERIFY_BRIDGE[anchor], "--json", str(report_path)]
+        done = subprocess.run(
+            [sys.executable, "-m", "envport", *words],
+            capture_output=True, text=True, timeout=timeout * 6, cwd=ROOT,
+        )  # fmt: skip
+        if not report_path.exists():
+            lines = (done.stderr or done.stdout).strip().splitlines()
+            return {"command": "envport " + " ".join(words[:-2]), "error": lines[-1:]}
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+    return {
+        "command": "envport " + " ".join(words[:-2]),
+        "passed": report["passed"],
+        "failing": failing_checks(report),
+        "gaps": [f"{g['check']}: {g['detail']}" for g in report.get("gaps", [])],
+    }
+
+
+def failing_checks(report: dict) -> list[str]:
+    """Each failing check of a verify report with every difference it names once (the
+    proposed cases are a divergence each), as `check: field: expected e, got a`."""
+    failing = []
+    for level in report["levels"]:
+        if level["passed"]:
+            continue
+        name = f"{level['level']}.{level['mode']}" if level.get("mode") else level["level"]
+        shown = [_difference(d) for d in level.get("divergences") or [{}]]
+        failing += [f"{name}: {what}" if what else name for what in dict.fromkeys(shown)]
+    return failing
+
+
+def _difference(divergence: dict) -> str:
+    """A divergence's first differing field, or the first clause of its message."""
+    if divergence.get("fields"):
+        shown = divergence["fields"][0]
+        return f"{shown['field']}: expected {shown['expected']}, got {shown['actual']}"
+    message = divergence.get("message", "")
+    return message.split(" (", 1)[0] if len(message) > 120 else message
+
+
+def verdict_line(found: dict) -> str:
+    if "error" in found:
+        return f"no verdict: {' '.join(found['error'])}"
+    if found["passed"]:
+        gaps = f" with gaps ({'; '.join(found['gaps'])})" if found["gaps"] else ""
+        return f"verified{gaps}"
+    return "DIVERGED: " + "; ".join(found["failing"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", default=",".join(ANCHORS))
@@ -147,6 +220,12 @@ def main() -> int:
         type=float,
         default=600.0,
         help="seconds a worker may take for one timed run (pgx's chess at B=4096: minutes)",
+    )
+    parser.add_argument(
+        "--verdicts",
+        action="store_true",
+        help="also verify each bridge anchor (JaxMARL's MPE, Craftax-Classic) as a user does "
+        "and print its verdict beside its speed",
     )
     args = parser.parse_args()
     # Bridge anchors are named by their directory from the repository's root.
@@ -178,6 +257,12 @@ def main() -> int:
         out.print(table(report))
         results[name] = {"anchors": list(anchors), "at": AT, **ratios(report, anchors)}
         results[name]["report"] = report.model_dump()
+        if args.verdicts:
+            judged = {a: verdict(example, a, args.timeout) for a in anchors if a in VERIFY_BRIDGE}
+            for anchor, found in judged.items():
+                out.print(f"{column(anchor)}'s verdict ({found['command']}):", markup=False)
+                out.print("  " + verdict_line(found), markup=False)
+            results[name]["verdicts"] = judged
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / "sps_jax.json"
     if path.exists():  # a run of some examples keeps the others' last results
