@@ -179,12 +179,19 @@ def run_selfcheck(
     options: VerifyOptions | None = None,
     targets: tuple[str, ...] | None = None,
     processes: int | None = None,
+    ids: list[str] | None = None,
 ) -> list[MutantResult]:
-    """Every mutant through every level. Unshrunk: the self-check needs verdicts, fast.
+    """Every mutant (of `targets`, of `ids`) through every level. Unshrunk: the self-check
+    needs verdicts, fast.
 
     Mutants are independent, so they run in `processes` processes (default: the cores)."""
     options = options or VerifyOptions(levels=DEFAULT_LEVELS, shrink=False)
     mutants = [m for m in load_mutants(example) if targets is None or m.target in targets]
+    if ids:
+        unknown = sorted(set(ids) - {m.id for m in mutants})
+        if unknown:
+            raise ValueError(f"no mutant {', '.join(unknown)} in {example.name}'s mutants.toml")
+        mutants = [m for m in mutants if m.id in ids]
     processes = processes or os.cpu_count() or 1
     if processes == 1:
         return [check_mutant(example, mutant, options) for mutant in mutants]

@@ -91,13 +91,21 @@ def _points() -> Geometry:
     return Geometry(np.concatenate(xs), np.concatenate(ys), np.concatenate(zs))
 
 
-# The same points in every world: their lattice points and weighted offsets, made once.
+# The same points in every world: their lattice points and weighted offsets, made once and
+# laid out field by field ([field, term, axis, cell]) here, not in the traced program.
 POINTS = _points()
+PER_FIELD = tuple(
+    np.ascontiguousarray(np.moveaxis(v.reshape(*v.shape[:2], len(FIELDS), AREA * AREA), 2, 0))
+    for v in (POINTS.at, POINTS.weighted)
+)
 
 
 def fields(simplex_seed) -> dict[str, jax.Array]:
-    """Crafter's noise fields for a simplex seed, each float32[AREA, AREA]."""
-    values = noise3(permutation(simplex_seed), jnp.asarray(POINTS.at), jnp.asarray(POINTS.weighted))
+    """Crafter's noise fields for a simplex seed, each float32[AREA, AREA]: one field at a
+    time (lax.map), so a vmap over thousands of worlds holds one field's numbers at once."""
+    perm = permutation(simplex_seed)
+    at, weighted = (jnp.asarray(v) for v in PER_FIELD)
+    values = jax.lax.map(lambda field: noise3(perm, *field), (at, weighted))
     values = values.reshape(len(FIELDS), AREA, AREA)
     return {name: values[i] for i, name in enumerate(FIELDS)}
 
