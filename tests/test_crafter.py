@@ -1,18 +1,24 @@
 """The Crafter example's known-good NumPy and JAX ports verified at a small budget, a copy
 of the NumPy port with one crafting requirement changed, which the book's start states catch
 by name, the mutants (examples/crafter/mutants.toml) only the book's start states reach,
-a JAX port updating its objects kind by kind instead of in the world's list order, and
-Craftax-Classic's verdict through its bridge (examples/crafter/ports/craftax).
+a JAX port updating its objects kind by kind instead of in the world's list order,
+Craftax-Classic's verdict through its bridge (examples/crafter/ports/craftax), and the JAX
+port's world generator against the NumPy port's (itself Crafter's, given Crafter's draws:
+tests/test_crafter_bridge.py).
 
 `envport verify examples/crafter --port examples/crafter/ports/numpy` runs the full budgets.
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 import shutil
+import sys
+import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
@@ -23,10 +29,13 @@ from helpers import ROOT, with_budgets
 pytest.importorskip("crafter")
 
 CRAFTER = ROOT / "examples" / "crafter"
-# One short episode of play, the book one action deep (6 x 17 steps), 16 noise samples.
+# One short episode of play, the book one action deep (8 x 17 steps), 16 noise samples, and
+# no branch coverage (tracing Crafter's code triples its steps' time; the spec's coverage
+# is measured with its full play: README).
 BUDGETS = {
     "state.reached": {"episodes": 1, "steps": 60, "depth": 1},
     "randomness": {"samples": 16},
+    "coverage": {"enabled": "false"},
 }
 
 
@@ -105,6 +114,7 @@ def test_a_slip_only_the_books_positions_reach_is_caught_at_l1(
     port = apply_mutant(mutant, CRAFTER / "ports" / "numpy", tmp_path / "port")
     # The book two actions deep (the iron and the plant are a turn away), play cut short.
     budgets = {"state.reached": {"episodes": 1, "steps": 60}, "randomness": {"samples": 16}}
+    budgets["coverage"] = {"enabled": "false"}
     spec = with_budgets(CRAFTER, tmp_path / "crafter", budgets)
     options = VerifyOptions(target="numpy", levels=("l1",), examples=20, fail_fast=True)
     report = verify(str(spec), str(port), options)
@@ -133,3 +143,107 @@ def test_craftax_classic_diverges_from_crafter_where_their_sources_differ(tmp_pa
     assert re.search(r"^FAIL l3: .*\n.*`can_hold` refused row 0", text, re.MULTILINE), text
     assert re.search(r"^FAIL cases\.proposed: 1 cases", text, re.MULTILINE), text
     assert re.search(r"reward: expected -0\.7, got 0\.29999", text), text
+
+
+def _port_module(folder: Path, package: str, module: str) -> types.ModuleType:
+    """A port's module, its folder imported as a package of its own name."""
+    if package not in sys.modules:
+        root = types.ModuleType(package)
+        root.__path__ = [str(folder)]
+        sys.modules[package] = root
+    return importlib.import_module(f"{package}.{module}")
+
+
+def test_the_jax_ports_simplex_is_the_numpy_ports() -> None:
+    # The permutation from the seed exactly (64-bit arithmetic in uint32 words); the noise
+    # (the lattice geometry in float64, the sums in float32) within 4e-7 of the NumPy
+    # port's float64, which is opensimplex's own (2.2e-7 the most over 500,000 points).
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    ours = _port_module(CRAFTER / "ports" / "jax", "crafter_jax_simplex", "simplex")
+    theirs = _port_module(CRAFTER / "ports" / "numpy", "crafter_numpy_simplex", "simplex")
+    rng = np.random.default_rng(50)
+    points = rng.uniform(-42, 42, (3, 10000))
+    geometry = ours.Geometry(*points)
+    at, weighted = jnp.asarray(geometry.at), jnp.asarray(geometry.weighted)
+
+    @jax.jit  # one program for every seed: op by op, each call would compile its own
+    def noise(seed, at, weighted):
+        perm = ours.permutation(seed)
+        return perm, ours.noise3(perm, at, weighted)
+
+    for seed in (0, 1, 2**31 - 2, int(rng.integers(2**31 - 1))):
+        perm, got = noise(jnp.int32(seed), at, weighted)
+        assert np.array_equal(np.asarray(perm), theirs.permutation(seed)), seed
+        want = theirs.Simplex(seed).noise3(*points)
+        assert np.abs(np.asarray(got) - want).max() < 4e-7, seed
+        assert np.abs(want).max() > 0.5  # noise, not zeros on both sides
+
+
+def _jax_world(worldgen: types.ModuleType, env: types.ModuleType, key) -> tuple:
+    """The JAX port's world for a key: (its start state's leaves, the simplex seed, the
+    sequential stream that Crafter's generator would read for it: each cell's numbers, as
+    many as the cell took, x outer, the materials' pass then the objects')."""
+    seed, u_mat, u_obj = worldgen.draw(key)
+    mat, kind, took_mat, took_obj = worldgen.generate(seed, u_mat, u_obj)
+    _, state = env.start(mat, kind)
+    leaves = {name: np.asarray(v) for name, v in env.state_to_reference(state).items()}
+    stream: list[float] = []
+    for numbers, took in ((u_mat, took_mat), (u_obj, took_obj)):
+        numbers, took = np.asarray(numbers), np.asarray(took)
+        for x, y in np.ndindex(took.shape):
+            stream += numbers[x, y, : took[x, y]].tolist()
+    return leaves, int(seed), stream
+
+
+def _differing(got: dict, want: dict) -> list[str]:
+    """The bridged fields that differ (the float32 daylight by more than 1e-6)."""
+    assert set(got) == set(want)
+    differing = []
+    for name, value in want.items():
+        if name == "daylight":
+            same = np.allclose(got[name], value, rtol=0, atol=1e-6)
+        else:
+            same = np.array_equal(got[name], np.asarray(value))
+        if not same:
+            differing.append(name)
+    return differing
+
+
+@pytest.mark.slow
+def test_the_jax_ports_generator_makes_the_numpy_ports_worlds(tmp_path: Path) -> None:
+    # Fed the numbers the JAX port drew per cell, laid end to end as Crafter reads them,
+    # the NumPy port's generator (Crafter's own, tests/test_crafter_bridge.py) must make the
+    # same start state, every bridged field (lists, orders, chunk keys), and read every
+    # number. Float32 noise could flip a cell at a threshold (about 7 worlds in 100 differ
+    # somewhere); these four worlds have none.
+    jax = pytest.importorskip("jax")
+    worldgen = _port_module(CRAFTER / "ports" / "jax", "crafter_jax_port", "worldgen")
+    env = _port_module(CRAFTER / "ports" / "jax", "crafter_jax_port", "env")
+    numpy_env = _port_module(CRAFTER / "ports" / "numpy", "crafter_numpy_port", "env")
+    keys = [jax.random.PRNGKey(i) for i in range(4)]
+    worlds = []
+    for i, key in enumerate(keys):
+        got, seed, stream = _jax_world(worldgen, env, key)
+        numbers = iter(stream)
+        want = numpy_env._leaves(numpy_env.start(seed, numbers.__next__))
+        assert next(numbers, None) is None, f"world {i}: numbers left unread"
+        assert not _differing(got, want), f"world {i}"
+        assert int(got["zombies.length"]) + int(got["cows.length"]) > 10
+        worlds.append(got)
+    assert not np.array_equal(worlds[0]["mat_map"], worlds[1]["mat_map"])
+    # Each slip in the JAX generator makes another world for one of the keys at least.
+    mutants = [m for m in load_mutants(CRAFTER) if m.target == "jax" and m.file == "worldgen.py"]
+    assert len(mutants) >= 3
+    for index, mutant in enumerate(mutants):
+        folder = apply_mutant(mutant, CRAFTER / "ports" / "jax", tmp_path / mutant.id)
+        package = f"crafter_jax_mutant_{index}"
+        mutated = _port_module(folder, package, "worldgen")
+        mutated_env = _port_module(folder, package, "env")
+        # The first world that differs will do (each costs seconds): none is the failure.
+        changed = any(
+            _differing(_jax_world(mutated, mutated_env, key)[0], worlds[i])
+            for i, key in enumerate(keys)
+        )
+        assert changed, f"{mutant.id}: every world as the port's"

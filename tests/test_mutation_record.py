@@ -1,9 +1,11 @@
 """benchmarks/mutation_check.py keeps each example's record apart: a check of one example
-(or of one target) once replaced CartPole's recorded results with Blackjack's."""
+(or of one target) once replaced CartPole's recorded results with Blackjack's. A check of
+some mutants (`--mutants GLOB`) has a record of its own."""
 
 from __future__ import annotations
 
 import importlib.util
+import types
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,14 +16,18 @@ from envport.verifiers.selfcheck import run_selfcheck
 from helpers import ROOT
 
 
-def _record_path() -> Callable[..., Path]:
+def _script() -> types.ModuleType:
     spec = importlib.util.spec_from_file_location(
         "mutation_check", ROOT / "benchmarks" / "mutation_check.py"
     )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    record_path: Callable[..., Path] = module.record_path
+    return module
+
+
+def _record_path() -> Callable[..., Path]:
+    record_path: Callable[..., Path] = _script().record_path
     return record_path
 
 

@@ -20,7 +20,13 @@ inventory laid out by hand (the start area is grass, with no object within 3 cel
   iron beside with a wood pickaxe only (iron needs a stone one), a zombie of health 3
   ahead and a stone sword only (its three damage kills at once: L1's `reached` rows
   compare what a step shows, not the state it leaves, so a wound alone would not show);
-- waking: asleep with full energy (the next step wakes the player: wake_up).
+- waking: asleep with full energy (the next step wakes the player: wake_up);
+- tunnel: a skeleton of health 2 ahead on a path it cannot leave (a bare hand wounds it,
+  a second blow kills it: defeat_skeleton, and its own update then removes it), an arrow
+  flying into a table on one side and one into a furnace on the other (an arrow turns a
+  table or furnace it hits into path);
+- edge: the player on the map's first column facing off the map (what lies beyond is
+  nothing: no move, no collect, no place there).
 """
 
 from __future__ import annotations
@@ -101,7 +107,29 @@ def _waking(state: dict) -> None:
     state["sleeping"] = True
 
 
-LAYOUTS = (_workshop, _one_short, _no_furnace, _larder, _out_of_reach, _waking)
+def _tunnel(state: dict) -> None:
+    _lay(state, {(0, -1): "path", (3, 0): "table", (-3, 0): "furnace"}, {})
+    x, y = (int(v) for v in state["player_pos"])
+    order = _last_order(state)
+    state["skeletons"] = [*state["skeletons"], [order + 1, x, y - 1, 2, 0]]
+    state["arrows"] = [*state["arrows"], [order + 2, x + 2, y, 1, 0], [order + 3, x - 2, y, -1, 0]]
+    state["facing"] = [0, -1]
+    state["sleeping"] = False
+
+
+def _edge(state: dict) -> None:
+    y = int(state["player_pos"][1])
+    state["player_pos"] = [0, y]
+    near = {(dx, dy) for dx in range(3) for dy in (-1, 0, 1)}
+    # Grass around the player there, and no creature on it.
+    _lay(state, dict.fromkeys(near, "grass"), {})
+    for kind in ("zombies", "skeletons", "cows", "arrows", "plants"):
+        state[kind] = [r for r in state[kind] if (r[1], r[2] - y) not in near]
+    state["facing"] = [-1, 0]
+    state["sleeping"] = False
+
+
+LAYOUTS = (_workshop, _one_short, _no_furnace, _larder, _out_of_reach, _waking, _tunnel, _edge)
 
 
 def positions(env: Any) -> Iterator[None]:

@@ -9,9 +9,10 @@ the bridge's leaves: the material map, the player, one list of records per kind
 the chunk keys in the order made, and the inventory, achievements and unlocks as arrays in
 Crafter's item and achievement orders.
 
-The reset is not Crafter's world generator (OpenSimplex terrain): it lays a plain world
-(grass, with a lake, a stand of trees and a quarry) around the player, enough to start
-from; porting the generator is a later step."""
+The reset is Crafter's: a world from Crafter's generator (worldgen.py, with OpenSimplex in
+simplex.py), its numbers drawn from the key, the player at the centre with Crafter's start
+counters and inventory, added first and then the creatures in the order the generator
+adds them (so each record's `order` and the chunk keys' order are Crafter's)."""
 
 from __future__ import annotations
 
@@ -28,18 +29,18 @@ from .world import (
     AREA,
     CAPACITY,
     CHUNKS,
-    GRASS,
+    COW,
     ITEMS,
     KINDS,
     LENGTH,
     MAX_ITEM,
-    STONE,
-    TREE,
-    WATER,
+    SKELETON,
+    ZOMBIE,
     World,
     chunk_of,
     daylight,
 )
+from .worldgen import NOTHING, START, draw, generate
 
 RECORD = {"zombies": 5, "skeletons": 5, "cows": 4, "arrows": 5, "plants": 5}
 
@@ -93,32 +94,67 @@ def _observe(s: State) -> jax.Array:
     return observe(w.mat, w.omap, w.kind, w.player_x, w.player_y, w.inventory)
 
 
-def reset(key: jax.Array, params: Params):
-    lake, trees = jax.random.split(key)
-    mat = jnp.full((AREA, AREA), GRASS, jnp.int32)
-    corner = jax.random.randint(lake, (2,), 4, 12)
-    xs, ys = jnp.arange(AREA)[:, None], jnp.arange(AREA)[None, :]
-    in_lake = (xs >= corner[0]) & (xs < corner[0] + 6) & (ys >= corner[1]) & (ys < corner[1] + 6)
-    mat = jnp.where(in_lake, WATER, mat)
-    mat = jnp.where(jax.random.uniform(trees, (AREA, AREA)) < 0.1, TREE, mat)
-    mat = jnp.where((xs >= 44) & (xs < 60) & (ys >= 44) & (ys < 60), STONE, mat)
-    centre = AREA // 2
-    mat = mat.at[centre, centre].set(GRASS)
+# Each creature's record when the generator makes it (objects.Cow, Zombie, Skeleton): its
+# health, then a zombie's cooldown or a skeleton's reload, 0.
+HEALTH = {ZOMBIE: 5, SKELETON: 3, COW: 3}
+
+
+def _lists(kind: jax.Array) -> tuple[dict, dict, jax.Array]:
+    """The generator's creatures (kind int32[AREA, AREA]) as the bridge's lists: each
+    kind's records in the order Crafter adds them (x outer, then y), `order` their place
+    among the objects. -> (lists, lengths, the chunk keys in the order made, their count)."""
+    flat = kind.reshape(-1)
+    made = flat != NOTHING
+    order = jnp.cumsum(made) - 1
+    cells = jnp.arange(AREA * AREA)
+    x, y = cells // AREA, cells % AREA
+    lists, lengths = {}, {}
+    for code, name in ((ZOMBIE, "zombies"), (SKELETON, "skeletons"), (COW, "cows")):
+        mine = flat == code
+        # A world holding more than the list's capacity drops the rest (none measured).
+        at = jnp.where(mine, jnp.cumsum(mine) - 1, CAPACITY[name])
+        rows = jnp.zeros((AREA * AREA, RECORD[name]), jnp.int32)
+        rows = rows.at[:, :4].set(jnp.stack([order, x, y, jnp.full_like(x, HEALTH[code])], 1))
+        empty = jnp.zeros((CAPACITY[name], RECORD[name]), jnp.int32)
+        lists[name] = empty.at[at].set(rows, mode="drop")
+        lengths[name] = jnp.minimum(mine.sum(), CAPACITY[name]).astype(jnp.int32)
+    for name in ("arrows", "plants"):
+        lists[name] = jnp.zeros((CAPACITY[name], RECORD[name]), jnp.int32)
+        lengths[name] = jnp.int32(0)
+    # World.add makes a chunk's key when its first object arrives: the player's first, then
+    # each chunk by the first creature in it.
+    never = AREA * AREA
+    first = jnp.full(CHUNKS, never).at[chunk_of(x, y)].min(jnp.where(made, order, never))
+    first = first.at[chunk_of(START[0], START[1])].set(-1)
+    count = (first < never).sum().astype(jnp.int32)
+    keys = jnp.argsort(first).astype(jnp.int32)
+    chunks = jnp.where(jnp.arange(CHUNKS) < count, keys, 0)
+    return lists, lengths, chunks, count
+
+
+def start(mat: jax.Array, kind: jax.Array) -> tuple[jax.Array, State]:
+    """Env.reset's start in a generated world (worldgen.generate's materials and
+    creatures): the player at the centre facing down with 9 health, food, drink and energy,
+    its counters 0, added first, then the creatures; the clock at step 0."""
+    lists, lengths, chunks, count = _lists(kind)
     inventory = jnp.zeros(len(ITEMS), jnp.int32).at[:4].set(MAX_ITEM)
     zero, nought = jnp.int32(0), jnp.float32(0.0)
     state = State(
-        mat_map=mat, player_pos=jnp.array([centre, centre], jnp.int32),
+        mat_map=mat, player_pos=jnp.array(START, jnp.int32),
         facing=jnp.array([0, 1], jnp.int32), sleeping=jnp.bool_(False),
         player_last_health=jnp.int32(MAX_ITEM), hunger=nought, thirst=nought, fatigue=nought,
         recover=nought, step=zero, last_health=jnp.int32(MAX_ITEM), daylight=daylight(zero),
-        chunks=jnp.zeros(CHUNKS, jnp.int32).at[0].set(chunk_of(centre, centre)),
-        chunks_length=jnp.int32(1),
-        lists={k: jnp.zeros((CAPACITY[k], RECORD[k]), jnp.int32) for k in KINDS},
-        lengths={k: zero for k in KINDS}, inventory=inventory,
+        chunks=chunks, chunks_length=count, lists=lists, lengths=lengths, inventory=inventory,
         achievements=jnp.zeros(len(ACHIEVEMENTS), jnp.int32),
         unlocked=jnp.zeros(len(ACHIEVEMENTS), bool),
     )  # fmt: skip
     return _observe(state), state
+
+
+def reset(key: jax.Array, params: Params):
+    """Crafter's reset: a world from worldgen (its numbers drawn per cell from `key`)."""
+    mat, kind, _, _ = generate(*draw(key))
+    return start(mat, kind)
 
 
 def sample_noise(key: jax.Array, state: State, action, params: Params):
