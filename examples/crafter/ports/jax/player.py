@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from .world import (
     ACHIEVED,
+    AREA,
     COLLECT_ACHIEVED,
     COLLECT_CHANCE,
     COLLECT_GIVES,
@@ -27,6 +28,7 @@ from .world import (
     MAKE_GIVES,
     MAKE_USES,
     MAX_ITEM,
+    NONE,
     PLACE_ACHIEVED,
     PLACE_USES,
     PLACE_WHERE,
@@ -56,7 +58,11 @@ def _achieve(achievements, index, go) -> jax.Array:
 def _near(w: World) -> tuple[jax.Array, jax.Array]:
     """World.nearby(pos, 1)'s materials: a table, a furnace within one cell. Crafter slices
     the map from x - 1: at x = 0 (or y = 0) that start is -1 and the region is empty."""
-    region = jax.lax.dynamic_slice(jnp.pad(w.mat, 1), (w.player_x, w.player_y), (3, 3))
+    # The 3x3 cells gathered (a pad would copy the whole map); off the map reads as none.
+    xs = w.player_x - 1 + jnp.arange(3)[:, None]
+    ys = w.player_y - 1 + jnp.arange(3)[None, :]
+    on = (xs >= 0) & (xs < AREA) & (ys >= 0) & (ys < AREA)
+    region = jnp.where(on, w.mat[jnp.clip(xs, 0, AREA - 1), jnp.clip(ys, 0, AREA - 1)], NONE)
     seen = (w.player_x > 0) & (w.player_y > 0)
     return seen & (region == TABLE).any(), seen & (region == FURNACE).any()
 

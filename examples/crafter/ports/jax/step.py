@@ -33,6 +33,8 @@ from .world import (
     at,
     daylight,
     distance,
+    ranks,
+    running,
     set_cell,
 )
 
@@ -126,12 +128,14 @@ def occupancy(x, y, alive, px, py) -> jax.Array:
 def pack(w: World) -> tuple[dict, dict]:
     """The live objects per kind, in list order, orders counted afresh.
     -> (records per kind [capacity, F], lengths)."""
-    order = jnp.cumsum(w.alive) - 1
+    mines = [w.alive & (w.kind == k) for k in range(len(KINDS))]
+    order, *places = ranks(w.alive, *mines)
+    order = order - 1
     table = w._asdict()
     lists, lengths = {}, {}
     for k, name in enumerate(KINDS):
-        mine = w.alive & (w.kind == k)
-        place = jnp.where(mine, jnp.cumsum(mine) - 1, CAPACITY[name])
+        mine = mines[k]
+        place = jnp.where(mine, places[k] - 1, CAPACITY[name])
         columns = [order, w.x, w.y] + [table[f] for f in FIELDS[name]]
         records = jnp.stack(columns, axis=1).astype(jnp.int32)
         empty = jnp.zeros((CAPACITY[name], len(columns)), jnp.int32)
@@ -151,7 +155,8 @@ def _rows(w: World, count) -> tuple[World, jax.Array, jax.Array]:
     reach = distance(w.x, w.y, w.player_x, w.player_y) <= UPDATE_RADIUS
     local = w.alive & reach
     n = local.sum()
-    listed = jnp.nonzero(local, size=NEAR, fill_value=0)[0]
+    place = jnp.where(local, running(local.astype(jnp.int32)) - 1, NEAR)
+    listed = jnp.zeros(NEAR, jnp.int32).at[place].set(jnp.arange(SLOTS), mode="drop")
     used = jnp.arange(NEAR) < n
     table = w._asdict()
 
@@ -238,7 +243,7 @@ def _balance_kind(w: World, padded, chunk, k: int, noise, light) -> World:
     fewest, most = _targets(k, space, light)
     spawns = (count < fewest.astype(jnp.int32)) & (u0 < spawn_p)
     i = pick(u1, jnp.maximum(space, 1))
-    flat = jnp.argmax(jnp.cumsum(cells) > i)
+    flat = jnp.argmax(running(cells.astype(jnp.int32)) > i)
     sx, sy = xmin + flat // CHUNK, ymin + flat % CHUNK
     free = at(w, sx, sy)[1] == 0  # (sx, sy) is on the map: a cell of the material
     spawns = spawns & free & (distance(w.player_x, w.player_y, sx, sy) >= span)
@@ -246,7 +251,7 @@ def _balance_kind(w: World, padded, chunk, k: int, noise, light) -> World:
     # Too many: one of them, picked in list order, goes if far enough from the player.
     culls = ~(count < fewest.astype(jnp.int32)) & (count > most.astype(jnp.int32))
     culls = culls & (u0 < despawn_p)
-    victim = jnp.argmax(jnp.cumsum(mine) > pick(u1, jnp.maximum(count, 1)))
+    victim = jnp.argmax(running(mine.astype(jnp.int32)) > pick(u1, jnp.maximum(count, 1)))
     vx, vy = w.x[victim], w.y[victim]
     culls = culls & (distance(w.player_x, w.player_y, vx, vy) >= despan)
     return w._replace(
