@@ -12,8 +12,8 @@ port; none where PyPI has none) each in a worker, taking turns at every batch si
 port / fastest anchor ratio of a row is measured in one run. Prints each table, then the
 speed table of docs/commands.md ("envport bench") as Markdown, and writes
 benchmarks/results/sps_jax.json (a run of some examples keeps the others' last results,
-and the tables show every example's last run), then README's MinAtar, two-player and MPE
-tables: every batch size, one column per anchor kind (a bridge's column named by its
+and the tables show every example's last run), then README's MinAtar, two-player, MPE and
+Crafter tables: every batch size, one column per anchor kind (a bridge's column named by its
 directory). With --verdicts, each bridge anchor (JaxMARL's MPE, Craftax-Classic) is also
 verified as a user would (`envport verify ... --port <bridge>`) and its verdict printed and
 kept beside its speed: `python benchmarks/sps_jax.py --examples crafter --verdicts` gives
@@ -278,6 +278,7 @@ def main() -> int:
         ("MinAtar", minatar),
         ("two-player games", games),
         ("agents moving at once", parallel),
+        ("Crafter beside Craftax-Classic", [n for n in results if n == "crafter"]),
     )
     for title, chosen in tables:
         if chosen:

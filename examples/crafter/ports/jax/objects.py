@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from .world import (
+    AREA,
     ARROW,
     ARROW_WALKABLE,
     COW,
@@ -21,6 +22,7 @@ from .world import (
     PLAYER,
     SKELETON,
     TABLE,
+    UPDATE_RADIUS,
     WALKABLE,
     ZOMBIE,
     World,
@@ -121,10 +123,11 @@ def _plant_bitten(w: World, x, y) -> jax.Array:
     return bitten
 
 
-def update_object(w: World, s, noise) -> World:
-    """The update of the object in slot s, when it is within reach of the player."""
+def update_object(w: World, s, noise, on=True) -> World:
+    """The update of the object in slot s, when `on` and it is within reach of the player
+    (each write is masked by it: a slot passed with `on` false is left as it was)."""
     kind, x, y, health = w.kind[s], w.x[s], w.y[s], w.health[s]
-    active = w.alive[s] & (distance(x, y, w.player_x, w.player_y) < 18)
+    active = on & w.alive[s] & (distance(x, y, w.player_x, w.player_y) < UPDATE_RADIUS)
     u = row(noise, kind, w.site[s])
     creature = kind <= COW
     removed = creature & (health <= 0)
@@ -176,13 +179,13 @@ def update_object(w: World, s, noise) -> World:
         grown=w.grown.at[s].set(grown), alive=w.alive.at[s].set(w.alive[s] & ~removed),
     )  # fmt: skip
     w = add_key(w, nx, ny, moves & (chunk_of(nx, ny) != chunk_of(x, y)))
-    w = _arrow_lands(w, active & (kind == ARROW), hit, stops, tx, ty, ahead)
+    w = _arrow_lands(w, s, active & (kind == ARROW), hit, stops, tx, ty, ahead)
     inv = w.inventory
     w = w._replace(inventory=inv.at[0].set(jnp.maximum(inv[0] - damage, 0)))
     return add_object(w, fires, ARROW, ax, ay, fx=sx, fy=sy)
 
 
-def _arrow_lands(w: World, arrow, hit, stops, tx, ty, ahead) -> World:
+def _arrow_lands(w: World, s, arrow, hit, stops, tx, ty, ahead) -> World:
     """What an arrow hits loses 2 health; a table or furnace it flies into becomes path."""
     on_player = arrow & (hit == PLAYER)
     on_object = arrow & (hit != 0) & (hit != PLAYER)
@@ -193,4 +196,8 @@ def _arrow_lands(w: World, arrow, hit, stops, tx, ty, ahead) -> World:
     inv = w.inventory.at[0].set(jnp.where(on_player, jnp.maximum(w.inventory[0] - 2, 0),
                                           w.inventory[0]))  # fmt: skip
     breaks = arrow & stops & inside(tx, ty) & ((ahead == TABLE) | (ahead == FURNACE))
-    return w._replace(health=health, inventory=inv, mat=set_cell(w.mat, tx, ty, PATH, breaks))
+    w = w._replace(health=health, inventory=inv)
+    if w.broke is None:
+        return w._replace(mat=set_cell(w.mat, tx, ty, PATH, breaks))
+    broke = w.broke.at[s].set(jnp.where(breaks, tx * AREA + ty, w.broke[s]))
+    return w._replace(broke=broke)

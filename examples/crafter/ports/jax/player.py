@@ -11,6 +11,7 @@ import jax.numpy as jnp
 
 from .world import (
     ACHIEVED,
+    AREA,
     COLLECT_ACHIEVED,
     COLLECT_CHANCE,
     COLLECT_GIVES,
@@ -27,6 +28,7 @@ from .world import (
     MAKE_GIVES,
     MAKE_USES,
     MAX_ITEM,
+    NONE,
     PLACE_ACHIEVED,
     PLACE_USES,
     PLACE_WHERE,
@@ -56,16 +58,20 @@ def _achieve(achievements, index, go) -> jax.Array:
 def _near(w: World) -> tuple[jax.Array, jax.Array]:
     """World.nearby(pos, 1)'s materials: a table, a furnace within one cell. Crafter slices
     the map from x - 1: at x = 0 (or y = 0) that start is -1 and the region is empty."""
-    region = jax.lax.dynamic_slice(jnp.pad(w.mat, 1), (w.player_x, w.player_y), (3, 3))
+    # The 3x3 cells gathered (a pad would copy the whole map); off the map reads as none.
+    xs = w.player_x - 1 + jnp.arange(3)[:, None]
+    ys = w.player_y - 1 + jnp.arange(3)[None, :]
+    on = (xs >= 0) & (xs < AREA) & (ys >= 0) & (ys < AREA)
+    region = jnp.where(on, w.mat[jnp.clip(xs, 0, AREA - 1), jnp.clip(ys, 0, AREA - 1)], NONE)
     seen = (w.player_x > 0) & (w.player_y > 0)
     return seen & (region == TABLE).any(), seen & (region == FURNACE).any()
 
 
-def _do(w: World, u, tx, ty, material, code) -> World:
-    """`do`: hit (or eat) the object ahead, else collect the material ahead."""
+def _do(w: World, go, u, tx, ty, material, code) -> World:
+    """`do`, when `go`: hit (or eat) the object ahead, else collect the material ahead."""
     inv, ach = w.inventory, w.achievements
     other = jnp.clip(code - 1, 0, w.kind.shape[0] - 1)
-    thing = (code > 0) & (code != PLAYER)
+    thing = go & (code > 0) & (code != PLAYER)
     kind = w.kind[other]
     # An object ahead: a ripe plant is eaten, a creature hit.
     ripe = thing & (kind == PLANT) & (w.grown[other] > 300)
@@ -86,7 +92,7 @@ def _do(w: World, u, tx, ty, material, code) -> World:
         hunger=jnp.where(eats_cow, 0.0, w.hunger),
     )
     # No object: collect the material, when the tool it needs is held.
-    free = code == 0
+    free = go & (code == 0)
     needs = COLLECT_NEEDS[material]
     held = (needs < 0) | (inv[jnp.maximum(needs, 0)] >= 1)
     collects = free & has(COLLECTABLE, material) & held
@@ -102,9 +108,9 @@ def _do(w: World, u, tx, ty, material, code) -> World:
     )
 
 
-def _place(w: World, which, tx, ty, material, code) -> World:
+def _place(w: World, go, which, tx, ty, material, code) -> World:
     uses = PLACE_USES[which]
-    ok = (code == 0) & has(PLACE_WHERE[which], material) & (w.inventory >= uses).all()
+    ok = go & (code == 0) & has(PLACE_WHERE[which], material) & (w.inventory >= uses).all()
     placed = PLACED[which]
     w = w._replace(
         inventory=w.inventory - jnp.where(ok, uses, 0),
@@ -114,18 +120,14 @@ def _place(w: World, which, tx, ty, material, code) -> World:
     return add_object(w, ok & (placed < 0), PLANT, tx, ty, health=1)
 
 
-def _make(w: World, which) -> World:
+def _make(w: World, go, which) -> World:
     table, furnace = _near(w)
     uses = MAKE_USES[which]
-    ok = table & (furnace | ~MAKE_FURNACE[which]) & (w.inventory >= uses).all()
+    ok = go & table & (furnace | ~MAKE_FURNACE[which]) & (w.inventory >= uses).all()
     inv = w.inventory - jnp.where(ok, uses, 0)
     inv = inv.at[MAKE_GIVES[which]].add(ok.astype(jnp.int32))
     achievements = _achieve(w.achievements, MAKE_ACHIEVED[which], ok)
     return w._replace(inventory=inv, achievements=achievements)
-
-
-def _pick(go, new: World, old: World) -> World:
-    return jax.tree.map(lambda a, b: jnp.where(go, a, b), new, old)
 
 
 def update_player(w: World, action, u) -> World:
@@ -138,22 +140,20 @@ def update_player(w: World, action, u) -> World:
         sleeping=w.sleeping & tired,
         achievements=_achieve(w.achievements, ACHIEVED["wake_up"], wakes),
     )
-    # A move turns the player even when the cell is taken; lava kills whoever steps on it.
+    # Each action's rule runs in turn, its every write masked by whether it is the one
+    # taken: the others leave the world as it was (no whole-world select per action, the
+    # maps included). A move turns the player even when the cell is taken; lava kills
+    # whoever steps on it.
     moving = (action >= MOVE_LEFT) & (action <= MOVE_DOWN)
     d = DIRECTIONS[jnp.clip(action - MOVE_LEFT, 0, 3)]
-    moved = move_player(w._replace(facing=jnp.where(moving, d, w.facing)), d[0], d[1])
-    on_lava = at(moved, moved.player_x, moved.player_y)[0] == LAVA
-    inv = moved.inventory
-    moved = moved._replace(inventory=inv.at[0].set(jnp.where(on_lava, 0, inv[0])))
-    did = _do(w, u, tx, ty, material, code)
-    placed = _place(w, jnp.clip(action - PLACE_STONE, 0, 3), tx, ty, material, code)
-    made = _make(w, jnp.clip(action - MAKE_WOOD_PICKAXE, 0, 5))
-    slept = w._replace(sleeping=w.sleeping | tired)
-    w = _pick(moving, moved, w)
-    w = _pick(action == DO, did, w)
-    w = _pick(action == SLEEP, slept, w)
-    w = _pick((action >= PLACE_STONE) & (action <= PLACE_PLANT), placed, w)
-    w = _pick(action >= MAKE_WOOD_PICKAXE, made, w)
+    w = move_player(w._replace(facing=jnp.where(moving, d, w.facing)), d[0], d[1], moving)
+    on_lava = moving & (at(w, w.player_x, w.player_y)[0] == LAVA)
+    w = w._replace(inventory=w.inventory.at[0].set(jnp.where(on_lava, 0, w.inventory[0])))
+    w = _do(w, action == DO, u, tx, ty, material, code)
+    w = w._replace(sleeping=w.sleeping | ((action == SLEEP) & tired))
+    placing = (action >= PLACE_STONE) & (action <= PLACE_PLANT)
+    w = _place(w, placing, jnp.clip(action - PLACE_STONE, 0, 3), tx, ty, material, code)
+    w = _make(w, action >= MAKE_WOOD_PICKAXE, jnp.clip(action - MAKE_WOOD_PICKAXE, 0, 5))
     w = _life_stats(w)
     w = _health(w)
     w = w._replace(inventory=jnp.clip(w.inventory, 0, MAX_ITEM))

@@ -165,6 +165,29 @@ class World(NamedTuple):
     last_health: jax.Array  # Player._last_health
     chunks: jax.Array  # int32[36], the keys in the order made
     nchunks: jax.Array
+    # The near objects' loop (step.py) works on a few rows of the table with no `omap` (a
+    # cell's object is found among the rows) and the step's material map unchanged: an
+    # arrow row's `broke` is the cell (x * AREA + y) it turned to path, else -1.
+    broke: jax.Array | None = None
+
+
+def running(x) -> jax.Array:
+    """The running sum of an int vector (x[0], x[0] + x[1], ...). jnp.cumsum is a
+    reduce-window on CPU, about twice the time of this scan of halving strides."""
+    return jax.lax.associative_scan(jnp.add, x)
+
+
+def ranks(*masks) -> list[jax.Array]:
+    """For each bool mask over the slots, each slot's count of set slots up to it (itself
+    included): three masks to a running sum, each in a 10-bit field of one int32 (at most
+    SLOTS < 1024 slots are set), since a running sum's cost is its passes, not its width."""
+    out = []
+    for at in range(0, len(masks), 3):
+        group = masks[at : at + 3]
+        packed = sum(m.astype(jnp.int32) << (10 * i) for i, m in enumerate(group))
+        total = running(packed)
+        out += [(total >> (10 * i)) & 1023 for i in range(len(group))]
+    return out
 
 
 def inside(x, y) -> jax.Array:
@@ -175,7 +198,16 @@ def at(w: World, x, y) -> tuple[jax.Array, jax.Array]:
     """World.__getitem__: (material code, object code), (0, 0) off the map."""
     ok = inside(x, y)
     cx, cy = jnp.clip(x, 0, AREA - 1), jnp.clip(y, 0, AREA - 1)
-    return jnp.where(ok, w.mat[cx, cy], NONE), jnp.where(ok, w.omap[cx, cy], 0)
+    material = w.mat[cx, cy]
+    if w.broke is not None:
+        material = jnp.where((w.broke == cx * AREA + cy).any(), PATH, material)
+    if w.omap is None:  # the object of the row standing there, or the player
+        here = w.alive & (w.x == x) & (w.y == y)
+        found = jnp.where(here.any(), jnp.argmax(here) + 1, 0)
+        code = jnp.where((x == w.player_x) & (y == w.player_y), PLAYER, found)
+    else:
+        code = w.omap[cx, cy]
+    return jnp.where(ok, material, NONE), jnp.where(ok, code, 0)
 
 
 def is_free(w: World, x, y, materials: int) -> jax.Array:
@@ -183,10 +215,15 @@ def is_free(w: World, x, y, materials: int) -> jax.Array:
     return (code == 0) & has(materials, material)
 
 
-def set_cell(grid: jax.Array, x, y, value, go) -> jax.Array:
-    """grid[x, y] = value where `go` (x, y on the map when `go`)."""
-    cx, cy = jnp.clip(x, 0, AREA - 1), jnp.clip(y, 0, AREA - 1)
-    return grid.at[cx, cy].set(jnp.where(go, value, grid[cx, cy]))
+def set_cell(grid: jax.Array | None, x, y, value, go) -> jax.Array | None:
+    """grid[x, y] = value where `go` (x, y on the map when `go`). Not going, the write
+    falls off the map and is dropped: the old value is never read, so the write is the
+    grid's one use and XLA can make it in place. No grid (the near objects' rows, whose
+    cells are their x and y): None."""
+    if grid is None:
+        return None
+    cx, cy = jnp.where(go, jnp.clip(x, 0, AREA - 1), AREA), jnp.clip(y, 0, AREA - 1)
+    return grid.at[cx, cy].set(jnp.asarray(value, grid.dtype), mode="drop")
 
 
 def add_key(w: World, x, y, go) -> World:
@@ -201,7 +238,7 @@ def add_key(w: World, x, y, go) -> World:
 
 def add_object(w: World, go, kind, x, y, health=0, fx=0, fy=0) -> World:
     """World.add when `go`: the next slot, the cell it holds, its chunk's key."""
-    s = jnp.minimum(w.end, SLOTS - 1)
+    s = jnp.minimum(w.end, w.kind.shape[0] - 1)
 
     def put(field, value):
         return field.at[s].set(jnp.where(go, value, field[s]))
@@ -215,10 +252,10 @@ def add_object(w: World, go, kind, x, y, health=0, fx=0, fy=0) -> World:
     return add_key(w, x, y, go)
 
 
-def move_player(w: World, dx, dy) -> World:
-    """Object.move for the player: onto a free cell it may walk (lava too)."""
+def move_player(w: World, dx, dy, go) -> World:
+    """Object.move for the player, when `go`: onto a free cell it may walk (lava too)."""
     tx, ty = w.player_x + dx, w.player_y + dy
-    ok = is_free(w, tx, ty, PLAYER_WALKABLE)
+    ok = go & is_free(w, tx, ty, PLAYER_WALKABLE)
     omap = set_cell(w.omap, w.player_x, w.player_y, 0, ok)
     omap = set_cell(omap, tx, ty, PLAYER, ok)
     moved = chunk_of(tx, ty) != chunk_of(w.player_x, w.player_y)
