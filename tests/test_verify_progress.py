@@ -48,7 +48,7 @@ def test_off_a_terminal_each_check_says_it_ended_on_stderr_in_order(
     ended = [m.group(1) for line in done.stderr.splitlines() if (m := ENDED.match(line))]
     # Every check that ran, in the order it ran (the report's profile keeps that order).
     assert ended == [name for name in report["profile"] if name != "setup"], done.stderr
-    assert ended[:3] == ["l1", "l2", "l2.user_paths"] and "l3" in ended
+    assert ended[:3] == ["l1", "l2.user_paths", "l2"] and "l3" in ended
     assert "l3 passed in" in done.stderr and "(4 episodes)" in done.stderr
     # stdout is the report alone: no progress there.
     assert not any(ENDED.match(line) for line in done.stdout.splitlines()), done.stdout
