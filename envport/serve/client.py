@@ -109,6 +109,9 @@ class PortWorker:
         self._output = BoundedOutput((limits or Limits()).output_bytes)
         self._next_id = 0
         self._output_mark = 0
+        # Where the output stood when the pending request was sent (`_output_mark` moves on
+        # past what requests sent ahead of it printed).
+        self._sent_mark = 0
         self._pending: int | None = None
         self._answered = True  # whether the pending request's answer was read
         # Requests sent and never waited for (a JAX port's warm-ups), oldest first: the
@@ -192,13 +195,15 @@ class PortWorker:
         self._pending = self._next_id
         self._answered = False
         message = pack(op.request(self._next_id))
+        # Where the worker's output stood: what it prints from here on is this request's.
+        # Taken before the send: on a loaded machine the worker can answer, and this
+        # reader take its failure's end line, before the line after the send runs.
+        self._output_mark = self._sent_mark = self._output.total
         # Zero-copy for big messages (L3's batches): zmq keeps the bytes until they are sent.
         # (Flags positional: pyzmq's stubs type a run-time `copy` only in that form.)
         self._socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
         self._pending_op = op.op
         self._sent_bytes = len(message)
-        # Where the worker's output stood: what it prints from here on is this request's.
-        self._output_mark = self._output.total
         self._pending_request = op
 
     def receive(self, timeout: float | None = None) -> Any:
@@ -310,7 +315,12 @@ class PortWorker:
         # raises take minutes).
         grace = 1.0 if self._rust else 0.0
         printed, panic = self._output.failure_words(
-            self._output_mark, self._pending or 0, MAX_FAILURE_OUTPUT, grace, panic=self._rust
+            self._output_mark,
+            self._pending or 0,
+            MAX_FAILURE_OUTPUT,
+            grace,
+            panic=self._rust,
+            sent=self._sent_mark,
         )
         parts = [f"panic: {panic}"] if panic else []
         if printed:

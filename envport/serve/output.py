@@ -97,7 +97,13 @@ class BoundedOutput:
         return text.decode(errors="replace")
 
     def failure_words(
-        self, mark: int, request_id: int, limit: int, grace: float, panic: bool = False
+        self,
+        mark: int,
+        request_id: int,
+        limit: int,
+        grace: float,
+        panic: bool = False,
+        sent: int | None = None,
     ) -> tuple[str, str | None]:
         """What the child printed for failed request `request_id` (sent when its output
         stood at `mark`), cut to about `limit` characters, and the last Rust panic in it.
@@ -108,20 +114,31 @@ class BoundedOutput:
         this one's, and this one's panic is not missed on a loaded machine. A Rust panic on
         a thread the port left running may still follow the answer: with `panic` and none
         in the failure's own bytes, what comes after is waited for until it stops growing
-        and holds a panic, or `grace` s."""
+        and holds a panic, or `grace` s.
+
+        `sent` is where the output stood when the request was sent, if `mark` was moved on
+        since (an answer to a request sent ahead of it came first, and what that one printed
+        is not this failure's): the worker may have finished this request too before that
+        answer was read, so its end line can lie before `mark`, and is looked for from
+        `sent` before it is waited for."""
         end = end_line(request_id).decode().strip()
+        starts = [mark] if sent is None or sent >= mark else [mark, sent]
         deadline = time.monotonic() + END_WAIT
-        text = self.since(mark)
-        while end not in text and time.monotonic() < deadline:
+        while True:
+            start, text = next(
+                ((at, seen) for at in starts if end in (seen := self.since(at))),
+                (mark, self.since(mark)),
+            )
+            if end in text or time.monotonic() >= deadline:
+                break
             time.sleep(_POLL)
-            text = self.since(mark)
         own, found, _ = text.partition(end)
         # Up to an earlier failure's end line, the bytes are that failure's.
         earlier = list(_END.finditer(own))
         if earlier:
             own = own[earlier[-1].end() :]
         if panic and found and panic_message(own) is None:
-            own += self._late(mark, len(text), grace)
+            own += self._late(start, len(text), grace)
         own = _END.sub("", own)
         return _cut_output(own.strip(), limit), panic_message(own)
 
