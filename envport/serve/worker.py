@@ -122,19 +122,20 @@ def _send(socket: zmq.Socket, message: bytes) -> None:
     socket.send(message, 0, copy=len(message) < ZERO_COPY_BYTES)
 
 
-def _packed(answer: Response) -> bytes:
-    """An answer the wire refuses (an object or structured array the port returned) is the
-    port's failure, reported as such, not a worker that dies without a word."""
+def _respond(socket: zmq.Socket, answer: Response) -> None:
+    """Send the answer, a failure's end line first. An answer the wire refuses (an object or
+    structured array the port returned) is the port's failure, reported as such, not a
+    worker that dies without a word; it too gets its end line, or the driver waits its
+    bound for one."""
     try:
-        return pack(answer)
+        message = pack(answer)
     except (TypeError, ValueError) as error:
-        return pack(
-            Response(
-                id=answer.id,
-                ok=False,
-                error=f"the port's answer cannot cross the wire: {error}",
-            )
+        answer = Response(
+            id=answer.id, ok=False, error=f"the port's answer cannot cross the wire: {error}"
         )
+        message = pack(answer)
+    _end_output(answer)
+    _send(socket, message)
 
 
 def serve(
@@ -158,8 +159,7 @@ def serve(
     if preload is not None:
         with sandbox.cpu_budget(budget):
             answer = _answer(host, Request(id=1, op=preload_op, args=preload))
-        _end_output(answer)
-        _send(socket, _packed(answer))
+        _respond(socket, answer)
     while True:
         request = unpack_request(socket.recv())
         if request.op == "shutdown":
@@ -167,8 +167,7 @@ def serve(
             break
         with sandbox.cpu_budget(budget):
             answer = _answer(host, request)
-        _end_output(answer)
-        _send(socket, _packed(answer))
+        _respond(socket, answer)
     socket.close()
     context.term()
     # Nothing is left to save: skip interpreter teardown (slow with JAX loaded).
