@@ -73,15 +73,22 @@ class ReferenceSpec(_Strict):
     sources: list[str] = Field(
         default_factory=list, description="modules whose text goes into prompts"
     )
+    # Files of the reference's installed package whose text the prompts carry beside the
+    # sources (`crafter/data.yaml`: the tables crafter.constants loads at import).
+    data: list[str] = Field(default_factory=list)
+    # Definitions the slicer leaves out although the code reaches them (`crafter.env.Env.render`:
+    # the pixel image a port does not make), as `module.Name` or `module.Class.method`.
+    cut: list[str] = Field(default_factory=list)
     # Black-box mode: a rules document (beside the spec) goes into prompts instead of any
     # reference source; the reference is then only the checks' oracle.
     rules: str | None = None
 
     @model_validator(mode="after")
     def _rules_or_sources(self) -> ReferenceSpec:
-        if self.rules is not None and self.sources:
+        shown = [key for key in ("sources", "data", "cut") if getattr(self, key)]
+        if self.rules is not None and shown:
             raise ValueError(
-                "give `rules` or `sources`, not both: a spec with a rules document never "
+                f"give `rules` or `{shown[0]}`, not both: a spec with a rules document never "
                 "shows the reference's code"
             )
         return self

@@ -54,7 +54,10 @@ def translate(spec: Path, target: str, out: Path) -> subprocess.CompletedProcess
     )
 
 
-@pytest.mark.parametrize("name, target", [("acrobot", "jax"), ("frozenlake", "numpy")])
+@pytest.mark.parametrize(
+    "name, target",
+    [("acrobot", "jax"), ("frozenlake", "numpy"), ("crafter", "numpy"), ("crafter", "jax")],
+)
 def test_sessions_are_labelled_hand_written(name: str, target: str) -> None:
     session = read_session(ROOT / "examples" / name / "replay" / target)
     assert session.entries and {e.source for e in session.entries} == {"hand-written"}

@@ -122,8 +122,14 @@ def prompts(name: str, target: str) -> dict[str, str]:
 
 
 def allowed_files(spec: PortSpec, target: str) -> set[str]:
-    """The port's own files: the only files a prompt may name."""
-    return {target_info(target).file(m.name) for m in spec.target(target).modules}
+    """The port's own files and the package data files the prompt shows (`reference.data`,
+    by path or name): the only files a prompt may name."""
+    shown = {n for path in spec.reference.data for n in (path, path.rsplit("/", 1)[-1])}
+    return {target_info(target).file(m.name) for m in spec.target(target).modules} | shown
+
+
+# A module a shown source imports (`import ruamel.yaml`): a name, not a file.
+IMPORTED = re.compile(r"^\s*(?:import|from)\s+([\w.]+)", re.MULTILINE)
 
 
 def port_file(name: str, target: str) -> bool:
@@ -216,7 +222,7 @@ def test_no_prompt_names_a_file_the_model_cannot_see(name: str, target: str) -> 
     spec, _ = setup(name, target)
     allowed = allowed_files(spec, target)
     for kind, text in prompts(name, target).items():
-        named = set(FILE_NAME.findall(URL.sub("", text)))
+        named = set(FILE_NAME.findall(URL.sub("", text))) - set(IMPORTED.findall(text))
         # A proposed test case is a file the answer itself writes under tests/.
         unknown = {f for f in named - allowed if not port_file(f, target)}
         assert not unknown, (kind, unknown)

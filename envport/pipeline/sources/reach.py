@@ -28,6 +28,11 @@ ROOTS = ("__init__", "reset", "step")
 CUT_CLASS_ATTRIBUTES = {"metadata"}
 
 
+# What a statement storing into `globals()[...]` binds (constants.py's loop over a YAML
+# file's keys): any name the module does not bind otherwise.
+DYNAMIC = "globals()"
+
+
 def bound_names(node: ast.stmt) -> list[str]:
     if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
         return [node.name]
@@ -35,8 +40,31 @@ def bound_names(node: ast.stmt) -> list[str]:
         return [(a.asname or a.name).split(".")[0] for a in node.names]
     if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+        return names + ([DYNAMIC] if any(map(_stores_globals, targets)) else [])
+    if isinstance(node, ast.If) and _is_main_guard(node.test):
+        return []
+    if isinstance(node, ast.If | ast.Try | ast.For | ast.While | ast.With):
+        # A block binds what its statements bind (`try: import gym; BaseClass = gym.Env`).
+        inner = [*node.body, *getattr(node, "orelse", []), *getattr(node, "finalbody", [])]
+        inner += [s for h in getattr(node, "handlers", []) for s in h.body]
+        return list(dict.fromkeys(n for s in inner for n in bound_names(s)))
     return []
+
+
+def _stores_globals(target: ast.expr) -> bool:
+    return (
+        isinstance(target, ast.Subscript)
+        and isinstance(target.value, ast.Call)
+        and isinstance(target.value.func, ast.Name)
+        and target.value.func.id == "globals"
+    )
+
+
+def _is_main_guard(test: ast.expr) -> bool:
+    return isinstance(test, ast.Compare) and any(
+        isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(test)
+    )
 
 
 def methods_of(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
@@ -173,8 +201,12 @@ class Slicer:
         modules: list[Module],
         harness_attributes: set[str],
         resolver: ImportResolver | None = None,
+        cut: Collection[tuple[str, ...]] = (),
     ) -> None:
         self.modules = {m.name: m for m in modules}
+        # (module, name) and (module, class, method) the spec cuts: never kept, so what
+        # only they use is not kept either.
+        self.cut = set(cut)
         # Attributes the harness reads from the env (`unwrapped.state`): always kept.
         self.harness_attributes = harness_attributes
         self.types = Types(self.modules, resolver or ImportResolver(list(self.modules)))
@@ -191,8 +223,13 @@ class Slicer:
     # --- reachability -------------------------------------------------------------------
 
     def keep_name(self, module: str, name: str) -> None:
-        node = self.modules[module].bindings.get(name)
-        if node is None or name in self.kept[module]:
+        bindings = self.modules[module].bindings
+        if name not in bindings and self._keep_starred(module, name):
+            return
+        if name not in bindings and DYNAMIC in bindings:
+            name = DYNAMIC  # a name only a `globals()[...]` store can have made
+        node = bindings.get(name)
+        if node is None or name in self.kept[module] or (module, name) in self.cut:
             return
         self.kept[module].add(name)
         if isinstance(node, ast.ImportFrom):
@@ -208,6 +245,18 @@ class Slicer:
         else:
             self._queue.append((module, node, None))
 
+    def _keep_starred(self, module: str, name: str) -> bool:
+        """`name` from a listed module through `from .constants import *`: its definition
+        there and the star import are kept. False when no star import binds it."""
+        for node in self.modules[module].tree.body:
+            if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+                found = self.types.defining(module, node, name)
+                if found is not None:
+                    self.kept[module].add("*")
+                    self.keep_name(*found)
+                    return True
+        return False
+
     def _keep_class(self, module: str, cls: ast.ClassDef) -> None:
         self.kept_methods.setdefault((module, cls.name), set())
         for part in [*cls.bases, *cls.keywords, *cls.decorator_list]:
@@ -218,7 +267,10 @@ class Slicer:
             if set(bound_names(stmt)) & CUT_CLASS_ATTRIBUTES or stmt is docstring(cls.body):
                 continue
             self._queue.append((module, stmt, cls))
-        for name in ROOTS:
+        # Python calls a class's special methods for it (`world[pos]`, `view()`): kept
+        # with the class, as its roots are.
+        special = [n for n in methods_of(cls) if n.startswith("__") and n.endswith("__")]
+        for name in dict.fromkeys([*ROOTS, *special]):
             self.keep_method(module, cls, name)
 
     def keep_method(self, module: str, cls: ast.ClassDef, name: str) -> None:
@@ -228,6 +280,8 @@ class Slicer:
             method = methods_of(ancestor).get(name)
             if method is None:
                 continue
+            if (owner, ancestor.name, name) in self.cut:
+                return
             kept = self.kept_methods.setdefault((owner, ancestor.name), set())
             if name not in kept:
                 self.keep_name(owner, ancestor.name)
@@ -300,6 +354,8 @@ class Slicer:
             for owner, ancestor in self.types.lineage(module, cls):
                 inherited |= self.kept_methods.get((owner, ancestor.name), set())
             for method in methods_of(cls):
+                if (module, name, method) in self.cut:
+                    continue
                 if method not in kept and (method in inherited or method in self.duck):
                     kept.add(method)
                     self._queue.append((module, methods_of(cls)[method], cls))

@@ -1,17 +1,23 @@
 """The reference's source text for the prompts: sliced to what a port needs (the env's
-reset, step and what they use; see slicing.py), the whole text kept for a stuck repair."""
+reset, step and what they use; see slicing.py), the whole text kept for a stuck repair;
+then the package data files the spec names (`reference.data`), shown whole."""
 
 from __future__ import annotations
 
 import importlib.util
 from dataclasses import dataclass
+from pathlib import Path
 
 from envport.errors import SpecError
-from envport.pipeline.sources.slicing import slice_modules
+from envport.pipeline.sources.slicing import UnknownCut, slice_modules
 from envport.spec import PortSpec
 
 # Why a listed module is shown whole although slicing was asked for.
 UNREACHED = "the env's code reaches it in a way slicing does not follow; every line is shown"
+# Why a data file is shown: the code reads its tables, so a port needs them as the code does.
+DATA = "a file of the reference's package that its code reads"
+# The fence a data file's text is quoted in, by its suffix; any other is plain text.
+DATA_LANGUAGES = {".yaml": "yaml", ".yml": "yaml", ".json": "json", ".toml": "toml"}
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,8 @@ class ReferenceSource:
     unlisted: tuple[str, ...] = ()
     # The env's `__init__`, `reset` and `step` reach nothing in it (envport check warns).
     unreached: bool = False
+    # The fence's language: a module's is Python, a data file's its format's.
+    language: str = "python"
 
     @property
     def lines(self) -> int:
@@ -78,7 +86,31 @@ def read_sources(spec: PortSpec) -> list[ReferenceSource]:
     if spec.reference.rules is not None:
         return []
     names = list(spec.reference.sources) or [_entry_module(spec)]
-    return [_read_source(name) for name in names]
+    return [_read_source(name) for name in names] + [_read_data(p) for p in spec.reference.data]
+
+
+def _read_data(name: str) -> ReferenceSource:
+    """`package/path` inside the installed package (found without importing it), or a
+    SpecError naming the file and where it was looked for."""
+    package, _, inside = name.partition("/")
+    try:
+        found = importlib.util.find_spec(package) if package and inside else None
+    except (ImportError, ValueError):
+        found = None
+    folders = list(found.submodule_search_locations or []) if found is not None else []
+    if not folders:
+        raise SpecError(
+            f"reference.data: {name!r} names no installed package's file "
+            "(expected `package/path`, the package importable)"
+        )
+    path = Path(folders[0]) / inside
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = "no such file" if isinstance(error, FileNotFoundError) else str(error)
+        raise SpecError(f"reference.data: {name!r} cannot be read at {path} ({reason})") from None
+    language = DATA_LANGUAGES.get(path.suffix, "text")
+    return ReferenceSource(name, text, whole=DATA, language=language)
 
 
 def _read_source(name: str) -> ReferenceSource:
@@ -110,15 +142,21 @@ def _read_source(name: str) -> ReferenceSource:
 def slice_sources(spec: PortSpec, sources: list[ReferenceSource]) -> list[ReferenceSource]:
     """`sources` cut to the env's `__init__`, `reset`, `step` and what they use, each with
     a note of what was cut; the whole modules when the env's code cannot be found in them."""
+    data = [s for s in sources if s.language != "python"]
+    sources = [s for s in sources if s.language == "python"]
     if not sources:
-        return []
+        return data
     module, _, name = _entry_point(spec).partition(":")
     # The attributes the harness reads (`unwrapped.state` -> `state`) stay, used or not.
     read = {path.rsplit(".", 1)[-1] for path in spec.state.fields.values()}
     packages = {s.module for s in sources if s.package}
-    slices = slice_modules([(s.module, s.text) for s in sources], (module, name), read, packages)
+    texts = [(s.module, s.text) for s in sources]
+    try:
+        slices = slice_modules(texts, (module, name), read, packages, spec.reference.cut)
+    except UnknownCut as error:
+        raise SpecError(f"reference.cut: {error}") from None
     if slices is None:
-        return sources
+        return sources + data
     # A listed module is never dropped: slicing roots itself in one the entry reaches
     # nothing of (slicing.py); one still empty (nothing but imports) is shown whole.
     return [
@@ -132,4 +170,4 @@ def slice_sources(spec: PortSpec, sources: list[ReferenceSource]) -> list[Refere
             cut.unreached,
         )
         for source, cut in zip(sources, slices, strict=True)
-    ]
+    ] + data

@@ -28,6 +28,8 @@ from envport.pipeline.sources.reach import (
     methods_of,
 )
 
+# What the prompt says of the definitions the spec's `reference.cut` names.
+SPEC_CUT = "named in the spec's reference.cut: not part of the port"
 # A docstring longer than this is cut: the code it describes is kept.
 MAX_DOCSTRING_LINES = 8
 # A path with a file's extension, in a comment (`utils/env_checker.py`).
@@ -44,6 +46,30 @@ class Slice:
     unlisted: list[str] = field(default_factory=list)
     # The entry reaches nothing in it: sliced from its own names instead (slice_modules).
     unreached: bool = False
+
+
+class UnknownCut(ValueError):
+    """A name in the spec's `reference.cut` that no listed module defines."""
+
+
+def _cut_targets(modules: list[Module], names: Collection[str]) -> set[tuple[str, ...]]:
+    """Each `module.Name` or `module.Class.method` as (module, Name) or (module, Class,
+    method), the module the longest listed one it starts with."""
+    by_name = {m.name: m for m in modules}
+    targets: set[tuple[str, ...]] = set()
+    for dotted in names:
+        owners = [m for m in by_name if dotted.startswith(m + ".")]
+        module = by_name[max(owners, key=len)] if owners else None
+        parts = dotted[len(module.name) + 1 :].split(".") if module else []
+        node = module.bindings.get(parts[0]) if module and len(parts) in (1, 2) else None
+        if len(parts) == 2 and not (
+            isinstance(node, ast.ClassDef) and parts[1] in methods_of(node)
+        ):
+            node = None
+        if module is None or node is None:
+            raise UnknownCut(f"{dotted!r} names no definition of a module reference.sources lists")
+        targets.add((module.name, *parts))
+    return targets
 
 
 def _start(node: ast.stmt) -> int:
@@ -99,11 +125,14 @@ def _render(module: Module, slicer: Slicer) -> Slice:
     imports = others = 0
     kept_nodes: list[ast.stmt] = []
     module_doc = docstring(module.tree.body)
+    spec_cut: list[str] = []
     for node in module.tree.body:
         names = bound_names(node)
         if not (set(names) & kept_names):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 imports += 1
+            elif (module.name, getattr(node, "name", "")) in slicer.cut:
+                spec_cut.append(f"`{getattr(node, 'name', '')}`")
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 cut_defs.append(f"`{node.name}`")
             elif node is module_doc:
@@ -125,7 +154,8 @@ def _render(module: Module, slicer: Slicer) -> Slice:
                 and stmt.name not in methods
             ):
                 cut_lines |= set(_span(lines, stmt))
-                cut_defs.append(f"`{node.name}.{stmt.name}`")
+                spec_named = (module.name, node.name, stmt.name) in slicer.cut
+                (spec_cut if spec_named else cut_defs).append(f"`{node.name}.{stmt.name}`")
             elif set(bound) & CUT_CLASS_ATTRIBUTES:
                 cut_lines |= set(_span(lines, stmt))
                 cut_defs.append(f"`{node.name}.{bound[0]}`")
@@ -156,6 +186,8 @@ def _render(module: Module, slicer: Slicer) -> Slice:
     ]
     for stmt in dropped:
         cut_lines |= set(_span(lines, stmt))
+    if spec_cut:
+        cut.append(f"{', '.join(spec_cut)} ({SPEC_CUT})")
     if cut_defs:
         cut.append(f"{', '.join(cut_defs)} (rendering, closing, metadata, unused code)")
     if dropped:
@@ -199,11 +231,13 @@ def slice_modules(
     entry: tuple[str, str] | None,
     harness_attributes: set[str],
     packages: Collection[str] = (),
+    cut: Collection[str] = (),
 ) -> list[Slice] | None:
     """Each of `sources` (module name, text) sliced from `entry` (module, env class or
     factory name); None when no entry is found in them or a source does not parse, so the
     caller keeps the whole text. `packages`: the sources that are packages' `__init__`
-    (their relative imports are relative to themselves)."""
+    (their relative imports are relative to themselves). `cut`: the spec's names to leave
+    out however the code reaches them (UnknownCut for one no source defines)."""
     modules = []
     for name, text in sources:
         try:
@@ -215,6 +249,7 @@ def slice_modules(
             for bound in bound_names(node):
                 module.bindings.setdefault(bound, node)
         modules.append(module)
+    targets = _cut_targets(modules, cut)
     names = {m.name for m in modules}
     roots = [entry] if entry else []
     if not roots or roots[0][0] not in names:
@@ -230,7 +265,7 @@ def slice_modules(
     if not roots:
         return None
     resolver = ImportResolver(list(names), packages)
-    slices = _reach(modules, roots, harness_attributes, resolver)
+    slices = _reach(modules, roots, harness_attributes, resolver, targets)
     # A listed module the entry reaches nothing of (an `import_module` call whose argument
     # is computed, `"minatar.environments." + game`; a registry of classes) is where the
     # user says rules live: every top-level name in it is a root too, so it is sliced,
@@ -238,7 +273,7 @@ def slice_modules(
     unreached = [m for m, s in zip(modules, slices, strict=True) if not s.text.strip()]
     if unreached:
         extra = [(m.name, name) for m in unreached for name in m.bindings]
-        slices = _reach(modules, roots + extra, harness_attributes, resolver)
+        slices = _reach(modules, roots + extra, harness_attributes, resolver, targets)
         slices = [
             dataclasses.replace(cut, unreached=module in unreached)
             for module, cut in zip(modules, slices, strict=True)
@@ -251,12 +286,13 @@ def _reach(
     roots: list[tuple[str, str]],
     harness_attributes: set[str],
     resolver: ImportResolver,
+    cut: set[tuple[str, ...]],
 ) -> list[Slice]:
     dropped: set[ast.stmt] = set()
     while True:
         # What only dropped statements used is not needed either: reach again without
         # them until nothing more is dropped (the dropped set only grows, so this ends).
-        slicer = Slicer(modules, harness_attributes, resolver)
+        slicer = Slicer(modules, harness_attributes, resolver, cut)
         slicer.dropped = set(dropped)
         for module_name, name in roots:
             slicer.keep_name(module_name, name)
