@@ -267,3 +267,18 @@ def assert_known_good_parallel_port_verifies(example: Path, target: str) -> None
         assert "l2.vector" in passed and not report.not_run, report.not_run
     else:
         assert report.restricted_to
+
+
+def cartpole_batch(size: int) -> Any:
+    """A StepBatch of `size` CartPole envs, each at the reference's seed-0 start, pushed left."""
+    import numpy as np
+
+    from envport.serve.ops import StepBatch
+    from envport.spec import load_spec
+    from envport.targets.reference import Reference
+
+    reference = Reference(load_spec(CARTPOLE))
+    reference.reset(0)
+    state = reference.read_state()
+    states = {k: np.stack([np.asarray(v)] * size) for k, v in state.items()}
+    return StepBatch(states=states, actions=np.zeros(size, dtype=np.int64))

@@ -11,17 +11,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
 
 from envport.errors import PortRaised
 from envport.serve.client import PortWorker
-from envport.serve.ops import StepBatch
 from envport.spec import load_spec
-from envport.targets.reference import Reference
 from envport.targets.registry import load_request
 
-from helpers import CARTPOLE, NUMPY_PORT, plant_code
+from helpers import CARTPOLE, NUMPY_PORT, cartpole_batch, plant_code
 
 # A batch of 3 prints, then raises; a batch of 7 prints and steps.
 FAIL_ON_THREE = (
@@ -31,14 +28,6 @@ FAIL_ON_THREE = (
     "if self.num_envs == 7:\n"
     "    print('warming up', flush=True)"
 )
-
-
-def _batch(size: int) -> StepBatch:
-    reference = Reference(load_spec(CARTPOLE))
-    reference.reset(0)
-    state = reference.read_state()
-    states = {k: np.stack([np.asarray(v)] * size) for k, v in state.items()}
-    return StepBatch(states=states, actions=np.zeros(size, dtype=np.int64))
 
 
 def _worker(tmp_path: Path) -> PortWorker:
@@ -79,7 +68,7 @@ def test_words_of_a_failure_answered_before_the_driver_takes_its_mark(tmp_path: 
         socket = _DescheduledAfterSend(worker, failing=worker._next_id + 1)
         worker._socket = socket  # type: ignore[assignment]
         with pytest.raises(PortRaised) as raised:
-            worker.request(_batch(3))
+            worker.request(cartpole_batch(3))
     assert "ValueError: three envs" in str(raised.value)
     assert "about to fail" in raised.value.detail, raised.value.detail
 
@@ -88,8 +77,8 @@ def test_words_of_a_failure_after_a_request_sent_ahead(tmp_path: Path) -> None:
     # The answer to the request sent ahead moves the mark past what it printed; here the
     # failure after it is already out by then, and is looked for from its own send.
     with _worker(tmp_path) as worker:
-        worker.send(_batch(7))
-        worker.send(_batch(3))
+        worker.send(cartpole_batch(7))
+        worker.send(cartpole_batch(3))
         _until_failed_request_is_read(worker, worker._next_id)
         with pytest.raises(PortRaised) as raised:
             worker.receive()

@@ -7,25 +7,14 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from envport.errors import PortError
 from envport.serve.client import PortWorker
-from envport.serve.ops import StepBatch
 from envport.spec import load_spec
-from envport.targets.reference import Reference
 from envport.targets.registry import load_request
 
-from helpers import CARTPOLE, NUMPY_PORT, plant_code
-
-
-def _batch(size: int) -> StepBatch:
-    reference = Reference(load_spec(CARTPOLE))
-    reference.reset(0)
-    state = reference.read_state()
-    states = {k: np.stack([np.asarray(v)] * size) for k, v in state.items()}
-    return StepBatch(states=states, actions=np.zeros(size, dtype=np.int64))
+from helpers import CARTPOLE, NUMPY_PORT, cartpole_batch, plant_code
 
 
 def _worker(tmp_path: Path, seconds: float, timeout: float) -> PortWorker:
@@ -48,8 +37,8 @@ def test_the_next_requests_timeout_starts_when_the_one_sent_ahead_is_answered(
     # step). Charged from its own send, the second waited 16 s: it timed out and the
     # worker was stopped.
     with _worker(tmp_path, seconds=8, timeout=12) as worker:
-        worker.send(_batch(7))
-        answer = worker.request(_batch(5))
+        worker.send(cartpole_batch(7))
+        answer = worker.request(cartpole_batch(5))
     assert answer["obs"].shape[0] == 5
 
 
@@ -57,7 +46,7 @@ def test_a_worker_stuck_in_a_request_sent_ahead_is_reported_in_its_name(
     tmp_path: Path,
 ) -> None:
     with _worker(tmp_path, seconds=600, timeout=2) as worker:
-        worker.send(_batch(7))
+        worker.send(cartpole_batch(7))
         with pytest.raises(PortError) as error:
-            worker.request(_batch(1))
+            worker.request(cartpole_batch(1))
     assert "did not answer `step_batch` (sent ahead of `step_batch`) within 2 s" in str(error.value)
