@@ -282,3 +282,28 @@ def cartpole_batch(size: int) -> Any:
     state = reference.read_state()
     states = {k: np.stack([np.asarray(v)] * size) for k, v in state.items()}
     return StepBatch(states=states, actions=np.zeros(size, dtype=np.int64))
+
+
+def prompt_context(spec_dir: Path, target: str) -> str:
+    """The stable context a translate run's prompts start with, for the spec in `spec_dir`
+    and `target`, rendered as the driver renders it (no model, no run directory)."""
+    from envport.pipeline.prompting import PromptBuilder, target_info
+    from envport.pipeline.sources.reading import read_rules, read_sources
+    from envport.prompts.render import Prompts
+    from envport.runs.state import RunState
+    from envport.spec import load_spec
+
+    spec = load_spec(spec_dir)
+    builder = PromptBuilder(
+        Prompts(), spec, read_sources(spec), target_info(target), read_rules(spec)
+    )
+    state = RunState(
+        run_id="r",
+        spec_source="s",
+        spec_name=spec.name,
+        target=target,
+        model="replay:x",
+        modules=spec.target(target).modules,
+        entry="env",
+    )
+    return builder.context(state)

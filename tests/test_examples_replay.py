@@ -18,7 +18,7 @@ import pytest
 
 from envport.llm.replay import read_session
 
-from helpers import ROOT, check_failures, user_env
+from helpers import ROOT, check_failures, prompt_context, user_env
 
 # (pattern in envport.toml, replacement): fewer examples and episodes than the examples ask.
 FAST = [
@@ -103,27 +103,11 @@ def reference_lines() -> list[str]:
 
 
 def test_a_rules_spec_renders_the_document_and_no_source() -> None:
-    from envport.pipeline.prompting import PromptBuilder, target_info
-    from envport.pipeline.sources.reading import read_rules, read_sources
-    from envport.prompts.render import Prompts
-    from envport.runs.state import RunState
+    from envport.pipeline.sources.reading import read_sources
     from envport.spec import load_spec
 
-    spec = load_spec(TAXI)
-    assert read_sources(spec) == []
-    builder = PromptBuilder(
-        Prompts(), spec, read_sources(spec), target_info("numpy"), read_rules(spec)
-    )
-    state = RunState(
-        run_id="r",
-        spec_source="s",
-        spec_name="taxi",
-        target="numpy",
-        model="replay:x",
-        modules=spec.target("numpy").modules,
-        entry="env",
-    )
-    text = builder.context(state)
+    assert read_sources(load_spec(TAXI)) == []
+    text = prompt_context(TAXI, "numpy")
     assert "## The environment's rules" in text and "Reference source" not in text
     assert (TAXI / "rules.md").read_text().strip() in text
     assert not [line for line in reference_lines() if line in text]

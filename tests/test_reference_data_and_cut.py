@@ -13,38 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from helpers import ROOT, user_env
+from helpers import ROOT, prompt_context, user_env
 
 CRAFTER = ROOT / "examples" / "crafter"
-
-
-def crafter_context() -> str:
-    from envport.pipeline.prompting import PromptBuilder, target_info
-    from envport.pipeline.sources.reading import read_rules, read_sources
-    from envport.prompts.render import Prompts
-    from envport.runs.state import RunState
-    from envport.spec import load_spec
-
-    spec = load_spec(CRAFTER)
-    builder = PromptBuilder(
-        Prompts(), spec, read_sources(spec), target_info("numpy"), read_rules(spec)
-    )
-    state = RunState(
-        run_id="r",
-        spec_source="s",
-        spec_name="crafter",
-        target="numpy",
-        model="replay:x",
-        modules=spec.target("numpy").modules,
-        entry="env",
-    )
-    return builder.context(state)
 
 
 def test_the_prompt_carries_crafter_data_file_and_leaves_out_what_the_spec_cuts() -> None:
     import crafter
 
-    text = crafter_context()
+    text = prompt_context(CRAFTER, "numpy")
     data = (Path(crafter.__file__).parent / "data.yaml").read_text().strip()
     assert "### `crafter/data.yaml`" in text and f"````yaml\n{data}\n" in text
     # The tables' loader is shown (a loop storing into globals()), so the data has a meaning.
