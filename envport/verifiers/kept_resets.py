@@ -15,14 +15,9 @@ test that patches a reference in its own process never meets a sample kept from 
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass
-from typing import Any
-
 from envport.spec import PortSpec
 from envport.targets.reference import Reference
-from envport.verifiers.coverage import branches
-from envport.verifiers.draws import reached_cache
+from envport.verifiers.draws.kept import kept_or_drawn
 from envport.verifiers.stats import reset_sample
 from envport.verifiers.stats.reset_sample import ResetSample
 
@@ -35,39 +30,13 @@ _DRAWERS = (
 )
 
 
-@dataclass(frozen=True)
-class KeptSample:
-    """The sample as kept: the resets, and the reference's branch arcs drawing them took
-    first (None when no measure ran: a verify that measures draws them again)."""
-
-    sample: ResetSample
-    arcs: dict[str, list[tuple[int, int]]] | None
-
-
 def draw(spec: PortSpec, reference: Reference, seed: int) -> ResetSample:
     """The reference's reset sample for this seed: kept from an earlier verify, or drawn."""
-    found = reached_cache.key(spec, _DRAWERS, what=f"l2.reset seed {seed}")
-    measure = branches.current()
-    kept = reached_cache.load(found) if found else None
-    if _usable(kept, measure):
-        assert isinstance(kept, KeptSample)
-        if measure is not None and kept.arcs:
-            # What drawing it took, taken again: the coverage of a verify that loads the
-            # sample is the coverage of the one that drew it.
-            measure.add(measure.context, kept.arcs)
-        return kept.sample
-    before = measure.executed() if measure is not None else None
-    started = time.perf_counter()
-    sample = reset_sample.draw(spec, reference, seed)
-    if found and time.perf_counter() - started >= KEEP_AFTER:
-        arcs = None
-        if measure is not None and before is not None:
-            arcs = branches.taken_since(before, measure.executed())
-        reached_cache.store(found, KeptSample(sample, arcs))
-    return sample
-
-
-def _usable(kept: Any, measure: branches.Measure | None) -> bool:
-    if not isinstance(kept, KeptSample) or not isinstance(kept.sample, ResetSample):
-        return False
-    return measure is None or kept.arcs is not None
+    return kept_or_drawn(
+        spec,
+        _DRAWERS,
+        f"l2.reset seed {seed}",
+        lambda: reset_sample.draw(spec, reference, seed),
+        lambda kept: isinstance(kept, ResetSample),
+        KEEP_AFTER,
+    )

@@ -14,6 +14,7 @@ be read is no key, and the play is not kept. Removing the folder is always safe.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import importlib.metadata
@@ -73,11 +74,16 @@ def key(spec: PortSpec, players: tuple[str, ...] = _PLAYERS, what: str = "") -> 
             digest.update((root / relative).read_bytes())
     except OSError:
         return None
-    installed = sorted(
-        f"{dist.metadata['Name']}=={dist.version}" for dist in importlib.metadata.distributions()
-    )
-    digest.update("\n".join(installed).encode())
+    digest.update(_installed().encode())
     return digest.hexdigest()
+
+
+@functools.cache
+def _installed() -> str:
+    """The installed distributions and their versions, read once a process (a quarter of a
+    second each time: every kept draw's key asks)."""
+    found = {f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions()}
+    return "\n".join(sorted(found))
 
 
 def load(found: str) -> Any | None:
@@ -155,7 +161,8 @@ def _python_files(root: Path) -> Iterator[Path]:
 
 
 def _harness_folders(spec: PortSpec) -> set[Path]:
-    """The folders of the harness files the spec names (each `path.py:name` key)."""
+    """The folders of the harness files the spec names (each `path.py:name` key, and each
+    target's probes file, whose `arrange` functions make some of L1's draws)."""
     named = [
         spec.reference.entry,
         spec.state.read,
@@ -164,6 +171,7 @@ def _harness_folders(spec: PortSpec) -> set[Path]:
         spec.state.reached.book if spec.state.reached else None,
         spec.game.moves if spec.game else None,
         spec.levels.l3.policy,
+        *(target.probes for target in spec.targets.values()),
     ]
     files = {str(n).partition(":")[0] for n in named if n}
     return {spec.harness_file(f).parent for f in files if f.endswith(".py")}

@@ -24,6 +24,7 @@ from envport.serve import ops
 from envport.structure import derived, violated
 from envport.targets.reference import Transition, valid_helpers
 from envport.targets.registry import TargetName
+from envport.verifiers.draws import DRAWS_FOLDER
 from envport.verifiers.draws.hypo import (
     PortGone,
     captured_reports,
@@ -32,6 +33,7 @@ from envport.verifiers.draws.hypo import (
     port_failures_abort,
     shrink_time_limit,
 )
+from envport.verifiers.draws.kept import kept_or_drawn
 from envport.verifiers.draws.landing import unresolved
 from envport.verifiers.draws.probes import Probe
 from envport.verifiers.draws.rejects import unsatisfiable
@@ -55,6 +57,17 @@ from envport.verifiers.reporting.states import Divergent, field_diffs
 
 # Eager (un-jitted) JAX is slow; the jit invariant is checked on the first examples only.
 JIT_CHECKS = 10
+# Drawn examples that took this many seconds are kept for the next verify (draws/kept.py).
+KEEP_AFTER = 5.0
+# envport's code that decides which examples are drawn and how the reference answers them.
+DRAWERS = (
+    *(f"envport/verifiers/draws/{f.name}" for f in sorted(DRAWS_FOLDER.glob("*.py"))),
+    "envport/verifiers/levels/l1/examples.py",
+    "envport/verifiers/levels/l1/properties.py",
+    "envport/structure.py",
+    "envport/targets/reference.py",
+    "envport/targets/randomness.py",
+)
 
 
 def excused(run: L1Run, example: Example, fields: list[str], changed: Any) -> bool:
@@ -115,19 +128,35 @@ def _hypothesis_test(
     )
 
 
-def _drawn(run: L1Run, arrange: Callable[..., Any] | None) -> list[Example]:
+def _drawn(run: L1Run, arrange: Callable[..., Any] | None, name: str) -> list[Example]:
     """Every example hypothesis draws for the check, answered by the reference alone. Its
     draws do not depend on the port's answers (a failure only stops them), so this is the
-    sequence the one-at-a-time test below walks, up to its first failure."""
-    drawn: list[Example] = []
+    sequence the one-at-a-time test below walks, up to its first failure. They follow from
+    the spec, the seed, the number asked and the probe's `arrange` alone, so a slow draw is
+    kept for the next verify of the spec (draws/kept.py): a repair's, another mutant's."""
 
-    def collect(state: dict[str, np.ndarray], action: Any) -> None:
-        drawn.append(reference_example(run, state, action))
+    def draw() -> list[Example]:
+        drawn: list[Example] = []
 
-    test = _hypothesis_test(run, collect, arrange, False)
-    with captured_reports(), draws_independent_of_the_process():
-        test()
-    return drawn
+        def collect(state: dict[str, np.ndarray], action: Any) -> None:
+            drawn.append(reference_example(run, state, action))
+
+        test = _hypothesis_test(run, collect, arrange, False)
+        with captured_reports(), draws_independent_of_the_process():
+            test()
+        return drawn
+
+    what = f"l1 examples seed {run.seed} n {run.examples}"
+    if arrange is not None:  # the probe's own arrangement: its own draws
+        what += f" arranged by {name}"
+    return kept_or_drawn(
+        run.spec,
+        DRAWERS,
+        what,
+        draw,
+        lambda kept: isinstance(kept, list) and all(isinstance(e, Example) for e in kept),
+        KEEP_AFTER,
+    )
 
 
 def drive(
@@ -144,9 +173,9 @@ def drive(
     level = LevelResult(level="l1", mode=name, passed=True)
     try:
         if arrange is not None:
-            drawn = _drawn(run, arrange)
+            drawn = _drawn(run, arrange, name)
         else:
-            drawn = run.drawn = run.drawn if run.drawn is not None else _drawn(run, None)
+            drawn = run.drawn = run.drawn if run.drawn is not None else _drawn(run, None, name)
     except Unsatisfiable:
         raise unsatisfiable(f"l1.{name}") from None
     found: Divergent | None = None
