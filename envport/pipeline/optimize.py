@@ -105,19 +105,25 @@ def _interleaved(
     from contextlib import ExitStack
 
     from envport.serve.client import PortWorker
-    from envport.targets.bench.run import START_STATES, action_pool, start_states, take_turns
+    from envport.targets.bench.run import (
+        START_STATES,
+        action_pool,
+        needs_start_states,
+        start_states,
+        take_turns,
+    )
     from envport.targets.reference import Reference
 
     reference = Reference(spec)
-    # Reference start states only matter to a Rust port (its ABI has no reset); cheap anyway.
-    states = start_states(reference, min(START_STATES, max(sizes)))
+    loads = [_subject(spec, port, target) for port in ports]
+    states = None
+    if needs_start_states(loads):  # a Rust port's ABI has no reset
+        states = start_states(reference, min(START_STATES, max(sizes)))
     speeds = [PortSpeed() for _ in ports]
     with ExitStack() as stack:
         workers = []
-        for index, port in enumerate(ports):
-            worker = stack.enter_context(
-                PortWorker(timeout=BENCH_TIMEOUT_S, load=_subject(spec, port, target))
-            )
+        for index, load in enumerate(loads):
+            worker = stack.enter_context(PortWorker(timeout=BENCH_TIMEOUT_S, load=load))
             _guarded(index, worker.receive)  # the load answer: a broken port stops here
             workers.append(worker)
         for batch in sizes:

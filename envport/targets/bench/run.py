@@ -27,7 +27,7 @@ from envport.targets.bench.anchors import ANCHOR_USAGE, anchor_kind, bridge_dir
 from envport.targets.bench.measure import best_of
 from envport.targets.bench.report import BenchReport, BenchRow, machine
 from envport.targets.reference import Reference, make_env
-from envport.targets.registry import load_request
+from envport.targets.registry import TARGET_NAMES, load_request, target
 
 Answer = TypeVar("Answer")
 # The port's step at one batch size checked before that size is timed: a line naming the
@@ -112,6 +112,19 @@ def samples(space: Any, count: int, seed: int) -> np.ndarray:
 def action_pool(space: Any, batch: int, seed: int) -> np.ndarray:
     drawn = samples(space, ACTION_POOL * batch, seed)
     return drawn.reshape(ACTION_POOL, batch, *drawn.shape[1:])
+
+
+def needs_start_states(loads: Sequence[LoadPort | None]) -> bool:
+    """Whether any port loaded by these requests restarts its envs from reference start
+    states (a Rust port: its ABI has no reset; a target left to the port to settle may be
+    one). An anchor's (None here) never does: making them costs a reset each, minutes of a
+    generated world's (Crafter's 256 resets, four minutes of a bench that timed none)."""
+    for load in loads:
+        if load is None:
+            continue
+        if load.target not in TARGET_NAMES or target(load.target).bench_needs_start_states:
+            return True
+    return False
 
 
 def start_states(reference: Reference, count: int) -> dict[str, np.ndarray]:
@@ -214,7 +227,10 @@ def worker_rows(
     `progress` is told each batch size as it is measured.
     """
     reference = Reference(spec)
-    states = start_states(reference, min(START_STATES, max(options.batch_sizes)))
+    loads = [s.load if s.kind == "port" else None for s in subjects]
+    states = None
+    if needs_start_states(loads):
+        states = start_states(reference, min(START_STATES, max(options.batch_sizes)))
     rows: list[BenchRow] = []
     with ExitStack() as stack:
         workers = [
@@ -256,7 +272,7 @@ def _turn(
     timed: list[int],
     batch: int,
     actions: np.ndarray,
-    states: dict[str, np.ndarray],
+    states: dict[str, np.ndarray] | None,
     options: BenchOptions,
     turn: int,
 ) -> dict[str, Any]:
@@ -320,7 +336,7 @@ def _bench(
     worker: PortWorker,
     batch: int,
     actions: np.ndarray,
-    states: dict[str, np.ndarray],
+    states: dict[str, np.ndarray] | None,
     options: BenchOptions,
 ) -> dict[str, Any]:
     try:
