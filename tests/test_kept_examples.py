@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from envport.verifiers.draws import reached_cache
 from envport.verifiers.levels.l1 import examples as l1_examples
 from envport.verifiers.levels.l1 import properties
 from envport.verifiers.selfcheck import apply_mutant, load_mutants
@@ -77,3 +78,12 @@ def test_a_quick_draw_is_made_each_time(tmp_path: Path, monkeypatch: pytest.Monk
         assert verify(str(CARTPOLE), str(NUMPY_PORT), OPTIONS).passed
     assert calls["n"] >= 2 * OPTIONS.examples  # type: ignore[operator]
     assert not _kept(tmp_path / "cache")
+
+
+def test_what_pickle_cannot_take_is_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ENVPORT_CACHE_DIR", str(tmp_path / "cache"))
+    reached_cache.store("unpicklable", [lambda: 0])  # drawn again next time, no error
+    assert reached_cache.load("unpicklable") is None
+    assert not list((tmp_path / "cache" / "reached").iterdir())

@@ -108,7 +108,9 @@ def store(found: str, played: Any) -> None:
         with gzip.open(partial, "wb", compresslevel=1) as file:
             pickle.dump(played, file, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(partial, path)
-    except OSError:
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        # Unwritable, or holding something pickle cannot take (a reference's info dict may
+        # carry any object): not kept, drawn again next time.
         partial.unlink(missing_ok=True)
         return
     kept = sorted(folder.glob("*.pickle.gz"), key=lambda p: p.stat().st_mtime, reverse=True)
