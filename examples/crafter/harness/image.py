@@ -3,8 +3,9 @@ run by the verifier beside the reference, never in the port's worker).
 
 A state drawn or arranged for L1 is written into one reference env kept for the purpose
 (harness/reference.py's write_state) and rendered by Crafter's `Env.render`. At night
-Crafter's render draws `world.random.uniform(32, 127, (63, 49))`: the world's generator is
-set to `night_seed(state)` first, so the port, given the same numbers, is held to the pixel.
+Crafter's render draws `world.random.uniform(32, 127, (63, 49))`: the probe's `call` makes
+those numbers from the state, the same function in its `expect`, and the world's generator
+hands them to Crafter's render, so the port, given the same numbers, is held to the pixel.
 """
 
 from __future__ import annotations
@@ -20,9 +21,15 @@ LISTS = ("zombies", "skeletons", "cows", "arrows", "plants", "chunks")
 _ENV: list[Any] = []
 
 
-def night_seed(state: dict[str, Any]) -> int:
-    """The seed of a state's night noise: any function of the state both sides compute."""
-    return int(state["step"]) * 7919 + int(np.asarray(state["player_pos"]).sum())
+class _Night:
+    """The world's generator for one render: its one draw, the night's noise, is `night`."""
+
+    def __init__(self, night: np.ndarray) -> None:
+        self.night = night
+
+    def uniform(self, low: float, high: float, size: tuple) -> np.ndarray:
+        assert (low, high, tuple(size)) == (32, 127, self.night.shape), (low, high, size)
+        return self.night
 
 
 def _reference() -> Any:
@@ -39,8 +46,9 @@ def _reference() -> Any:
     return module
 
 
-def reference_image(state: dict[str, Any]) -> np.ndarray:
-    """uint8[64, 64, 3]: Crafter's `Env.render()` of the state (the bridge's leaves)."""
+def reference_image(state: dict[str, Any], night: np.ndarray) -> np.ndarray:
+    """uint8[64, 64, 3]: Crafter's `Env.render()` of the state (the bridge's leaves), its
+    night noise (float64[63, 49], drawn only below half daylight) `night`."""
     reference = _reference()
     if not _ENV:
         env = reference.make()
@@ -52,8 +60,12 @@ def reference_image(state: dict[str, Any]) -> np.ndarray:
         raw[name] = np.asarray(state[name])[: int(state[f"{name}.length"])].tolist()
     reference.write_state(env, raw)
     game = env.unwrapped.game
-    game._world.random = np.random.RandomState(night_seed(state))
-    return np.asarray(game.render())
+    world = game._world
+    kept, world.random = world.random, _Night(np.asarray(night, np.float64))
+    try:
+        return np.asarray(game.render())
+    finally:
+        world.random = kept
 
 
 def arranged(state: dict[str, Any], action: Any, pick: Any) -> tuple[dict[str, Any], Any]:

@@ -3,7 +3,7 @@
 `pixels.render`: Crafter's image of a state. `call` runs in the worker: it builds the
 port's World and Player from the state's leaves (the contract's classes) and renders with
 the night's noise made from the state (`_night`); `expect` renders the same state with
-Crafter's own renderer, its generator seeded alike (harness/image.py). Pixels compare
+Crafter's own renderer, handed the same noise (harness/image.py). Pixels compare
 exactly: the port lights in float64 as Crafter does. A divergence names a pixel,
 `image[y, x, channel]`, the 9x7 view's cell (x // 7, y // 7) or, from row 49 down, the
 inventory's.
@@ -30,8 +30,8 @@ LOCAL = (63, 49)
 
 
 def _night(state):
-    """Crafter's `uniform(32, 127, (63, 49))` from the state's seed (harness/image.py's
-    night_seed, computed alike here: the worker cannot import the harness)."""
+    """Numbers as Crafter's render draws them at night, `uniform(32, 127, (63, 49))` from a
+    legacy RandomState, seeded from the state; `expect` hands Crafter's render the same."""
     seed = int(state["step"]) * 7919 + int(np.asarray(state["player_pos"]).sum())
     return np.random.RandomState(seed).uniform(32, 127, LOCAL)
 
@@ -89,7 +89,7 @@ def render(module, before, action, after, noise):
 
 @render.expect
 def _(before, action, after, transition):
-    return {"image": _harness().reference_image(before)}
+    return {"image": _harness().reference_image(before, _night(before))}
 
 
 @render.arrange
