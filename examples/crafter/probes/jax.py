@@ -10,6 +10,7 @@ truncated to the other side): the image compares as floats within 1
 """
 
 import importlib
+import importlib.util
 from pathlib import Path
 
 import numpy as np

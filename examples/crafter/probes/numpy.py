@@ -10,6 +10,7 @@ inventory's.
 """
 
 import importlib
+import importlib.util
 from pathlib import Path
 
 import numpy as np
