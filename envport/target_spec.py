@@ -19,6 +19,10 @@ class ModuleSpec(_Strict):
     depends_on: list[str] = Field(default_factory=list)
     # Export name -> signature and meaning: the interface contract prompts show the model.
     contract: dict[str, str] = Field(default_factory=dict)
+    # What this module's own prompts add to the shared context: definitions of the
+    # reference the slicer cut (`module.Class`) and folders of its package listed by file
+    # (`package/folder`); envport.pipeline.sources.shown.
+    shows: list[str] = Field(default_factory=list)
 
     @field_validator("name")
     @classmethod

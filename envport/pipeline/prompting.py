@@ -23,6 +23,7 @@ from envport.pipeline.sources.reading import (
     read_sources,
     slice_sources,
 )
+from envport.pipeline.sources.shown import shown_sources
 from envport.prompts.render import Prompts, normalise_files
 from envport.runs.state import COMPOSED, RunState
 from envport.serve import toolchain
@@ -127,6 +128,15 @@ class PromptBuilder:
 
     def __post_init__(self) -> None:
         self.sliced = slice_sources(self.spec, self.sources)
+        # Each module's `shows`, read now: a name that is none stops before any model call.
+        if self.target.name in self.spec.targets:
+            for module in self.spec.target(self.target.name).modules:
+                self.shown(module.name, module.shows)
+
+    def shown(self, module: str, names: list[str]) -> list[ReferenceSource]:
+        """What a module's own prompts add to the context (its `shows`)."""
+        key = f"targets.{self.target.name}.modules.{module}.shows"
+        return shown_sources(self.sources, names, key) if names else []
 
     def system(self) -> str:
         return self.prompts.render("system.j2", target=self.target)
@@ -187,6 +197,7 @@ class PromptBuilder:
             example_path=self.target.file(module.name),
             target=self.target,
             manifest=self._manifest_owed(state, files),
+            shown=self.shown(module.name, module.shows),
         )
         return text, [self.target.file(module.name), *self._manifest_owed(state, files)]
 
@@ -230,7 +241,15 @@ class PromptBuilder:
             whole_sources=self.sources if stuck and self.sliced != self.sources else [],
             target=self.target,
             edit_format=True,
+            shown=self._shown_in_repair(state),
         )
+
+    def _shown_in_repair(self, state: RunState) -> list[ReferenceSource]:
+        """A module's repair shows what its generate request showed (its `shows`)."""
+        if state.phase != "modules":
+            return []
+        module = next((m for m in state.modules if m.name == state.scope), None)
+        return self.shown(module.name, module.shows) if module is not None else []
 
     def optimize(self, state: RunState, files: dict[str, str]) -> str:
         """The optimise prompt: the bench numbers, the rule, earlier rounds, the checklist."""

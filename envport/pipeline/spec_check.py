@@ -22,6 +22,7 @@ from envport.io.inert import InertConsole
 from envport.pipeline.field_meaning import check_descriptions
 from envport.pipeline.port_form import check_port_form
 from envport.pipeline.sources.reading import read_rules, read_sources, slice_sources
+from envport.pipeline.sources.shown import shown_sources
 from envport.pipeline.spec_shapes import check_grids, check_harness
 from envport.spec import PortSpec, load_spec, spec_path
 from envport.structure import derived, summarised, violated
@@ -177,7 +178,19 @@ def _bounds(spec: PortSpec, state: dict[str, Any]) -> list[str]:
 def _sources(spec: PortSpec) -> list[str]:
     if read_rules(spec) is not None:
         return [f"sources: none shown (black-box: the rules document {spec.reference.rules})"]
-    sliced = slice_sources(spec, read_sources(spec))
+    sources = read_sources(spec)
+    sliced = slice_sources(spec, sources)
+    # Each module's `shows`: read here so a name that is none stops the check (exit 2).
+    shown = [
+        f"shows: targets.{target}.modules.{module.name}, "
+        + ", ".join(
+            f"{s.module} ({s.lines} lines)" for s in shown_sources(sources, module.shows, key)
+        )
+        for target, table in spec.targets.items()
+        for module in table.modules
+        if module.shows
+        for key in [f"targets.{target}.modules.{module.name}.shows"]
+    ]
     lines = [
         f"sources: {source.module}, {source.lines} lines in the prompts"
         + (" (whole)" if source.whole else " (sliced)" if source.cut else "")
@@ -199,4 +212,5 @@ def _sources(spec: PortSpec) -> list[str]:
             for source in sliced
             if source.unreached
         ]
+        + shown
     )
