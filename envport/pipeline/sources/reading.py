@@ -89,21 +89,27 @@ def read_sources(spec: PortSpec) -> list[ReferenceSource]:
     return [_read_source(name) for name in names] + [_read_data(p) for p in spec.reference.data]
 
 
-def _read_data(name: str) -> ReferenceSource:
-    """`package/path` inside the installed package (found without importing it), or a
-    SpecError naming the file and where it was looked for."""
+def package_path(name: str) -> Path | None:
+    """`package/path` inside the installed package, found without importing it; None when
+    the name has no `/` or no such package is installed (the path itself may not exist)."""
     package, _, inside = name.partition("/")
     try:
         found = importlib.util.find_spec(package) if package and inside else None
     except (ImportError, ValueError):
         found = None
     folders = list(found.submodule_search_locations or []) if found is not None else []
-    if not folders:
+    return Path(folders[0]) / inside if folders else None
+
+
+def _read_data(name: str) -> ReferenceSource:
+    """`package/path` inside the installed package (found without importing it), or a
+    SpecError naming the file and where it was looked for."""
+    path = package_path(name)
+    if path is None:
         raise SpecError(
             f"reference.data: {name!r} names no installed package's file "
             "(expected `package/path`, the package importable)"
         )
-    path = Path(folders[0]) / inside
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:

@@ -12,11 +12,9 @@ any model call, with one line naming it (exit 2)."""
 from __future__ import annotations
 
 import ast
-import importlib.util
-from pathlib import Path
 
 from envport.errors import SpecError
-from envport.pipeline.sources.reading import ReferenceSource
+from envport.pipeline.sources.reading import ReferenceSource, package_path
 
 SHOWN = "named in the spec's `shows` for this module"
 FOLDER = "the files of a folder of the reference's package, by name"
@@ -75,13 +73,7 @@ def _segment(text: str, path: list[str]) -> str | None:
 
 
 def _folder(name: str, key: str) -> ReferenceSource:
-    package, _, inside = name.partition("/")
-    try:
-        found = importlib.util.find_spec(package) if package and inside else None
-    except (ImportError, ValueError):
-        found = None
-    folders = list(found.submodule_search_locations or []) if found is not None else []
-    path = Path(folders[0]) / inside if folders else None
+    path = package_path(name)
     if path is None or not path.is_dir():
         raise SpecError(f"key `{key}`: {name!r} names no folder of an installed package")
     names = sorted(entry.name for entry in path.iterdir() if entry.is_file())
