@@ -128,7 +128,7 @@ def allowed_files(spec: PortSpec, target: str) -> set[str]:
     shown = {n for path in spec.reference.data for n in (path, path.rsplit("/", 1)[-1])}
     _, builder = setup(spec.name, target)
     for module in spec.target(target).modules:
-        for source in builder.shown(module.name, module.shows):
+        for source in builder.shown(module.name):
             if source.language == "text":  # a folder, listed by its files' names
                 shown |= set(source.text.split())
     return {target_info(target).file(m.name) for m in spec.target(target).modules} | shown
@@ -185,7 +185,7 @@ def asked_for(spec: PortSpec, target: str) -> list[str]:
     texts = []
     for module in spec.target(target).modules:
         if module.shows:
-            texts += [source.text for source in builder.shown(module.name, module.shows)]
+            texts += [source.text for source in builder.shown(module.name)]
             texts.append(files.get(target_info(target).file(module.name), ""))
     return [text for text in texts if text]
 

@@ -128,15 +128,18 @@ class PromptBuilder:
 
     def __post_init__(self) -> None:
         self.sliced = slice_sources(self.spec, self.sources)
-        # Each module's `shows`, read now: a name that is none stops before any model call.
+        # Each module's `shows`, read once, now: a name that is none stops before any model
+        # call, and every request of the module reuses what was read.
+        self._shown: dict[str, list[ReferenceSource]] = {}
         if self.target.name in self.spec.targets:
             for module in self.spec.target(self.target.name).modules:
-                self.shown(module.name, module.shows)
+                key = f"targets.{self.target.name}.modules.{module.name}.shows"
+                if module.shows:
+                    self._shown[module.name] = shown_sources(self.sources, module.shows, key)
 
-    def shown(self, module: str, names: list[str]) -> list[ReferenceSource]:
+    def shown(self, module: str) -> list[ReferenceSource]:
         """What a module's own prompts add to the context (its `shows`)."""
-        key = f"targets.{self.target.name}.modules.{module}.shows"
-        return shown_sources(self.sources, names, key) if names else []
+        return self._shown.get(module, [])
 
     def system(self) -> str:
         return self.prompts.render("system.j2", target=self.target)
@@ -197,7 +200,7 @@ class PromptBuilder:
             example_path=self.target.file(module.name),
             target=self.target,
             manifest=self._manifest_owed(state, files),
-            shown=self.shown(module.name, module.shows),
+            shown=self.shown(module.name),
         )
         return text, [self.target.file(module.name), *self._manifest_owed(state, files)]
 
@@ -249,7 +252,7 @@ class PromptBuilder:
         if state.phase != "modules":
             return []
         module = next((m for m in state.modules if m.name == state.scope), None)
-        return self.shown(module.name, module.shows) if module is not None else []
+        return self.shown(module.name) if module is not None else []
 
     def optimize(self, state: RunState, files: dict[str, str]) -> str:
         """The optimise prompt: the bench numbers, the rule, earlier rounds, the checklist."""
