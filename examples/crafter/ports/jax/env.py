@@ -23,7 +23,7 @@ import jax.numpy as jnp
 
 from .objects import NOISE
 from .observation import observe
-from .step import advance, occupancy, pack, unpack
+from .step import advance, pack, stands, unpack
 from .world import (
     ACHIEVEMENTS,
     AREA,
@@ -79,9 +79,10 @@ def _world(s: State) -> tuple[World, jax.Array]:
     """The step's working world from the state. -> (world, objects at the start)."""
     fields, count = unpack(s.lists, s.lengths)
     px, py = s.player_pos[0], s.player_pos[1]
-    omap = occupancy(fields["x"], fields["y"], fields["alive"], px, py)
+    # No map of the objects: a cell's object is found in the table (a map per env is a pass
+    # over the batch's memory); the step makes the one it needs once the objects have moved.
     w = World(
-        mat=s.mat_map, omap=omap, **fields, end=count, player_x=px, player_y=py, facing=s.facing,
+        mat=s.mat_map, omap=None, **fields, end=count, player_x=px, player_y=py, facing=s.facing,
         sleeping=s.sleeping, inventory=s.inventory, achievements=s.achievements,
         hunger=s.hunger, thirst=s.thirst, fatigue=s.fatigue, recover=s.recover,
         last_health=s.player_last_health, chunks=s.chunks, nchunks=s.chunks_length,
@@ -91,7 +92,8 @@ def _world(s: State) -> tuple[World, jax.Array]:
 
 def _observe(s: State) -> jax.Array:
     w, _ = _world(s)
-    return observe(w.mat, w.omap, w.kind, w.player_x, w.player_y, w.inventory)
+    grid = stands(w.x, w.y, w.alive, w.kind, w.player_x, w.player_y)
+    return observe(w.mat, grid, w.player_x, w.player_y, w.inventory)
 
 
 # Each creature's record when the generator makes it (objects.Cow, Zombie, Skeleton): its
@@ -183,7 +185,7 @@ def step_given_noise(noise, state: State, action, params: Params):
         lengths=lengths, inventory=w.inventory, achievements=w.achievements,
         unlocked=s.unlocked | new,
     )  # fmt: skip
-    obs = observe(w.mat, w.omap, w.kind, w.player_x, w.player_y, w.inventory)
+    obs = observe(w.mat, w.stands, w.player_x, w.player_y, w.inventory)
     return obs, after, reward, dead, (step >= LENGTH) & ~dead, {}
 
 

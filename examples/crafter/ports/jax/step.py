@@ -18,24 +18,23 @@ from .world import (
     AREA,
     CAPACITY,
     CHUNK,
+    CHUNKS,
     CHUNKS_PER_SIDE,
     COW,
     GRASS,
     KINDS,
     PATH,
-    PLAYER,
     SKELETON,
     SLOTS,
+    STANDING_PLAYER,
     UPDATE_RADIUS,
     ZOMBIE,
     World,
-    add_object,
-    at,
+    chunk_of,
     daylight,
     distance,
     ranks,
     running,
-    set_cell,
 )
 
 # Each kind's record after `order, x, y`, as the world's table names its fields.
@@ -116,13 +115,14 @@ def unpack(lists: dict, lengths: dict) -> tuple[dict, jax.Array]:
     return jax.lax.fori_loop(0, jnp.where(ordered, 0, 1), sort, fields), count
 
 
-def occupancy(x, y, alive, px, py) -> jax.Array:
-    """-> int32[64, 64]: slot + 1 on each object's cell, PLAYER on the player's, else 0."""
-    codes = jnp.where(alive, jnp.arange(1, x.shape[0] + 1), 0)
-    omap = jnp.zeros((AREA, AREA), jnp.int32)
+def stands(x, y, alive, kind, px, py) -> jax.Array:
+    """-> uint8[64, 64]: what stands on each cell: kind + 1 for an object, STANDING_PLAYER
+    for the player, else 0. The step's one map of the objects (a byte a cell: a pass over
+    a batch's maps is paid in memory); the updates find a cell's object in the table."""
+    grid = jnp.zeros((AREA, AREA), jnp.uint8)
     # A cell off the table's objects (x past the map) is dropped, not clipped onto the map.
-    omap = omap.at[jnp.where(alive, x, AREA), y].max(codes, mode="drop")
-    return omap.at[px, py].set(PLAYER)
+    grid = grid.at[jnp.where(alive, x, AREA), y].set((kind + 1).astype(jnp.uint8), mode="drop")
+    return grid.at[px, py].set(STANDING_PLAYER)
 
 
 def pack(w: World) -> tuple[dict, dict]:
@@ -201,7 +201,7 @@ def objects_update(w: World, count, noise) -> World:
     env needs it (its body reads the counter, so XLA cannot hoist it out and run it every
     step)."""
     near, listed, n = _rows(w, count)
-    walk = n > NEAR
+    walk = n > NEAR  # (the world has no `omap`: the walk finds a cell's object in the table)
     near = jax.lax.fori_loop(
         0,
         jnp.where(walk, 0, n),
@@ -209,70 +209,129 @@ def objects_update(w: World, count, noise) -> World:
         near,
     )
     w = _merge(w, near, listed, jnp.where(walk, 0, n))
-    w = jax.lax.fori_loop(0, jnp.where(walk, count, 0), lambda s, w: update_object(w, s, noise), w)
-    return w._replace(omap=None)  # stale where the env did not walk: made afresh after
-
-
-def _bounds(chunk) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
-    xmin, ymin = (chunk // CHUNKS_PER_SIDE) * CHUNK, (chunk % CHUNKS_PER_SIDE) * CHUNK
-    return xmin, jnp.minimum(xmin + CHUNK, AREA), ymin, jnp.minimum(ymin + CHUNK, AREA)
+    return jax.lax.fori_loop(
+        0, jnp.where(walk, count, 0), lambda s, w: update_object(w, s, noise), w
+    )
 
 
 def _targets(k: int, space, light) -> tuple[jax.Array, jax.Array]:
-    """The chunk's (fewest, most) of kind k, before int()."""
+    """Each chunk's (fewest, most) of kind k, before int()."""
     if k == ZOMBIE:
         most = 3.5 - 3 * light
-        return jnp.where(space < 50, 0.0, most), most
+        return jnp.where(space < 50, 0.0, most), jnp.broadcast_to(most, space.shape)
     if k == SKELETON:
-        return jnp.where(space < 6, 0.0, 1.0), jnp.float32(2.0)
-    return jnp.where(space < 30, 0.0, 1.0), 1.5 + light
+        return jnp.where(space < 6, 0.0, 1.0), jnp.full(space.shape, 2.0)
+    return jnp.where(space < 30, 0.0, 1.0), jnp.broadcast_to(1.5 + light, space.shape)
 
 
-def _balance_kind(w: World, padded, chunk, k: int, noise, light) -> World:
-    material, span, despan, spawn_p, despawn_p, health = BALANCE[k]
-    xmin, xmax, ymin, ymax = _bounds(chunk)
-    row = OFFSET["balance"] + (chunk * 3 + k) * WIDTH["balance"]
-    u0, u1 = noise[row], noise[row + 1]
-    inside = (w.x >= xmin) & (w.x < xmax) & (w.y >= ymin) & (w.y < ymax)
-    mine = w.alive & (w.kind == k) & inside
-    count = mine.sum()
-    # The chunk's cells of the material, x outer and y inner (NumPy's order of a mask).
-    region = jax.lax.dynamic_slice(padded, (xmin, ymin), (CHUNK, CHUNK))
-    cells = (region == material).ravel()
-    space = cells.sum()
-    fewest, most = _targets(k, space, light)
-    spawns = (count < fewest.astype(jnp.int32)) & (u0 < spawn_p)
-    i = pick(u1, jnp.maximum(space, 1))
-    flat = jnp.argmax(running(cells.astype(jnp.int32)) > i)
-    sx, sy = xmin + flat // CHUNK, ymin + flat % CHUNK
-    free = at(w, sx, sy)[1] == 0  # (sx, sy) is on the map: a cell of the material
-    spawns = spawns & free & (distance(w.player_x, w.player_y, sx, sy) >= span)
-    w = add_object(w, spawns, k, sx, sy, health=health)
-    # Too many: one of them, picked in list order, goes if far enough from the player.
-    culls = ~(count < fewest.astype(jnp.int32)) & (count > most.astype(jnp.int32))
-    culls = culls & (u0 < despawn_p)
-    victim = jnp.argmax(running(mine.astype(jnp.int32)) > pick(u1, jnp.maximum(count, 1)))
-    vx, vy = w.x[victim], w.y[victim]
-    culls = culls & (distance(w.player_x, w.player_y, vx, vy) >= despan)
-    return w._replace(
-        alive=w.alive.at[victim].set(w.alive[victim] & ~culls),
-        omap=set_cell(w.omap, vx, vy, 0, culls),
-    )
+def _nth(words, n) -> jax.Array:
+    """The place (32 j + p) of each row's n-th set bit, counted from 0 (n below the row's
+    count): the word by the counts before it, then the bit by halving. (Masks, sums and a
+    product, no cumsum or gather: on CPU under `vmap` those go an element at a time.)"""
+    width = words.shape[-1]
+    counts = jax.lax.population_count(words).astype(jnp.float32)
+    earlier = (jnp.arange(width)[:, None] < jnp.arange(width)[None, :]).astype(jnp.float32)
+    before = (counts @ earlier).astype(jnp.int32)  # exact: counts are small integers
+    word = jnp.clip((before <= n[..., None]).sum(-1) - 1, 0, width - 1)
+    this = word[..., None] == jnp.arange(width)
+    rest = n - jnp.where(this, before, 0).sum(-1)
+    bits = jnp.where(this, words, jnp.uint32(0)).sum(-1, dtype=jnp.uint32)
+    place = jnp.zeros_like(n)
+    for step in (16, 8, 4, 2, 1):
+        below = bits & ((jnp.uint32(1) << (place + step).astype(jnp.uint32)) - 1)
+        place = jnp.where(jax.lax.population_count(below).astype(jnp.int32) <= rest,
+                          place + step, place)  # fmt: skip
+    return word * 32 + place
+
+
+def _cells(mat) -> dict[int, jax.Array]:
+    """-> {GRASS, PATH: uint32[CHUNKS, CHUNK]}: each chunk's cells of the material, a word
+    per row x (bit y - ymin), chunks by their number (NumPy's order of a chunk's mask is x
+    outer, y inner); past the map's edge, none. One pass over the map: a cell is 1 for
+    grass, 4096 for path, and a row's bits are its product with the powers of two (exact in
+    float32: under 2^24), grass in the low 12 bits and path above."""
+    y = jnp.arange(AREA)
+    powers = jnp.where(y[:, None] // CHUNK == jnp.arange(CHUNKS_PER_SIDE)[None, :],
+                       2.0 ** (y % CHUNK)[:, None], 0.0).astype(jnp.float32)  # fmt: skip
+    cell = jnp.where(mat == GRASS, 1.0, jnp.where(mat == PATH, 4096.0, 0.0))
+    rows = (cell.astype(jnp.float32) @ powers).astype(jnp.uint32)  # [x, chunk column]
+    rows = jnp.pad(rows, ((0, CHUNKS_PER_SIDE * CHUNK - AREA), (0, 0)))
+    rows = rows.reshape(CHUNKS_PER_SIDE, CHUNK, CHUNKS_PER_SIDE).transpose(0, 2, 1)
+    rows = rows.reshape(CHUNKS, CHUNK)
+    return {GRASS: rows & 4095, PATH: rows >> 12}
 
 
 def balance(w: World, noise, light, due) -> World:
     """Every 10th step: each chunk key, in the order made, balances zombies, skeletons and
-    cows in turn. The world has no `omap` here (a cell's object is found in the table), so
-    the loop, as long as the batch's most keys, selects no map per trip under `vmap`; the
-    materials do not change, so the map is padded once for the chunks' regions."""
-    padded = jnp.pad(w.mat, (0, CHUNK))
-
-    def chunk(c, w):
-        for k in (ZOMBIE, SKELETON, COW):
-            w = _balance_kind(w, padded, w.chunks[c], k, noise, light)
-        return w
-
-    return jax.lax.fori_loop(0, jnp.where(due, w.nchunks, 0), chunk, w)
+    cows in turn (Env._balance_object). A chunk's balance spawns and culls only inside the
+    chunk and counts only the creatures there, so the chunks are balanced at once, kind by
+    kind, with no loop: under `vmap` a loop over the keys runs to the batch's most keys and
+    every env pays each trip, and in a batch whose envs' clocks differ some env is due every
+    step. Sets are bit masks: a chunk's cells of a material, a chunk's creatures of a kind
+    over the table's slots; "the i-th of them" is the i-th set bit. What a chunk's earlier
+    kinds did is seen by its later ones (a cull frees a cell, a spawn holds one); the spawns
+    join the table at its end in the order the keys' loop adds them (chunk by chunk, kind by
+    kind). The table never fills (its slots outnumber the lists' capacities by the most a
+    step adds in practice); past it, a spawn is dropped."""
+    ids = w.chunks
+    listed = due & (jnp.arange(CHUNKS) < w.nchunks)
+    xmin, ymin = (ids // CHUNKS_PER_SIDE) * CHUNK, (ids % CHUNKS_PER_SIDE) * CHUNK
+    cells = {m: rows[ids] for m, rows in _cells(w.mat).items()}
+    # Each kind's creatures in each chunk, in list order: a mask over the slots per chunk.
+    # (Each slot adds its own bit, so the adds are ors.)
+    words = (SLOTS + 31) // 32
+    group = jnp.where(w.alive & (w.kind <= COW), w.kind * CHUNKS + chunk_of(w.x, w.y), 3 * CHUNKS)
+    slots = jnp.arange(SLOTS, dtype=jnp.uint32)
+    members = jnp.zeros(3 * CHUNKS * words, jnp.uint32)
+    members = members.at[group * words + slots // 32].add(jnp.uint32(1) << slots % 32, mode="drop")
+    members = members.reshape(3, CHUNKS, words)
+    # What stands on each cell: a cull frees its cell for the chunk's later kinds, which
+    # also meet its earlier kinds' spawns (`spawned`); the spawns are marked at the end.
+    grid = w.stands.reshape(-1)
+    alive = w.alive
+    spawned: list[tuple[jax.Array, jax.Array, jax.Array]] = []
+    for k in (ZOMBIE, SKELETON, COW):
+        material, span, despan, spawn_p, despawn_p, _ = BALANCE[k]
+        row = OFFSET["balance"] + (ids * 3 + k) * WIDTH["balance"]
+        u0, u1 = noise[row], noise[row + 1]
+        mine = members[k][ids]
+        count = jax.lax.population_count(mine).astype(jnp.int32).sum(-1)
+        space = jax.lax.population_count(cells[material]).astype(jnp.int32).sum(-1)
+        fewest, most = _targets(k, space, light)
+        fewest, most = fewest.astype(jnp.int32), most.astype(jnp.int32)
+        spawns = listed & (count < fewest) & (u0 < spawn_p)
+        at = _nth(cells[material], pick(u1, jnp.maximum(space, 1)))
+        sx, sy = xmin + at // 32, ymin + at % 32
+        held = grid[jnp.clip(sx, 0, AREA - 1) * AREA + jnp.clip(sy, 0, AREA - 1)] > 0
+        for go, ox, oy in spawned:
+            held = held | (go & (ox == sx) & (oy == sy))
+        spawns = spawns & ~held & (distance(w.player_x, w.player_y, sx, sy) >= span)
+        spawned.append((spawns, sx, sy))
+        # Too many: one of them, picked in list order, goes if far enough from the player.
+        culls = listed & ~(count < fewest) & (count > most) & (u0 < despawn_p)
+        victim = _nth(mine, pick(u1, jnp.maximum(count, 1)))
+        far = distance(w.player_x, w.player_y, w.x[victim], w.y[victim]) >= despan
+        gone = culls & far
+        alive = alive.at[jnp.where(gone, victim, SLOTS)].set(False, mode="drop")
+        freed = jnp.where(gone, w.x[victim] * AREA + w.y[victim], AREA * AREA)
+        grid = grid.at[freed].set(0, mode="drop")
+    # The spawns, chunk by chunk and kind by kind, appended in that order.
+    go = jnp.stack([s[0] for s in spawned], axis=1).reshape(-1)
+    place = jnp.where(go, w.end + running(go.astype(jnp.int32)) - 1, SLOTS)
+    place = jnp.where(place < SLOTS, place, SLOTS)
+    kinds = jnp.tile(jnp.array([ZOMBIE, SKELETON, COW], jnp.int32), CHUNKS)
+    healths = jnp.tile(jnp.array([BALANCE[k][5] for k in (ZOMBIE, SKELETON, COW)]), CHUNKS)
+    rows = {"kind": kinds, "health": healths, "alive": True}
+    rows["x"] = jnp.stack([s[1] for s in spawned], axis=1).reshape(-1)
+    rows["y"] = jnp.stack([s[2] for s in spawned], axis=1).reshape(-1)
+    table = w._asdict() | {"alive": alive}
+    fields = {}
+    for name in (*_TABLE, "alive"):
+        value = jnp.broadcast_to(rows.get(name, 0), place.shape).astype(table[name].dtype)
+        fields[name] = table[name].at[place].set(value, mode="drop")
+    cell = jnp.where(place < SLOTS, rows["x"] * AREA + rows["y"], AREA * AREA)
+    grid = grid.at[cell].set((kinds + 1).astype(jnp.uint8), mode="drop").reshape(AREA, AREA)
+    return w._replace(**fields, stands=grid, end=w.end + go.sum().astype(jnp.int32))
 
 
 def advance(w: World, count, action, noise, step) -> tuple[World, jax.Array]:
@@ -280,5 +339,5 @@ def advance(w: World, count, action, noise, step) -> tuple[World, jax.Array]:
     light = daylight(step)
     w = update_player(w, action, noise[0])
     w = objects_update(w, count, noise)
-    w = balance(w, noise, light, step % 10 == 0)
-    return w._replace(omap=occupancy(w.x, w.y, w.alive, w.player_x, w.player_y)), light
+    grid = stands(w.x, w.y, w.alive, w.kind, w.player_x, w.player_y)
+    return balance(w._replace(stands=grid), noise, light, step % 10 == 0), light

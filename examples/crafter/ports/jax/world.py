@@ -45,6 +45,8 @@ CAPACITY = {"zombies": 96, "skeletons": 56, "cows": 88, "arrows": 24, "plants": 
 # Slots for the objects at a step's start and those it adds (arrows, a plant, spawns).
 SLOTS = sum(CAPACITY.values()) + 24
 PLAYER = SLOTS + 1
+# What stands on a cell in the step's map of the objects (`stands`): kind + 1, or the player.
+STANDING_PLAYER = len(KINDS) + 1
 
 
 def _mask(*codes: int) -> int:
@@ -140,7 +142,9 @@ def has(mask, code) -> jax.Array:
 
 class World(NamedTuple):
     mat: jax.Array  # int32[64, 64] material codes
-    omap: jax.Array  # int32[64, 64]: 0 free, slot + 1 for an object, PLAYER for the player
+    # int32[64, 64]: 0 free, slot + 1 for an object, PLAYER for the player; or None, a cell's
+    # object then found in the table (the step's way: a map per env is a pass over memory).
+    omap: jax.Array | None
     kind: jax.Array  # int32[SLOTS], each slot's kind (any value in a slot not in use)
     x: jax.Array
     y: jax.Array
@@ -169,6 +173,9 @@ class World(NamedTuple):
     # cell's object is found among the rows) and the step's material map unchanged: an
     # arrow row's `broke` is the cell (x * AREA + y) it turned to path, else -1.
     broke: jax.Array | None = None
+    # What stands on each cell (uint8[64, 64]: kind + 1, STANDING_PLAYER, or 0), made once
+    # the objects have moved, for the balance and the observation.
+    stands: jax.Array | None = None
 
 
 def running(x) -> jax.Array:
