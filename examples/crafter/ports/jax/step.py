@@ -326,8 +326,10 @@ def balance(w: World, noise, light, due) -> World:
     rows["y"] = jnp.stack([s[2] for s in spawned], axis=1).reshape(-1)
     table = w._asdict() | {"alive": alive}
     fields = {}
-    for name in (*_TABLE, "alive"):
-        value = jnp.broadcast_to(rows.get(name, 0), place.shape).astype(table[name].dtype)
+    # Only the fields a spawn does not leave 0: every slot past `end` is empty, all its
+    # fields 0 (unpack places the records on zeros; an object added writes its whole row).
+    for name, value in rows.items():
+        value = jnp.broadcast_to(value, place.shape).astype(table[name].dtype)
         fields[name] = table[name].at[place].set(value, mode="drop")
     cell = jnp.where(place < SLOTS, rows["x"] * AREA + rows["y"], AREA * AREA)
     grid = grid.at[cell].set((kinds + 1).astype(jnp.uint8), mode="drop").reshape(AREA, AREA)
