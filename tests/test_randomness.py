@@ -183,3 +183,19 @@ def test_reference_workers_carry_each_steps_noise_to_l3() -> None:
     assert report.passed, report.text()
     # Every rollout level compared many steps (l3.plain samples 64 of them, by design).
     assert all(level.steps_compared > 100 for level in report.levels if level.mode != "plain")
+
+
+def test_a_wide_noise_passes_in_one_line_naming_its_least_likely_component() -> None:
+    from envport.verifiers.levels.l1 import noise as l1_noise
+
+    rng = np.random.default_rng(0)
+    results = [
+        (f"noise[{i}]", noise_stats.ks_test(rng.random(200), rng.random(200), 0.05, 1e-4))
+        for i in range(40)
+    ]
+    least = min(results, key=lambda item: item[1].p_value)[0]
+    note = l1_noise._summary(results, 0.05)
+    assert note.startswith("40 components") and f"{least}:" in note
+    assert note.count("two-sample test") == 2  # the summary and the one component named
+    few = l1_noise._summary(results[:3], 0.05)
+    assert all(f"noise[{i}]:" in few for i in range(3))
