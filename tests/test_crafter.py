@@ -154,6 +154,24 @@ def _port_module(folder: Path, package: str, module: str) -> types.ModuleType:
     return importlib.import_module(f"{package}.{module}")
 
 
+def test_the_jax_ports_noise_is_jax_randoms_to_the_bit() -> None:
+    # The port writes threefry out (JAX's loop of it is a sixth of a step on CPU); its
+    # numbers must stay jax.random.uniform's, for raw and typed keys, batched or not.
+    jax = pytest.importorskip("jax")
+    env = _port_module(CRAFTER / "ports" / "jax", "crafter_jax_port", "env")
+
+    def theirs(key):
+        return jax.random.uniform(key, (env.NOISE,))
+
+    for keys in (
+        jax.random.split(jax.random.PRNGKey(5), 16),
+        jax.random.split(jax.random.key(9), 4),
+    ):
+        assert np.array_equal(jax.jit(jax.vmap(env._uniform))(keys), jax.vmap(theirs)(keys))
+    one = jax.random.PRNGKey(2)
+    assert np.array_equal(env._uniform(one), theirs(one))
+
+
 def test_the_jax_ports_simplex_is_the_numpy_ports() -> None:
     # The permutation from the seed exactly (64-bit arithmetic in uint32 words); the noise
     # (the lattice geometry in float64, the sums in float32) within 4e-7 of the NumPy

@@ -160,7 +160,42 @@ def reset(key: jax.Array, params: Params):
 
 
 def sample_noise(key: jax.Array, state: State, action, params: Params):
-    return jax.random.uniform(key, (NOISE,))
+    return _uniform(key)
+
+
+# Threefry-2x32's rotations, alternating by block of four rounds (Salmon et al., 2011).
+ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _threefry(k0, k1, c0, c1) -> tuple[jax.Array, jax.Array]:
+    """Threefry-2x32, 20 rounds, written out as straight-line ops."""
+    ks = (k0, k1, k0 ^ k1 ^ jnp.uint32(0x1BD11BDA))
+    x0, x1 = c0 + ks[0], c1 + ks[1]
+    for block in range(5):
+        for r in ROTATIONS[block % 2]:
+            x0 = x0 + x1
+            x1 = x0 ^ ((x1 << jnp.uint32(r)) | (x1 >> jnp.uint32(32 - r)))
+        x0 = x0 + ks[(block + 1) % 3]
+        x1 = x1 + ks[(block + 2) % 3] + jnp.uint32(block + 1)
+    return x0, x1
+
+
+def _uniform(key: jax.Array) -> jax.Array:
+    """jax.random.uniform(key, (NOISE,)), bit for bit, for a threefry key (JAX's default:
+    a raw key of two words, or a typed one) in JAX's default counter layout: each number one
+    block at its counter, the block's two words xored, the top 23 bits a float in [1, 2)
+    less 1. XLA on CPU runs JAX's own threefry as a loop of five trips copying its state;
+    written out, it is one fused pass (at B=4096: 3.5 ms where it took 51 ms, a sixth of
+    the step). Any other key: jax.random itself."""
+    typed = jnp.issubdtype(key.dtype, jax.dtypes.prng_key)
+    if (typed and "threefry" not in str(jax.random.key_impl(key))) or key.shape[-1:] == (4,):
+        return jax.random.uniform(key, (NOISE,))
+    k = jax.random.key_data(key) if typed else key
+    x0, x1 = _threefry(
+        k[0], k[1], jnp.zeros(NOISE, jnp.uint32), jnp.arange(NOISE, dtype=jnp.uint32)
+    )
+    bits = (x0 ^ x1) >> jnp.uint32(9) | jnp.uint32(0x3F800000)
+    return jnp.maximum(0.0, jax.lax.bitcast_convert_type(bits, jnp.float32) - 1.0)
 
 
 # Compiled, as a user calls it: the step's loops close over its values, so called eagerly

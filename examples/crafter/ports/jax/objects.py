@@ -34,8 +34,10 @@ from .world import (
     has,
     inside,
     is_free,
+    read,
     set_cell,
     toward,
+    write,
 )
 
 # The noise: a row per drawing site, each that site's draws in the order its code makes
@@ -106,7 +108,7 @@ def _skeleton(w: World, u, x, y):
 
 def _arrow(w: World, s, x, y):
     """-> (hits: the code of what is ahead, or 0; stops: into a cell it cannot fly)."""
-    tx, ty = x + w.fx[s], y + w.fy[s]
+    tx, ty = x + read(w.fx, s), y + read(w.fy, s)
     material, code = at(w, tx, ty)
     stops = (code == 0) & ~has(ARROW_WALKABLE, material)
     return code, stops, tx, ty, material
@@ -118,7 +120,7 @@ def _plant_bitten(w: World, x, y) -> jax.Array:
     for i in range(4):
         _, code = at(w, x + DIRECTIONS[i, 0], y + DIRECTIONS[i, 1])
         other = jnp.clip(code - 1, 0, w.kind.shape[0] - 1)
-        creature = (code > 0) & (code != PLAYER) & (w.kind[other] <= COW)
+        creature = (code > 0) & (code != PLAYER) & (read(w.kind, other) <= COW)
         bitten = bitten | creature
     return bitten
 
@@ -126,9 +128,10 @@ def _plant_bitten(w: World, x, y) -> jax.Array:
 def update_object(w: World, s, noise, on=True) -> World:
     """The update of the object in slot s, when `on` and it is within reach of the player
     (each write is masked by it: a slot passed with `on` false is left as it was)."""
-    kind, x, y, health = w.kind[s], w.x[s], w.y[s], w.health[s]
-    active = on & w.alive[s] & (distance(x, y, w.player_x, w.player_y) < UPDATE_RADIUS)
-    u = row(noise, kind, w.site[s])
+    kind, x, y, health = read(w.kind, s), read(w.x, s), read(w.y, s), read(w.health, s)
+    alive, counter, fx, fy = read(w.alive, s), read(w.counter, s), read(w.fx, s), read(w.fy, s)
+    active = on & alive & (distance(x, y, w.player_x, w.player_y) < UPDATE_RADIUS)
+    u = row(noise, kind, read(w.site, s))
     creature = kind <= COW
     removed = creature & (health <= 0)
 
@@ -139,9 +142,9 @@ def update_object(w: World, s, noise, on=True) -> World:
     go = jnp.select([kind == COW, kind == ZOMBIE, kind == SKELETON, kind == ARROW],
                     [cow_go, zom_go, ske_go, (hit == 0) & ~stops], False)  # fmt: skip
     dx = jnp.select([kind == COW, kind == ZOMBIE, kind == SKELETON], [cow_dx, zom_dx, ske_dx],
-                    w.fx[s])  # fmt: skip
+                    fx)  # fmt: skip
     dy = jnp.select([kind == COW, kind == ZOMBIE, kind == SKELETON], [cow_dy, zom_dy, ske_dy],
-                    w.fy[s])  # fmt: skip
+                    fy)  # fmt: skip
     walk = jnp.where(kind == ARROW, ARROW_WALKABLE, WALKABLE)
     arrow_gone = (kind == ARROW) & ((hit != 0) | stops)
     removed = active & (removed | arrow_gone)
@@ -153,15 +156,15 @@ def update_object(w: World, s, noise, on=True) -> World:
     bitten = plant & _plant_bitten(w, x, y)
     health = jnp.where(bitten, jnp.maximum(health - 1, 0), health)
     removed = removed | (plant & (health <= 0))
-    grown = w.grown[s] + plant.astype(jnp.int32)
+    grown = read(w.grown, s) + plant.astype(jnp.int32)
 
     # A zombie beside the player after its move hits it, or cools down.
     zombie = active & (kind == ZOMBIE)
     beside = zombie & (distance(nx, ny, w.player_x, w.player_y) <= 1)
-    cooling = beside & (w.counter[s] > 0)
+    cooling = beside & (counter > 0)
     strikes = beside & ~cooling
     damage = jnp.where(strikes, jnp.where(w.sleeping, 7, 2), 0)
-    counter = jnp.where(cooling, w.counter[s] - 1, jnp.where(strikes, 5, w.counter[s]))
+    counter = jnp.where(cooling, counter - 1, jnp.where(strikes, 5, counter))
     # A skeleton reloads each update and shoots the way of the player when loaded.
     skeleton = active & (kind == SKELETON)
     counter = jnp.where(skeleton, jnp.maximum(counter - 1, 0), counter)
@@ -174,9 +177,9 @@ def update_object(w: World, s, noise, on=True) -> World:
     omap = set_cell(w.omap, x, y, 0, removed | moves)
     omap = set_cell(omap, nx, ny, s + 1, moves)
     w = w._replace(
-        omap=omap, x=w.x.at[s].set(nx), y=w.y.at[s].set(ny),
-        health=w.health.at[s].set(health), counter=w.counter.at[s].set(counter),
-        grown=w.grown.at[s].set(grown), alive=w.alive.at[s].set(w.alive[s] & ~removed),
+        omap=omap, x=write(w.x, s, nx), y=write(w.y, s, ny), health=write(w.health, s, health),
+        counter=write(w.counter, s, counter), grown=write(w.grown, s, grown),
+        alive=write(w.alive, s, alive & ~removed),
     )  # fmt: skip
     w = add_key(w, nx, ny, moves & (chunk_of(nx, ny) != chunk_of(x, y)))
     w = _arrow_lands(w, s, active & (kind == ARROW), hit, stops, tx, ty, ahead)
@@ -190,14 +193,13 @@ def _arrow_lands(w: World, s, arrow, hit, stops, tx, ty, ahead) -> World:
     on_player = arrow & (hit == PLAYER)
     on_object = arrow & (hit != 0) & (hit != PLAYER)
     other = jnp.clip(hit - 1, 0, w.health.shape[0] - 1)
-    health = w.health.at[other].set(
-        jnp.where(on_object, jnp.maximum(w.health[other] - 2, 0), w.health[other])
-    )
+    struck = read(w.health, other)
+    health = write(w.health, other, jnp.where(on_object, jnp.maximum(struck - 2, 0), struck))
     inv = w.inventory.at[0].set(jnp.where(on_player, jnp.maximum(w.inventory[0] - 2, 0),
                                           w.inventory[0]))  # fmt: skip
     breaks = arrow & stops & inside(tx, ty) & ((ahead == TABLE) | (ahead == FURNACE))
     w = w._replace(health=health, inventory=inv)
     if w.broke is None:
         return w._replace(mat=set_cell(w.mat, tx, ty, PATH, breaks))
-    broke = w.broke.at[s].set(jnp.where(breaks, tx * AREA + ty, w.broke[s]))
+    broke = write(w.broke, jnp.where(breaks, s, w.broke.shape[0]), tx * AREA + ty)
     return w._replace(broke=broke)

@@ -197,6 +197,22 @@ def ranks(*masks) -> list[jax.Array]:
     return out
 
 
+def read(field, s) -> jax.Array:
+    """field[s] by a mask over the rows: under `vmap` a gather at each env's own index goes
+    an element at a time on CPU, where a pass over a few dozen rows is vectorised (the near
+    objects' loop reads a row's fields every trip). s past the rows reads the last, as a
+    gather clamps."""
+    hit = jnp.arange(field.shape[0]) == jnp.clip(s, 0, field.shape[0] - 1)
+    if field.dtype == jnp.bool_:
+        return (hit & field).any()
+    return jnp.where(hit, field, jnp.zeros((), field.dtype)).sum(dtype=field.dtype)
+
+
+def write(field, s, value) -> jax.Array:
+    """field with field[s] = value, by a mask (see `read`); s past the rows writes nothing."""
+    return jnp.where(jnp.arange(field.shape[0]) == s, jnp.asarray(value, field.dtype), field)
+
+
 def inside(x, y) -> jax.Array:
     return (x >= 0) & (x < AREA) & (y >= 0) & (y < AREA)
 
@@ -210,7 +226,9 @@ def at(w: World, x, y) -> tuple[jax.Array, jax.Array]:
         material = jnp.where((w.broke == cx * AREA + cy).any(), PATH, material)
     if w.omap is None:  # the object of the row standing there, or the player
         here = w.alive & (w.x == x) & (w.y == y)
-        found = jnp.where(here.any(), jnp.argmax(here) + 1, 0)
+        # The first row standing there (a min, not an argmax: a plain reduction is cheaper).
+        first = jnp.where(here, jnp.arange(here.shape[0]), here.shape[0]).min()
+        found = jnp.where(first < here.shape[0], first + 1, 0)
         code = jnp.where((x == w.player_x) & (y == w.player_y), PLAYER, found)
     else:
         code = w.omap[cx, cy]
@@ -248,7 +266,7 @@ def add_object(w: World, go, kind, x, y, health=0, fx=0, fy=0) -> World:
     s = jnp.minimum(w.end, w.kind.shape[0] - 1)
 
     def put(field, value):
-        return field.at[s].set(jnp.where(go, value, field[s]))
+        return write(field, jnp.where(go, s, field.shape[0]), value)
 
     w = w._replace(
         kind=put(w.kind, kind), x=put(w.x, x), y=put(w.y, y), health=put(w.health, health),
