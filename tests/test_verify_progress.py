@@ -34,9 +34,13 @@ def small_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.Comp
     """One small verify, stdout and stderr pipes (not a terminal), with its JSON report and
     its -v table."""
     report = tmp_path_factory.mktemp("progress") / "report.json"
+    # A cache of its own: on a loaded machine another verify of CartPole may have drawn slowly
+    # enough to keep its L1 examples, and this run, loading them, would draw nothing.
+    cache = tmp_path_factory.mktemp("progress-cache")
     done = run_envport(
-        "verify", str(CARTPOLE), "--port", str(NUMPY_PORT), *SMALL, "-v", "--json", str(report)
-    )
+        "verify", str(CARTPOLE), "--port", str(NUMPY_PORT), *SMALL, "-v", "--json", str(report),
+        env=user_env(ENVPORT_CACHE_DIR=str(cache)),
+    )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     return done, json.loads(report.read_text())
 
