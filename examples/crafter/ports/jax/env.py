@@ -82,7 +82,7 @@ def _world(s: State) -> tuple[World, jax.Array]:
     # No map of the objects: a cell's object is found in the table (a map per env is a pass
     # over the batch's memory); the step makes the one it needs once the objects have moved.
     w = World(
-        mat=s.mat_map, omap=None, **fields, end=count, player_x=px, player_y=py, facing=s.facing,
+        mat=s.mat_map, **fields, end=count, player_x=px, player_y=py, facing=s.facing,
         sleeping=s.sleeping, inventory=s.inventory, achievements=s.achievements,
         hunger=s.hunger, thirst=s.thirst, fatigue=s.fatigue, recover=s.recover,
         last_health=s.player_last_health, chunks=s.chunks, nchunks=s.chunks_length,

@@ -174,10 +174,8 @@ def update_object(w: World, s, noise, on=True) -> World:
     fires = fires & is_free(w, ax, ay, ARROW_WALKABLE)
     counter = jnp.where(fires, 4, counter)
 
-    omap = set_cell(w.omap, x, y, 0, removed | moves)
-    omap = set_cell(omap, nx, ny, s + 1, moves)
     w = w._replace(
-        omap=omap, x=write(w.x, s, nx), y=write(w.y, s, ny), health=write(w.health, s, health),
+        x=write(w.x, s, nx), y=write(w.y, s, ny), health=write(w.health, s, health),
         counter=write(w.counter, s, counter), grown=write(w.grown, s, grown),
         alive=write(w.alive, s, alive & ~removed),
     )  # fmt: skip

@@ -146,8 +146,8 @@ def pack(w: World) -> tuple[dict, dict]:
 
 def _rows(w: World, count) -> tuple[World, jax.Array, jax.Array]:
     """The objects within reach of any cell the updates can touch, as NEAR rows in list
-    order, then NEAR empty rows for the arrows they may shoot; no `omap` (a cell's object
-    is found among the rows) and no writes to the material map (`broke` keeps them).
+    order, then NEAR empty rows for the arrows they may shoot (a cell's object is found
+    among the rows); no writes to the material map (`broke` keeps them).
     -> (rows, their slots, how many there are)."""
     # An object updated stands within UPDATE_RADIUS - 1 of the player and looks one cell
     # away: every object it can meet stands within UPDATE_RADIUS.
@@ -166,7 +166,7 @@ def _rows(w: World, count) -> tuple[World, jax.Array, jax.Array]:
 
     fields = {name: rows(name) for name in _TABLE}
     alive = jnp.concatenate([w.alive[listed] & used, jnp.zeros(NEAR, bool)])
-    near = w._replace(**fields, alive=alive, omap=None, end=jnp.int32(NEAR),
+    near = w._replace(**fields, alive=alive, end=jnp.int32(NEAR),
                       broke=jnp.full(2 * NEAR, -1, jnp.int32))  # fmt: skip
     return near, listed, n
 
@@ -201,7 +201,7 @@ def objects_update(w: World, count, noise) -> World:
     env needs it (its body reads the counter, so XLA cannot hoist it out and run it every
     step)."""
     near, listed, n = _rows(w, count)
-    walk = n > NEAR  # (the world has no `omap`: the walk finds a cell's object in the table)
+    walk = n > NEAR
     near = jax.lax.fori_loop(
         0,
         jnp.where(walk, 0, n),

@@ -38,7 +38,7 @@ ACHIEVEMENTS += ["make_wood_pickaxe", "make_wood_sword", "place_furnace", "place
 ACHIEVEMENTS += ["place_stone", "place_table", "wake_up"]
 ACHIEVED = {name: i for i, name in enumerate(ACHIEVEMENTS)}
 
-# Object kinds, in the order the state lists them; the slot code of the player in `omap`.
+# Object kinds, in the order the state lists them; the player's object code (`at`).
 ZOMBIE, SKELETON, COW, ARROW, PLANT = range(5)
 KINDS = ("zombies", "skeletons", "cows", "arrows", "plants")
 CAPACITY = {"zombies": 96, "skeletons": 56, "cows": 88, "arrows": 24, "plants": 32}
@@ -141,10 +141,9 @@ def has(mask, code) -> jax.Array:
 
 
 class World(NamedTuple):
+    # No map of which object holds a cell: a cell's object is found in the table (a map per
+    # env is a pass over a batch's memory).
     mat: jax.Array  # int32[64, 64] material codes
-    # int32[64, 64]: 0 free, slot + 1 for an object, PLAYER for the player; or None, a cell's
-    # object then found in the table (the step's way: a map per env is a pass over memory).
-    omap: jax.Array | None
     kind: jax.Array  # int32[SLOTS], each slot's kind (any value in a slot not in use)
     x: jax.Array
     y: jax.Array
@@ -169,9 +168,9 @@ class World(NamedTuple):
     last_health: jax.Array  # Player._last_health
     chunks: jax.Array  # int32[36], the keys in the order made
     nchunks: jax.Array
-    # The near objects' loop (step.py) works on a few rows of the table with no `omap` (a
-    # cell's object is found among the rows) and the step's material map unchanged: an
-    # arrow row's `broke` is the cell (x * AREA + y) it turned to path, else -1.
+    # The near objects' loop (step.py) works on a few rows of the table and the step's
+    # material map unchanged: an arrow row's `broke` is the cell (x * AREA + y) it turned
+    # to path, else -1.
     broke: jax.Array | None = None
     # What stands on each cell (uint8[64, 64]: kind + 1, STANDING_PLAYER, or 0), made once
     # the objects have moved, for the balance and the observation.
@@ -224,14 +223,12 @@ def at(w: World, x, y) -> tuple[jax.Array, jax.Array]:
     material = w.mat[cx, cy]
     if w.broke is not None:
         material = jnp.where((w.broke == cx * AREA + cy).any(), PATH, material)
-    if w.omap is None:  # the object of the row standing there, or the player
-        here = w.alive & (w.x == x) & (w.y == y)
-        # The first row standing there (a min, not an argmax: a plain reduction is cheaper).
-        first = jnp.where(here, jnp.arange(here.shape[0]), here.shape[0]).min()
-        found = jnp.where(first < here.shape[0], first + 1, 0)
-        code = jnp.where((x == w.player_x) & (y == w.player_y), PLAYER, found)
-    else:
-        code = w.omap[cx, cy]
+    # The object of the first row standing there (a min, not an argmax: a plain reduction
+    # is cheaper), or the player.
+    here = w.alive & (w.x == x) & (w.y == y)
+    first = jnp.where(here, jnp.arange(here.shape[0]), here.shape[0]).min()
+    found = jnp.where(first < here.shape[0], first + 1, 0)
+    code = jnp.where((x == w.player_x) & (y == w.player_y), PLAYER, found)
     return jnp.where(ok, material, NONE), jnp.where(ok, code, 0)
 
 
@@ -240,13 +237,10 @@ def is_free(w: World, x, y, materials: int) -> jax.Array:
     return (code == 0) & has(materials, material)
 
 
-def set_cell(grid: jax.Array | None, x, y, value, go) -> jax.Array | None:
+def set_cell(grid: jax.Array, x, y, value, go) -> jax.Array:
     """grid[x, y] = value where `go` (x, y on the map when `go`). Not going, the write
     falls off the map and is dropped: the old value is never read, so the write is the
-    grid's one use and XLA can make it in place. No grid (the near objects' rows, whose
-    cells are their x and y): None."""
-    if grid is None:
-        return None
+    grid's one use and XLA can make it in place."""
     cx, cy = jnp.where(go, jnp.clip(x, 0, AREA - 1), AREA), jnp.clip(y, 0, AREA - 1)
     return grid.at[cx, cy].set(jnp.asarray(value, grid.dtype), mode="drop")
 
@@ -272,7 +266,7 @@ def add_object(w: World, go, kind, x, y, health=0, fx=0, fy=0) -> World:
         kind=put(w.kind, kind), x=put(w.x, x), y=put(w.y, y), health=put(w.health, health),
         counter=put(w.counter, 0), fx=put(w.fx, fx), fy=put(w.fy, fy), grown=put(w.grown, 0),
         alive=put(w.alive, True), site=put(w.site, 0),
-        omap=set_cell(w.omap, x, y, s + 1, go), end=w.end + go.astype(jnp.int32),
+        end=w.end + go.astype(jnp.int32),
     )  # fmt: skip
     return add_key(w, x, y, go)
 
@@ -281,10 +275,6 @@ def move_player(w: World, dx, dy, go) -> World:
     """Object.move for the player, when `go`: onto a free cell it may walk (lava too)."""
     tx, ty = w.player_x + dx, w.player_y + dy
     ok = go & is_free(w, tx, ty, PLAYER_WALKABLE)
-    omap = set_cell(w.omap, w.player_x, w.player_y, 0, ok)
-    omap = set_cell(omap, tx, ty, PLAYER, ok)
     moved = chunk_of(tx, ty) != chunk_of(w.player_x, w.player_y)
-    w = w._replace(
-        omap=omap, player_x=jnp.where(ok, tx, w.player_x), player_y=jnp.where(ok, ty, w.player_y)
-    )
+    w = w._replace(player_x=jnp.where(ok, tx, w.player_x), player_y=jnp.where(ok, ty, w.player_y))
     return add_key(w, w.player_x, w.player_y, ok & moved)
