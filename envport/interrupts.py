@@ -46,6 +46,7 @@ class _State:
     received: int | None = None
     at: float = 0.0
     rearming = False
+    in_hook = False  # inside the unraisable hook: an interrupt raised here would be lost
     repeat = False
     decided = False
     previous_hook: Any = None
@@ -97,8 +98,8 @@ def before_start(words: list[str]) -> str:
 
 def _handler(signum: int, frame: object) -> None:
     state = _state
-    if state.decided:
-        return
+    if state.decided or state.in_hook:
+        return  # in the hook, the rearming thread raises it once the hook has returned
     if state.rearming:
         state.rearming = False
         raise Interrupted(state.received or signum)
@@ -115,12 +116,20 @@ def _unraisable(unraisable: Any) -> None:
         # Raised inside a finaliser: raise it again in the main thread once that returns.
         # From another thread and a moment later: a signal tripped here would be handled
         # inside this hook, where it would be lost again.
-        _state.rearming = True
-        timer = threading.Timer(REARM_AFTER_S, _thread.interrupt_main, (_state.received,))
-        timer.daemon = True
-        timer.start()
+        # The thread waits for the hook to return: on a loaded machine the hook can still be
+        # starting it (Thread.start waits for the thread) when REARM_AFTER_S has passed.
+        _state.in_hook = _state.rearming = True
+        threading.Thread(target=_rearm, args=(_state.received,), daemon=True).start()
+        _state.in_hook = False
         return
     (_state.previous_hook or sys.__unraisablehook__)(unraisable)
+
+
+def _rearm(signum: int) -> None:
+    time.sleep(REARM_AFTER_S)
+    while _state.in_hook:
+        time.sleep(REARM_AFTER_S)
+    _thread.interrupt_main(signum)
 
 
 def settle_in(loop: Any) -> None:
