@@ -129,7 +129,7 @@ def _rearm(signum: int) -> None:
     time.sleep(REARM_AFTER_S)
     while _state.in_hook:
         time.sleep(REARM_AFTER_S)
-    _thread.interrupt_main(signum)
+    _thread.interrupt_main(signal.Signals(signum))
 
 
 def settle_in(loop: Any) -> None:
