@@ -4,15 +4,16 @@ Crafter in the gymnax functional style (envport's JAX contract), with explicit r
 `sample_noise` draws a step's numbers (a row per drawing site: the player, each zombie,
 skeleton and cow by its place in its list, each chunk's balance of each kind),
 `step_given_noise` is the deterministic rest, and `step` is the two composed. The state is
-the bridge's leaves: the material map, the player, one list of records per kind
-(`name` [capacity, F] and its length) whose `order` is the place among the world's objects,
-the chunk keys in the order made, and the inventory, achievements and unlocks as arrays in
-Crafter's item and achievement orders.
+the bridge's leaves, except the objects: the material map, the player, the objects as one
+table in the world's list order (the step's own layout; the bridge's one list of records
+per kind, `name` [capacity, F] and its length, whose `order` is the place among the world's
+objects, is read into it and written from it), the chunk keys in the order made, and the
+inventory, achievements and unlocks as arrays in Crafter's item and achievement orders.
 
 The reset is Crafter's: a world from Crafter's generator (worldgen.py, with OpenSimplex in
 simplex.py), its numbers drawn from the key, the player at the centre with Crafter's start
 counters and inventory, added first and then the creatures in the order the generator
-adds them (so each record's `order` and the chunk keys' order are Crafter's)."""
+adds them (so the objects' order and the chunk keys' order are Crafter's)."""
 
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ import jax.numpy as jnp
 
 from .objects import NOISE
 from .observation import observe
-from .step import advance, pack, stands, unpack
+from .step import TABLE, advance, compact, pack, stands, unpack
 from .world import (
     ACHIEVEMENTS,
     AREA,
@@ -35,6 +36,7 @@ from .world import (
     LENGTH,
     MAX_ITEM,
     SKELETON,
+    SLOTS,
     ZOMBIE,
     World,
     chunk_of,
@@ -64,8 +66,11 @@ class State(NamedTuple):
     daylight: jax.Array
     chunks: jax.Array
     chunks_length: jax.Array
-    lists: dict  # kind -> int32[capacity, F]
-    lengths: dict  # kind -> int32
+    # The objects as the step's table: the first `count` slots in the world's list order
+    # (field -> int32[SLOTS], `step.compact`'s layout), not the bridge's lists per kind: a
+    # step then starts from it as it is, and only the bridge's reads lay it out by kind.
+    table: dict
+    count: jax.Array
     inventory: jax.Array  # int32[16]
     achievements: jax.Array  # int32[22]
     unlocked: jax.Array  # bool[22]
@@ -77,12 +82,13 @@ def default_params() -> Params:
 
 def _world(s: State) -> tuple[World, jax.Array]:
     """The step's working world from the state. -> (world, objects at the start)."""
-    fields, count = unpack(s.lists, s.lengths)
+    fields, count = s.table, s.count
     px, py = s.player_pos[0], s.player_pos[1]
     # No map of the objects: a cell's object is found in the table (a map per env is a pass
     # over the batch's memory); the step makes the one it needs once the objects have moved.
     w = World(
-        mat=s.mat_map, **fields, end=count, player_x=px, player_y=py, facing=s.facing,
+        mat=s.mat_map, **fields, alive=jnp.arange(SLOTS) < count, end=count, player_x=px,
+        player_y=py, facing=s.facing,
         sleeping=s.sleeping, inventory=s.inventory, achievements=s.achievements,
         hunger=s.hunger, thirst=s.thirst, fatigue=s.fatigue, recover=s.recover,
         last_health=s.player_last_health, chunks=s.chunks, nchunks=s.chunks_length,
@@ -101,44 +107,38 @@ def _observe(s: State) -> jax.Array:
 HEALTH = {ZOMBIE: 5, SKELETON: 3, COW: 3}
 
 
-def _lists(kind: jax.Array) -> tuple[dict, dict, jax.Array]:
-    """The generator's creatures (kind int32[AREA, AREA]) as the bridge's lists: each
-    kind's records in the order Crafter adds them (x outer, then y), `order` their place
-    among the objects. -> (lists, lengths, the chunk keys in the order made, their count)."""
+def _objects(kind: jax.Array) -> tuple[dict, jax.Array, jax.Array, jax.Array]:
+    """The generator's creatures (kind int32[AREA, AREA]) as the state's table, in the
+    order Crafter adds them (x outer, then y). -> (table, objects, the chunk keys in the
+    order made, their count)."""
     flat = kind.reshape(-1)
     made = flat != NOTHING
     order = jnp.cumsum(made) - 1
     cells = jnp.arange(AREA * AREA)
     x, y = cells // AREA, cells % AREA
-    lists, lengths = {}, {}
-    for code, name in ((ZOMBIE, "zombies"), (SKELETON, "skeletons"), (COW, "cows")):
-        mine = flat == code
-        # A world holding more than the list's capacity drops the rest (none measured).
-        at = jnp.where(mine, jnp.cumsum(mine) - 1, CAPACITY[name])
-        rows = jnp.zeros((AREA * AREA, RECORD[name]), jnp.int32)
-        rows = rows.at[:, :4].set(jnp.stack([order, x, y, jnp.full_like(x, HEALTH[code])], 1))
-        empty = jnp.zeros((CAPACITY[name], RECORD[name]), jnp.int32)
-        lists[name] = empty.at[at].set(rows, mode="drop")
-        lengths[name] = jnp.minimum(mine.sum(), CAPACITY[name]).astype(jnp.int32)
-    for name in ("arrows", "plants"):
-        lists[name] = jnp.zeros((CAPACITY[name], RECORD[name]), jnp.int32)
-        lengths[name] = jnp.int32(0)
+    health = jnp.select([flat == code for code in HEALTH], list(HEALTH.values()), 0)
+    slot = jnp.where(made, order, SLOTS)
+    table = {f: jnp.zeros(SLOTS, jnp.int32) for f in TABLE}
+    for name, value in (("kind", flat), ("x", x), ("y", y), ("health", health)):
+        table[name] = table[name].at[slot].set(value, mode="drop")
+    # A world holding more than a list's capacity drops the rest (none measured).
+    fields, count = compact(table | {"alive": jnp.arange(SLOTS) < made.sum()})
     # World.add makes a chunk's key when its first object arrives: the player's first, then
     # each chunk by the first creature in it.
     never = AREA * AREA
     first = jnp.full(CHUNKS, never).at[chunk_of(x, y)].min(jnp.where(made, order, never))
     first = first.at[chunk_of(START[0], START[1])].set(-1)
-    count = (first < never).sum().astype(jnp.int32)
+    keys_made = (first < never).sum().astype(jnp.int32)
     keys = jnp.argsort(first).astype(jnp.int32)
-    chunks = jnp.where(jnp.arange(CHUNKS) < count, keys, 0)
-    return lists, lengths, chunks, count
+    chunks = jnp.where(jnp.arange(CHUNKS) < keys_made, keys, 0)
+    return fields, count, chunks, keys_made
 
 
 def start(mat: jax.Array, kind: jax.Array) -> tuple[jax.Array, State]:
     """Env.reset's start in a generated world (worldgen.generate's materials and
     creatures): the player at the centre facing down with 9 health, food, drink and energy,
     its counters 0, added first, then the creatures; the clock at step 0."""
-    lists, lengths, chunks, count = _lists(kind)
+    table, count, chunks, keys_made = _objects(kind)
     inventory = jnp.zeros(len(ITEMS), jnp.int32).at[:4].set(MAX_ITEM)
     zero, nought = jnp.int32(0), jnp.float32(0.0)
     state = State(
@@ -146,7 +146,7 @@ def start(mat: jax.Array, kind: jax.Array) -> tuple[jax.Array, State]:
         facing=jnp.array([0, 1], jnp.int32), sleeping=jnp.bool_(False),
         player_last_health=jnp.int32(MAX_ITEM), hunger=nought, thirst=nought, fatigue=nought,
         recover=nought, step=zero, last_health=jnp.int32(MAX_ITEM), daylight=daylight(zero),
-        chunks=chunks, chunks_length=count, lists=lists, lengths=lengths, inventory=inventory,
+        chunks=chunks, chunks_length=keys_made, table=table, count=count, inventory=inventory,
         achievements=jnp.zeros(len(ACHIEVEMENTS), jnp.int32),
         unlocked=jnp.zeros(len(ACHIEVEMENTS), bool),
     )  # fmt: skip
@@ -207,7 +207,7 @@ def step_given_noise(noise, state: State, action, params: Params):
     step = s.step + 1
     w, count = _world(s)
     w, light = advance(w, count, jnp.asarray(action, jnp.int32), noise, step)
-    lists, lengths = pack(w)
+    table, count = compact(w._asdict())
     health = w.inventory[0]
     new = (w.achievements > 0) & ~s.unlocked
     reward = (health - s.last_health).astype(jnp.float32) / 10 + new.any().astype(jnp.float32)
@@ -216,8 +216,8 @@ def step_given_noise(noise, state: State, action, params: Params):
         mat_map=w.mat, player_pos=jnp.stack([w.player_x, w.player_y]), facing=w.facing,
         sleeping=w.sleeping, player_last_health=w.last_health, hunger=w.hunger,
         thirst=w.thirst, fatigue=w.fatigue, recover=w.recover, step=step, last_health=health,
-        daylight=light, chunks=w.chunks, chunks_length=w.nchunks, lists=lists,
-        lengths=lengths, inventory=w.inventory, achievements=w.achievements,
+        daylight=light, chunks=w.chunks, chunks_length=w.nchunks, table=table,
+        count=count, inventory=w.inventory, achievements=w.achievements,
         unlocked=s.unlocked | new,
     )  # fmt: skip
     obs = observe(w.mat, w.stands, w.player_x, w.player_y, w.inventory)
@@ -237,13 +237,15 @@ def state_from_reference(ref) -> State:
     def i(name):
         return jnp.array(ref[name], dtype=jnp.int32)
 
+    lists = {k: i(k).reshape(CAPACITY[k], RECORD[k]) for k in KINDS}
+    # Laid out in list order (sorted if the orders need it), then held as a step leaves it.
+    fields, count = compact(unpack(lists, {k: i(f"{k}.length") for k in KINDS})[0])
     values = {n: i(n) for n in _INTS} | {n: jnp.array(ref[n], jnp.float32) for n in _FLOATS}
     return State(
         mat_map=i("mat_map").reshape(AREA, AREA), player_pos=i("player_pos").reshape(2),
         facing=i("facing").reshape(2), sleeping=jnp.array(ref["sleeping"], bool),
         chunks=i("chunks").reshape(CHUNKS), chunks_length=i("chunks.length"),
-        lists={k: i(k).reshape(CAPACITY[k], RECORD[k]) for k in KINDS},
-        lengths={k: i(f"{k}.length") for k in KINDS},
+        table=fields, count=count,
         inventory=jnp.stack([i(f"inventory.{n}") for n in ITEMS]),
         achievements=jnp.stack([i(f"achievements.{n}") for n in ACHIEVEMENTS]),
         unlocked=jnp.stack([jnp.array(ref[f"unlocked.{n}"], bool) for n in ACHIEVEMENTS]),
@@ -252,11 +254,12 @@ def state_from_reference(ref) -> State:
 
 
 def state_to_reference(state: State):
+    lists, lengths = pack(state.table, state.count)
     out = {n: getattr(state, n) for n in (*_INTS, *_FLOATS)}
     out |= {n: getattr(state, n) for n in ("mat_map", "player_pos", "facing", "sleeping")}
     out |= {"chunks": state.chunks, "chunks.length": state.chunks_length}
     for k in KINDS:
-        out[k], out[f"{k}.length"] = state.lists[k], state.lengths[k]
+        out[k], out[f"{k}.length"] = lists[k], lengths[k]
     out |= {f"inventory.{n}": state.inventory[j] for j, n in enumerate(ITEMS)}
     out |= {f"achievements.{n}": state.achievements[j] for j, n in enumerate(ACHIEVEMENTS)}
     out |= {f"unlocked.{n}": state.unlocked[j] for j, n in enumerate(ACHIEVEMENTS)}

@@ -3,9 +3,10 @@
 Env.step for one env: the clock, the player's update, then each object's in the world's
 list order (one loop over the slots, since a creature's move depends on where the ones
 before it went), every 10th step the balance of zombies, skeletons and cows chunk by chunk,
-then the reward, the unlocks and the ends. The objects arrive as one list per kind, each
-record starting with its `order`, its place in the world's list; they are laid out as one
-table in that order for the step and given back per kind, orders counted afresh."""
+then the reward, the unlocks and the ends. The objects are one table in the world's list
+order, as the state keeps them (`compact` closes the step's holes); the bridge's lists, one
+per kind, each record starting with its `order`, its place in the world's list, are read
+into it (`unpack`) and written from it (`pack`), orders counted afresh."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ FIELDS = {
     "arrows": ("fx", "fy"),
     "plants": ("health", "grown"),
 }
-_TABLE = ("kind", "x", "y", "health", "counter", "fx", "fy", "grown", "site")
+TABLE = ("kind", "x", "y", "health", "counter", "fx", "fy", "grown", "site")
 # Objects within reach updated as rows of their own; a world with more walks its table.
 NEAR = 24
 # kind: (material, spawn distance, despawn distance, spawn chance, despawn chance, health)
@@ -60,7 +61,7 @@ def _sorted(table: dict, used, key) -> dict:
     """The table in list order by a stable sort of the keys (any orders the state holds)."""
     sort = jnp.argsort(key, stable=True)
     room = SLOTS - sort.shape[0]
-    fields = {f: jnp.pad(table[f][sort], (0, room)) for f in _TABLE}
+    fields = {f: jnp.pad(table[f][sort], (0, room)) for f in TABLE}
     alive = jnp.pad(used[sort], (0, room))
     # Each object's place among its kind at the start: its row of the noise.
     same = fields["kind"][:, None] == jnp.arange(len(KINDS))[None, :]
@@ -75,19 +76,19 @@ def unpack(lists: dict, lengths: dict) -> tuple[dict, jax.Array]:
 
     A state this port made (or Crafter's, read) numbers its objects 0 .. count - 1, each
     kind's list in that order: then each record's order is its slot and its index its place
-    among its kind, with no sort (on CPU a sort runs a comparison at a time, the largest
-    part of a step). Any other state is sorted, in a loop run once for it and not at all
-    for the rest (under `vmap` only in a batch holding one)."""
-    columns: dict[str, list] = {name: [] for name in (*_TABLE, "order", "used", "next")}
+    among its kind, with no sort (on CPU a sort runs a comparison at a time). Any other
+    state is sorted, in a loop run once for it and not at all for the rest (under `vmap`
+    only in a batch holding one)."""
+    columns: dict[str, list] = {name: [] for name in (*TABLE, "order", "used", "next")}
     last = jnp.iinfo(jnp.int32).max
     for k, name in enumerate(KINDS):
         records, n = lists[name], lengths[name]
         rows = records.shape[0]
-        values = {f: jnp.zeros(rows, jnp.int32) for f in _TABLE}
+        values = {f: jnp.zeros(rows, jnp.int32) for f in TABLE}
         values.update(kind=jnp.full(rows, k, jnp.int32), x=records[:, 1], y=records[:, 2])
         for i, field in enumerate(FIELDS[name]):
             values[field] = records[:, 3 + i]
-        for field in _TABLE:
+        for field in TABLE:
             columns[field].append(values[field])
         columns["order"].append(records[:, 0])
         columns["used"].append(jnp.arange(rows) < n)
@@ -104,7 +105,7 @@ def unpack(lists: dict, lengths: dict) -> tuple[dict, jax.Array]:
     slot = jnp.where(used & (key >= 0) & (key < count), key, SLOTS)
     once = (jnp.zeros(SLOTS, jnp.int32).at[slot].add(1, mode="drop") <= 1).all()
     ordered = rising & numbered & once
-    fields = {f: jnp.zeros(SLOTS, jnp.int32).at[slot].set(table[f], mode="drop") for f in _TABLE}
+    fields = {f: jnp.zeros(SLOTS, jnp.int32).at[slot].set(table[f], mode="drop") for f in TABLE}
     fields["site"] = jnp.zeros(SLOTS, jnp.int32).at[slot].set(within, mode="drop")
     fields["alive"] = jnp.zeros(SLOTS, bool).at[slot].set(used, mode="drop")
 
@@ -125,18 +126,33 @@ def stands(x, y, alive, kind, px, py) -> jax.Array:
     return grid.at[px, py].set(STANDING_PLAYER)
 
 
-def pack(w: World) -> tuple[dict, dict]:
-    """The live objects per kind, in list order, orders counted afresh.
-    -> (records per kind [capacity, F], lengths)."""
-    mines = [w.alive & (w.kind == k) for k in range(len(KINDS))]
-    order, *places = ranks(w.alive, *mines)
-    order = order - 1
-    table = w._asdict()
+def compact(table: dict) -> tuple[dict, jax.Array]:
+    """The live objects (`alive`) at the table's start in list order, holes closed, each
+    kind held to its list's capacity (the bridge's lists hold no more), every field past them
+    0, `site` each one's place among its kind (its row of the next step's noise).
+    -> (fields [SLOTS], how many). The state keeps its objects so: a step starts from its
+    table with no layout to make, and only the bridge's reads lay them out per kind."""
+    mines = [table["alive"] & (table["kind"] == k) for k in range(len(KINDS))]
+    places = ranks(*mines)
+    caps = jnp.array([CAPACITY[name] for name in KINDS], jnp.int32)
+    site = sum(jnp.where(mine, place - 1, 0) for mine, place in zip(mines, places, strict=True))
+    keep = table["alive"] & (site < caps[jnp.clip(table["kind"], 0, len(KINDS) - 1)])
+    (order,) = ranks(keep)
+    slot = jnp.where(keep, order - 1, SLOTS)
+    values = dict(table, site=site)
+    fields = {f: jnp.zeros(SLOTS, jnp.int32).at[slot].set(values[f], mode="drop") for f in TABLE}
+    return fields, keep.sum().astype(jnp.int32)
+
+
+def pack(fields: dict, count) -> tuple[dict, dict]:
+    """The table's objects (a compacted table: the first `count` slots, in list order) per
+    kind, orders counted afresh. -> (records per kind [capacity, F], lengths)."""
+    order = jnp.arange(SLOTS, dtype=jnp.int32)
     lists, lengths = {}, {}
     for k, name in enumerate(KINDS):
-        mine = mines[k]
-        place = jnp.where(mine, places[k] - 1, CAPACITY[name])
-        columns = [order, w.x, w.y] + [table[f] for f in FIELDS[name]]
+        mine = (order < count) & (fields["kind"] == k)
+        place = jnp.where(mine, fields["site"], CAPACITY[name])
+        columns = [order, fields["x"], fields["y"]] + [fields[f] for f in FIELDS[name]]
         records = jnp.stack(columns, axis=1).astype(jnp.int32)
         empty = jnp.zeros((CAPACITY[name], len(columns)), jnp.int32)
         lists[name] = empty.at[place].set(records, mode="drop")
@@ -164,7 +180,7 @@ def _rows(w: World, count) -> tuple[World, jax.Array, jax.Array]:
         field = table[name]
         return jnp.concatenate([field[listed], jnp.zeros(NEAR, field.dtype)])
 
-    fields = {name: rows(name) for name in _TABLE}
+    fields = {name: rows(name) for name in TABLE}
     alive = jnp.concatenate([w.alive[listed] & used, jnp.zeros(NEAR, bool)])
     near = w._replace(**fields, alive=alive, end=jnp.int32(NEAR),
                       broke=jnp.full(2 * NEAR, -1, jnp.int32))  # fmt: skip
@@ -179,7 +195,7 @@ def _merge(w: World, near: World, listed, n) -> World:
     added = near.end - NEAR
     after = jnp.where(jnp.arange(NEAR) < added, w.end + jnp.arange(NEAR), SLOTS)
     merged = {}
-    for name in (*_TABLE, "alive"):
+    for name in (*TABLE, "alive"):
         field = table[name].at[back].set(rows[name][:NEAR], mode="drop")
         merged[name] = field.at[after].set(rows[name][NEAR:], mode="drop")
     broke = jnp.where(near.broke >= 0, near.broke, AREA * AREA)
