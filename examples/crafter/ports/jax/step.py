@@ -277,20 +277,19 @@ def _cells(mat) -> dict[int, jax.Array]:
     return {GRASS: rows & 4095, PATH: rows >> 12}
 
 
-def balance(w: World, noise, light, due) -> World:
-    """Every 10th step: each chunk key, in the order made, balances zombies, skeletons and
-    cows in turn (Env._balance_object). A chunk's balance spawns and culls only inside the
-    chunk and counts only the creatures there, so the chunks are balanced at once, kind by
-    kind, with no loop: under `vmap` a loop over the keys runs to the batch's most keys and
-    every env pays each trip, and in a batch whose envs' clocks differ some env is due every
-    step. Sets are bit masks: a chunk's cells of a material, a chunk's creatures of a kind
-    over the table's slots; "the i-th of them" is the i-th set bit. What a chunk's earlier
-    kinds did is seen by its later ones (a cull frees a cell, a spawn holds one); the spawns
-    join the table at its end in the order the keys' loop adds them (chunk by chunk, kind by
-    kind). The table never fills (its slots outnumber the lists' capacities by the most a
-    step adds in practice); past it, a spawn is dropped."""
+def _balance(w: World, noise, light) -> World:
+    """Each chunk key, in the order made, balances zombies, skeletons and cows in turn
+    (Env._balance_object). A chunk's balance spawns and culls only inside the chunk and
+    counts only the creatures there, so the chunks are balanced at once, kind by kind, with
+    no loop (under `vmap` a loop over the keys would run to the batch's most keys). Sets
+    are bit masks: a chunk's cells of a material, a chunk's creatures of a kind over the
+    table's slots; "the i-th of them" is the i-th set bit. What a chunk's earlier kinds did
+    is seen by its later ones (a cull frees a cell, a spawn holds one); the spawns join the
+    table at its end in the order the keys' loop adds them (chunk by chunk, kind by kind).
+    The table never fills (its slots outnumber the lists' capacities by the most a step
+    adds in practice); past it, a spawn is dropped."""
     ids = w.chunks
-    listed = due & (jnp.arange(CHUNKS) < w.nchunks)
+    listed = jnp.arange(CHUNKS) < w.nchunks
     xmin, ymin = (ids // CHUNKS_PER_SIDE) * CHUNK, (ids % CHUNKS_PER_SIDE) * CHUNK
     cells = {m: rows[ids] for m, rows in _cells(w.mat).items()}
     # Each kind's creatures in each chunk, in list order: a mask over the slots per chunk.
@@ -350,6 +349,48 @@ def balance(w: World, noise, light, due) -> World:
     cell = jnp.where(place < SLOTS, rows["x"] * AREA + rows["y"], AREA * AREA)
     grid = grid.at[cell].set((kinds + 1).astype(jnp.uint8), mode="drop").reshape(AREA, AREA)
     return w._replace(**fields, stands=grid, end=w.end + go.sum().astype(jnp.int32))
+
+
+# What the balance writes (the rest of the world it only reads).
+_BALANCED = ("kind", "x", "y", "health", "alive", "stands", "end")
+
+
+@jax.custom_batching.custom_vmap
+def balance(w: World, noise, light, due) -> World:
+    """Every 10th step (`due`), the balance (`_balance`); else the world as it is."""
+    return jax.lax.cond(due, _balance, lambda w, noise, light: w, w, noise, light)
+
+
+@balance.def_vmap
+def _balance_batched(size: int, batched, w: World, noise, light, due):
+    """Under `vmap`: only the envs due are balanced. In a batch whose envs' clocks differ
+    (an env that ends restarts at step 0) some env is due every step, and a balance
+    vmapped over the batch has every env pay it where a tenth are due. So the envs due are
+    gathered, an eighth of the batch at a time, balanced as a batch of their own and
+    written back: no trip when none is due, one when the clocks are spread."""
+    args = []
+    for arg, flags in zip((w, noise, light, due), batched, strict=True):
+        args.append(
+            jax.tree.map(
+                lambda x, b: x if b else jnp.broadcast_to(x, (size, *jnp.shape(x))), arg, flags
+            )
+        )
+    w, noise, light, due = args
+    part = -(-size // 8)
+    trips = -(-size // part)
+    envs = jnp.nonzero(due, size=trips * part, fill_value=size)[0]
+    out = {name: getattr(w, name) for name in _BALANCED}
+
+    def trip(t, out):
+        some = jax.lax.dynamic_slice(envs, (t * part,), (part,))
+        at = jnp.minimum(some, size - 1)
+        done = jax.vmap(_balance)(jax.tree.map(lambda x: x[at], w), noise[at], light[at])
+        back = jnp.where(some < size, some, size)  # past the envs due: written nowhere
+        done = done._asdict()
+        return {k: v.at[back].set(done[k], mode="drop") for k, v in out.items()}
+
+    out = jax.lax.fori_loop(0, (due.sum() + part - 1) // part, trip, out)
+    return w._replace(**out), jax.tree.map(lambda _: True, w)
 
 
 def advance(w: World, count, action, noise, step) -> tuple[World, jax.Array]:
