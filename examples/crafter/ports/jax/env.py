@@ -24,7 +24,7 @@ import jax.numpy as jnp
 
 from .objects import NOISE
 from .observation import observe
-from .step import TABLE, advance, compact, pack, stands, unpack
+from .step import TABLE, advance, compact, pack, unpack
 from .world import (
     ACHIEVEMENTS,
     AREA,
@@ -98,8 +98,7 @@ def _world(s: State) -> tuple[World, jax.Array]:
 
 def _observe(s: State) -> jax.Array:
     w, _ = _world(s)
-    grid = stands(w.x, w.y, w.alive, w.kind, w.player_x, w.player_y)
-    return observe(w.mat, grid, w.player_x, w.player_y, w.inventory)
+    return observe(w.mat, w.kind, w.x, w.y, w.alive, w.player_x, w.player_y, w.inventory)
 
 
 # Each creature's record when the generator makes it (objects.Cow, Zombie, Skeleton): its
@@ -220,7 +219,7 @@ def step_given_noise(noise, state: State, action, params: Params):
         count=count, inventory=w.inventory, achievements=w.achievements,
         unlocked=s.unlocked | new,
     )  # fmt: skip
-    obs = observe(w.mat, w.stands, w.player_x, w.player_y, w.inventory)
+    obs = observe(w.mat, w.kind, w.x, w.y, w.alive, w.player_x, w.player_y, w.inventory)
     return obs, after, reward, dead, (step >= LENGTH) & ~dead, {}
 
 

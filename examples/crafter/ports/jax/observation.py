@@ -9,7 +9,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 
-from .world import AREA, STANDING_PLAYER
+from .world import AREA, KINDS
 
 VIEW = (9, 7)
 PLAYER_ID = 13
@@ -17,16 +17,21 @@ KIND_ID = jnp.array([15, 16, 14, 17, 18], jnp.int32)  # zombie, skeleton, cow, a
 SIZE = VIEW[0] * VIEW[1] + 16
 
 
-def observe(mat, stands, px, py, inventory) -> jax.Array:
-    """-> uint8[79] from the material map and the map of what stands on each cell (kind +
-    1, or the player). Off the map both read as padding: material 0 and nothing standing."""
+def observe(mat, kind, x, y, alive, px, py, inventory) -> jax.Array:
+    """-> uint8[79] from the material map and the objects' table (kind, x, y, alive [slots]).
+    Off the map, material 0. The objects in view are written into its 63 cells: a map of
+    the whole world per env would be a pass over a batch's memory for 63 cells."""
     # The view's cells gathered, not sliced from padded maps: a pad copies the whole map.
     xs = px - VIEW[0] // 2 + jnp.arange(VIEW[0])[:, None]
     ys = py - VIEW[1] // 2 + jnp.arange(VIEW[1])[None, :]
     on = (xs >= 0) & (xs < AREA) & (ys >= 0) & (ys < AREA)
     cx, cy = jnp.clip(xs, 0, AREA - 1), jnp.clip(ys, 0, AREA - 1)
-    cells = jnp.where(on, mat[cx, cy], 0)
-    standing = jnp.where(on, stands[cx, cy], 0).astype(jnp.int32)
-    ids = jnp.where(standing == STANDING_PLAYER, PLAYER_ID, KIND_ID[jnp.clip(standing - 1, 0, 4)])
-    view = jnp.where(standing > 0, ids, cells)
-    return jnp.concatenate([view.ravel(), inventory]).astype(jnp.uint8)
+    cells = jnp.where(on, mat[cx, cy], 0).ravel()
+    dx, dy = x - xs[0, 0], y - ys[0, 0]
+    seen = alive & (dx >= 0) & (dx < VIEW[0]) & (dy >= 0) & (dy < VIEW[1])
+    cell = jnp.where(seen, dx * VIEW[1] + dy, VIEW[0] * VIEW[1])
+    ids = jnp.zeros(VIEW[0] * VIEW[1], jnp.int32)
+    ids = ids.at[cell].set(KIND_ID[jnp.clip(kind, 0, len(KINDS) - 1)], mode="drop")
+    ids = ids.at[(VIEW[0] // 2) * VIEW[1] + VIEW[1] // 2].set(PLAYER_ID)
+    view = jnp.where(ids > 0, ids, cells)
+    return jnp.concatenate([view, inventory]).astype(jnp.uint8)

@@ -118,8 +118,9 @@ def unpack(lists: dict, lengths: dict) -> tuple[dict, jax.Array]:
 
 def stands(x, y, alive, kind, px, py) -> jax.Array:
     """-> uint8[64, 64]: what stands on each cell: kind + 1 for an object, STANDING_PLAYER
-    for the player, else 0. The step's one map of the objects (a byte a cell: a pass over
-    a batch's maps is paid in memory); the updates find a cell's object in the table."""
+    for the player, else 0. The balance's map of the objects, made only for the envs due (a
+    map per env is a pass over a batch's memory); the updates and the observation find a
+    cell's object in the table."""
     grid = jnp.zeros((AREA, AREA), jnp.uint8)
     # A cell off the table's objects (x past the map) is dropped, not clipped onto the map.
     grid = grid.at[jnp.where(alive, x, AREA), y].set((kind + 1).astype(jnp.uint8), mode="drop")
@@ -302,7 +303,7 @@ def _balance(w: World, noise, light) -> World:
     members = members.reshape(3, CHUNKS, words)
     # What stands on each cell: a cull frees its cell for the chunk's later kinds, which
     # also meet its earlier kinds' spawns (`spawned`); the spawns are marked at the end.
-    grid = w.stands.reshape(-1)
+    grid = stands(w.x, w.y, w.alive, w.kind, w.player_x, w.player_y).reshape(-1)
     alive = w.alive
     spawned: list[tuple[jax.Array, jax.Array, jax.Array]] = []
     for k in (ZOMBIE, SKELETON, COW):
@@ -346,13 +347,11 @@ def _balance(w: World, noise, light) -> World:
     for name, value in rows.items():
         value = jnp.broadcast_to(value, place.shape).astype(table[name].dtype)
         fields[name] = table[name].at[place].set(value, mode="drop")
-    cell = jnp.where(place < SLOTS, rows["x"] * AREA + rows["y"], AREA * AREA)
-    grid = grid.at[cell].set((kinds + 1).astype(jnp.uint8), mode="drop").reshape(AREA, AREA)
-    return w._replace(**fields, stands=grid, end=w.end + go.sum().astype(jnp.int32))
+    return w._replace(**fields, end=w.end + go.sum().astype(jnp.int32))
 
 
 # What the balance writes (the rest of the world it only reads).
-_BALANCED = ("kind", "x", "y", "health", "alive", "stands", "end")
+_BALANCED = ("kind", "x", "y", "health", "alive", "end")
 
 
 @jax.custom_batching.custom_vmap
@@ -398,5 +397,4 @@ def advance(w: World, count, action, noise, step) -> tuple[World, jax.Array]:
     light = daylight(step)
     w = update_player(w, action, noise[0])
     w = objects_update(w, count, noise)
-    grid = stands(w.x, w.y, w.alive, w.kind, w.player_x, w.player_y)
-    return balance(w._replace(stands=grid), noise, light, step % 10 == 0), light
+    return balance(w, noise, light, step % 10 == 0), light

@@ -45,7 +45,7 @@ CAPACITY = {"zombies": 96, "skeletons": 56, "cows": 88, "arrows": 24, "plants": 
 # Slots for the objects at a step's start and those it adds (arrows, a plant, spawns).
 SLOTS = sum(CAPACITY.values()) + 24
 PLAYER = SLOTS + 1
-# What stands on a cell in the step's map of the objects (`stands`): kind + 1, or the player.
+# What stands on a cell in the balance's map of the objects (`stands`): kind + 1, or the player.
 STANDING_PLAYER = len(KINDS) + 1
 
 
@@ -172,9 +172,6 @@ class World(NamedTuple):
     # material map unchanged: an arrow row's `broke` is the cell (x * AREA + y) it turned
     # to path, else -1.
     broke: jax.Array | None = None
-    # What stands on each cell (uint8[64, 64]: kind + 1, STANDING_PLAYER, or 0), made once
-    # the objects have moved, for the balance and the observation.
-    stands: jax.Array | None = None
 
 
 def running(x) -> jax.Array:
