@@ -22,7 +22,7 @@ from envport.runs.spec_copy import dumps, write_planned_spec
 from envport.runs.state import RunState, load_state, save_state
 from envport.spec import ModuleSpec, load_spec
 
-from helpers import CARTPOLE, user_env
+from helpers import CARTPOLE, ROOT, user_env
 
 
 def make_state(**changes: object) -> RunState:
@@ -93,6 +93,23 @@ def test_create_run_lays_out_the_directory(tmp_path: Path) -> None:
     relative = getattr(probes, "probes", None)
     if relative:
         assert (run.root / relative).is_file()
+
+
+def test_a_named_harness_files_sibling_modules_travel_with_the_frozen_copy(
+    tmp_path: Path,
+) -> None:
+    # Crafter's probe renders with harness/image.py, which the spec never names: it sits
+    # beside the named harness/reference.py. A run without it broke at the pixels module.
+    crafter = ROOT / "examples" / "crafter"
+    spec_dir = tmp_path / "crafter"
+    shutil.copytree(crafter, spec_dir, ignore=shutil.ignore_patterns("ports", "replay"))
+    state = make_state(spec_source=str(spec_dir / "envport.toml"), spec_name="crafter")
+    run = create_run(tmp_path / "runs", spec_dir / "envport.toml", state)
+    image = run.root / "harness" / "image.py"
+    assert image.read_text() == (crafter / "harness" / "image.py").read_text()
+    manifest = json.loads((run.root / "harness.sha256.json").read_text())
+    assert "harness/image.py" in manifest and "probes/jax.py" in manifest
+    assert image.stat().st_mode & 0o222 == 0  # read-only, as every frozen file
 
 
 def test_one_process_drives_a_run_and_a_dead_ones_lock_is_taken_over(tmp_path: Path) -> None:

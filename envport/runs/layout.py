@@ -123,8 +123,16 @@ def _freeze_harness_files(spec_file: Path, root: Path) -> None:
     for target in files:
         module = (target or "").partition(":")[0]
         named.append(module if module.endswith(".py") else None)
-    frozen: list[Path] = []
+    # A harness module loads its siblings (Crafter's probe renders with harness/image.py
+    # beside the named harness/reference.py): each named file's folder goes whole, its
+    # Python files.
+    siblings = []
     for relative in named:
+        if relative and not Path(relative).is_absolute() and relative.endswith(".py"):
+            folder = spec.harness_file(relative).parent
+            siblings += [str(Path(relative).parent / f.name) for f in sorted(folder.glob("*.py"))]
+    frozen: list[Path] = []
+    for relative in dict.fromkeys([*named, *siblings]):
         if not relative or Path(relative).is_absolute():
             continue
         source = spec.harness_file(relative)

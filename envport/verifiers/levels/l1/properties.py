@@ -17,9 +17,9 @@ import numpy as np
 from hypothesis import assume, given
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
-from hypothesis.errors import Flaky, Unsatisfiable
+from hypothesis.errors import Flaky, HypothesisException, Unsatisfiable
 
-from envport.errors import PortError, PortRaised
+from envport.errors import PortError, PortRaised, SpecError
 from envport.serve import ops
 from envport.structure import derived, violated
 from envport.targets.reference import Transition, valid_helpers
@@ -97,6 +97,7 @@ def _hypothesis_test(
     body: Callable[[dict[str, np.ndarray], Any], None],
     arrange: Callable[..., tuple[dict[str, Any], Any]] | None,
     shrink: bool,
+    name: str = "",
 ) -> Callable[[], None]:
     """The check's hypothesis test over drawn states and actions; `arrange` (a probe's, see
     draws/probes.py) turns each drawn input into the one checked."""
@@ -109,7 +110,16 @@ def _hypothesis_test(
         def pick(low: int, high: int) -> int:
             return int(data.draw(st.integers(int(low), int(high))))
 
-        state, action = arrange(state, action, pick)
+        try:
+            state, action = arrange(state, action, pick)
+        except HypothesisException:
+            raise  # hypothesis's own (a draw past its budget, an assumption)
+        except Exception as error:
+            # The probe is the spec's harness: its failure is the spec's to fix, one line.
+            raise SpecError(
+                f"l1.{name}: the probe's `arrange` raised {type(error).__name__}: {error}"
+                " (fix the probe, or the harness files it loads)"
+            ) from None
         # An arranged state is made up as a drawn one is: its derived fields (`state.derive`)
         # follow from the fields the probe set, so it is a state the spec allows.
         state = derived(run.spec.state, state, helpers)
@@ -141,7 +151,7 @@ def _drawn(run: L1Run, arrange: Callable[..., Any] | None, name: str) -> list[Ex
         def collect(state: dict[str, np.ndarray], action: Any) -> None:
             drawn.append(reference_example(run, state, action))
 
-        test = _hypothesis_test(run, collect, arrange, False)
+        test = _hypothesis_test(run, collect, arrange, False, name)
         with captured_reports(), draws_independent_of_the_process():
             test()
         return drawn
@@ -233,7 +243,7 @@ def _one_at_a_time(
                 # A raise is a counterexample like a differing answer: Hypothesis shrinks it.
                 raise Divergent.raised(error, example.inputs()) from None
 
-    test = _hypothesis_test(run, counted, arrange, run.shrink)
+    test = _hypothesis_test(run, counted, arrange, run.shrink, name)
     try:
         with (
             shrink_time_limit(),
