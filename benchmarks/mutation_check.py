@@ -45,7 +45,9 @@ def record_path(example: Path, targets: tuple[str, ...] | None, only: str | None
     results = ROOT / "benchmarks" / "results"
     if example.name == "cartpole" and not targets and not only:
         return results / "mutants.json"  # the record README and the docs cite
-    picked = [re.sub(r"[^A-Za-z0-9]+", "-", only).strip("-")] if only else []
+    # A negated class keeps its sense in the name ('jax-[!w]*': jax-not-w, not jax-w).
+    named = only.replace("[!", "not-") if only else None
+    picked = [re.sub(r"[^A-Za-z0-9]+", "-", named).strip("-")] if named else []
     parts = ["mutants", example.name, *sorted(targets or ()), *picked]
     return results / ("_".join(parts) + ".json")
 

@@ -43,6 +43,9 @@ def test_each_examples_check_has_a_record_of_its_own() -> None:
     picked = record_path(Path("examples/crafter"), ("numpy",), "numpy-worldgen-*")
     assert picked == results / "mutants_crafter_numpy_numpy-worldgen.json"
     assert record_path(Path("examples/cartpole"), None, "jax-*") != results / "mutants.json"
+    # A negated class is not the ids it leaves out: every JAX mutant but the generator's.
+    not_worldgen = record_path(Path("examples/crafter"), ("jax",), "jax-[!w]*")
+    assert not_worldgen == results / "mutants_crafter_jax_jax-not-w.json"
 
 
 def test_a_glob_matching_no_mutant_is_an_error() -> None:
