@@ -223,7 +223,7 @@ def at(w: World, x, y) -> tuple[jax.Array, jax.Array]:
     ok = inside(x, y)
     cx, cy = jnp.clip(x, 0, AREA - 1), jnp.clip(y, 0, AREA - 1)
     material = w.mat[cx, cy]
-    if w.broke is not None:
+    if w.broke is not None:  # a row broke this cell to path: any, as a least of 0
         material = jnp.where(
             _least(jnp.where(w.broke == cx * AREA + cy, 0, 1)) == 0, PATH, material
         )
